@@ -1,0 +1,53 @@
+"""The `edgebert` command: one subcommand per verb; heavy libraries load only inside `run`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from edgebert.errors import TargetUnavailable, UserError, VerificationError
+
+from edgebert.commands.export import ExportCommand
+
+COMMANDS = (ExportCommand,)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit code 2 (its default code, without the usage dump)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"edgebert: error: {message} (see `{self.prog} --help`)\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="edgebert", description="Distil, compress, export and benchmark BERT models for devices.")
+    from edgebert import __version__
+
+    parser.add_argument("--version", action="version", version=f"edgebert {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for command in COMMANDS:
+        p = sub.add_parser(command.name, help=command.help, description=command.help)
+        command.add_arguments(p)
+        p.set_defaults(handler=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except UserError as exc:
+        sys.stderr.write(f"edgebert: error: {exc}\n")
+        return exc.exit_code
+    except (VerificationError, TargetUnavailable) as exc:
+        sys.stderr.write(f"edgebert: failed: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("edgebert: interrupted; nothing was left half-written\n")
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

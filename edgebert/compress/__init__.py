@@ -1,0 +1,1 @@
+"""Compression recipes: quantization per runtime and structured pruning."""

@@ -1,0 +1,21 @@
+"""Error types that the CLI maps to exit codes: bad input is 2, a failed verification is 1."""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """Bad input from the user: the CLI prints the message as one line and exits with code 2."""
+
+    exit_code = 2
+
+
+class VerificationError(Exception):
+    """An artifact was produced but does not match its PyTorch reference: exit code 1, nothing kept."""
+
+    exit_code = 1
+
+
+class TargetUnavailable(Exception):
+    """A target's toolchain is missing or failed to produce the artifact: exit code 1."""
+
+    exit_code = 1

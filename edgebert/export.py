@@ -1,0 +1,162 @@
+"""`edgebert export`: convert a model directory to an on-device target and prove it matches PyTorch."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edgebert import __version__
+from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir, dir_size, write_manifest
+from edgebert.errors import UserError, VerificationError
+from edgebert.modelio import LoadedModel, load_model
+from edgebert.parity import PARITY_SENTENCES, check_parity, default_min_cosine, encode
+from edgebert.progress import Stages
+from edgebert.sources import resolve_model
+
+DEFAULT_SEQ_LEN = 128
+
+
+@dataclass
+class ExportReport:
+    """What an export produced: where, which files, and how faithful it is."""
+
+    out_dir: Path
+    manifest: dict[str, Any]
+
+    @property
+    def parity(self) -> dict[str, Any]:
+        return self.manifest["parity"]
+
+
+def default_out_dir(model: LoadedModel, target: str, quantize: str) -> Path:
+    """`edgebert-exports/<model>-<target>[-<quantization>]` in the working directory."""
+    suffix = "" if quantize == "none" else f"-{quantize}"
+    return Path("edgebert-exports") / f"{model.name}-{target}{suffix}"
+
+
+def export(
+    target: str,
+    model: str | Path | None = None,
+    out: str | Path | None = None,
+    quantize: str = "none",
+    seq_len: int = DEFAULT_SEQ_LEN,
+    force: bool = False,
+    min_cosine: float | None = None,
+    calibration_texts: list[str] | None = None,
+    quiet: bool = False,
+) -> ExportReport:
+    """Export `model` (dir, hub id or None for the default teacher) to `target`, verified against PyTorch.
+
+    Raises UserError for bad input (nothing written), VerificationError when parity is below tolerance
+    and TargetUnavailable when the target's toolchain is missing; `out` is only created on success.
+    """
+    from export_targets import get_exporter
+    from export_targets.base import ExportOptions
+
+    exporter = get_exporter(target)
+    quantize = quantize or "none"
+    if quantize != "none" and quantize not in exporter.quantizations:
+        offered = ", ".join(("none",) + exporter.quantizations)
+        raise UserError(f"--quantize {quantize} is not offered by target {target}; choose one of: {offered}")
+    if seq_len <= 0:
+        raise UserError(f"--seq-len must be a positive number of tokens, got {seq_len}")
+    if out is not None:
+        check_output_dir(Path(out), force)
+    exporter.check_available()
+
+    stages = Stages(total=4, quiet=quiet)
+    started = time.perf_counter()
+    with stages.stage("loading model"):
+        loaded = load_model(resolve_model(model))
+    if loaded.family.name not in exporter.supported_families:
+        raise UserError(
+            f"target {target} cannot export a {loaded.family.name} model yet; supported: "
+            + ", ".join(exporter.supported_families)
+        )
+    if seq_len > loaded.max_positions:
+        raise UserError(f"--seq-len {seq_len} is beyond the model's position limit of {loaded.max_positions}")
+    out_dir = Path(out) if out is not None else default_out_dir(loaded, target, quantize)
+    check_output_dir(out_dir, force)
+    options = ExportOptions(seq_len=seq_len, quantize=quantize, calibration_texts=tuple(calibration_texts or ()))
+    threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
+
+    with atomic_output_dir(out_dir, force=force) as work:
+        with stages.stage(f"converting to {target}" + ("" if quantize == "none" else f" ({quantize})")):
+            result = exporter.convert(loaded, work, options)
+        with stages.stage("saving tokenizer"):
+            tokenizer_files = [Path(f).name for f in loaded.tokenizer.save_pretrained(str(work))]
+        manifest = _manifest(loaded, target, options, result, tokenizer_files, work)
+        write_manifest(work, manifest)
+        with stages.stage(f"verifying in the {target} runtime against PyTorch"):
+            inputs = encode(loaded.tokenizer, PARITY_SENTENCES, seq_len, pad_to_seq_len=True)
+            runner = exporter.load_runner(work, manifest)
+            try:
+                report = check_parity(runner.run, loaded.embedder, inputs, threshold)
+                parity = {"fixed_length": report.as_dict()}
+                if not result.static_shape:  # dynamic axes: also prove a different batch and length
+                    short = encode(loaded.tokenizer, PARITY_SENTENCES[:4], seq_len, pad_to_seq_len=False)
+                    parity["dynamic_length"] = check_parity(runner.run, loaded.embedder, short, threshold).as_dict()
+            finally:
+                runner.close()
+        worst = min(p["min_cosine"] for p in parity.values())
+        manifest["parity"] = {"min_cosine": worst, "threshold": threshold, "passed": worst >= threshold, **parity}
+        manifest["wall_time_s"] = round(time.perf_counter() - started, 2)
+        manifest["stage_times_s"] = stages.timings
+        if worst < threshold:
+            raise VerificationError(
+                f"{target} export drifts from PyTorch: min cosine {worst:.6f} < {threshold} "
+                f"(max abs diff {report.max_abs_diff_embedding:.2e}); nothing was written to {out_dir}"
+            )
+        write_manifest(work, manifest)
+    return ExportReport(out_dir=out_dir, manifest=manifest)
+
+
+def _manifest(
+    loaded: LoadedModel,
+    target: str,
+    options: Any,
+    result: Any,
+    tokenizer_files: list[str],
+    work: Path,
+) -> dict[str, Any]:
+    batch = 1 if result.static_shape else "batch"
+    seq = options.seq_len if result.static_shape else "sequence"
+    hidden = int(loaded.config.hidden_size)
+    return {
+        "kind": "export",
+        "name": loaded.name,
+        "target": target,
+        "quantization": options.quantize,
+        "seq_len": options.seq_len,
+        "static_shape": result.static_shape,
+        "inputs": [
+            {"name": n, "dtype": result.input_dtype, "shape": [batch, seq]} for n in loaded.family.input_names()
+        ],
+        "outputs": [
+            {"name": "sentence_embedding", "dtype": "float32", "shape": [batch, hidden], "normalized": True},
+            {"name": "last_hidden_state", "dtype": "float32", "shape": [batch, seq, hidden]},
+        ],
+        "files": {f: (work / f).stat().st_size for f in result.files},
+        "model_bytes": dir_size(work, result.files),
+        "tokenizer_files": sorted(tokenizer_files),
+        "model": {
+            "family": loaded.family.name,
+            "pooling": loaded.pooling,
+            "hidden_size": hidden,
+            "layers": int(loaded.config.num_hidden_layers),
+            "max_positions": loaded.max_positions,
+            "do_lower_case": bool(getattr(loaded.tokenizer, "do_lower_case", False)),
+        },
+        "source": {"path": str(loaded.path.absolute()), "manifest": loaded.manifest or None},
+        "target_details": result.extra,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "edgebert_version": __version__,
+        "host": {"python": platform.python_version(), "machine": platform.machine()},
+    }
+
+
+__all__ = ["export", "ExportReport", "MANIFEST"]

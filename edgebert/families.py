@@ -1,0 +1,70 @@
+"""What is architecture-specific, in one place per model family.
+
+Everything else in edgebert asks this module for a family's layer list, input names, pooling default
+and the classes that other runtimes use; adding RoBERTa, ALBERT, DistilBERT or ELECTRA means adding one
+`Family` here (and its tests), not editing the exporters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from edgebert.errors import UserError
+
+
+@dataclass(frozen=True)
+class Family:
+    """Facts about one transformers model family that edgebert's steps rely on."""
+
+    name: str
+    model_types: tuple[str, ...]
+    uses_token_type_ids: bool
+    default_pooling: str = "mean"
+    # Attribute path from the base model to its list of transformer layers.
+    layers_path: tuple[str, ...] = ("encoder", "layer")
+    # The TensorFlow class that mirrors the PyTorch base model (TF.js / TFLite fallback paths).
+    tf_model_class: str | None = None
+    # The masked-LM class, for distillation.
+    mlm_class: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def layers(self, base_model: Any) -> Any:
+        """The module list holding the transformer layers of a base (headless) model."""
+        obj = base_model
+        for name in self.layers_path:
+            obj = getattr(obj, name)
+        return obj
+
+    def input_names(self) -> list[str]:
+        """The graph inputs an exported model takes, in order."""
+        names = ["input_ids", "attention_mask"]
+        if self.uses_token_type_ids:
+            names.append("token_type_ids")
+        return names
+
+
+BERT = Family(
+    name="bert",
+    model_types=("bert",),
+    uses_token_type_ids=True,
+    tf_model_class="TFBertModel",
+    mlm_class="BertForMaskedLM",
+)
+
+FAMILIES: tuple[Family, ...] = (BERT,)
+
+
+def supported_model_types() -> list[str]:
+    """Every `model_type` that edgebert can handle today."""
+    return [t for f in FAMILIES for t in f.model_types]
+
+
+def family_for(model_type: str) -> Family:
+    """The family of a config's `model_type`, or a UserError naming the supported ones."""
+    for family in FAMILIES:
+        if model_type in family.model_types:
+            return family
+    raise UserError(
+        f"model_type '{model_type}' is not supported yet; supported: {', '.join(supported_model_types())}"
+    )

@@ -1,0 +1,94 @@
+"""Load a model directory safely (safetensors first, no remote code) into a `LoadedModel`."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edgebert.artifact import read_manifest
+from edgebert.errors import UserError
+from edgebert.families import Family, family_for
+
+os.environ.setdefault("USE_TF", "0")  # transformers would otherwise import TensorFlow into torch-only processes
+
+TOKENIZER_MARKERS = ("tokenizer.json", "vocab.txt", "tokenizer.model", "spiece.model", "vocab.json")
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+
+
+@dataclass
+class LoadedModel:
+    """A model directory loaded for inference: the embedder plus what exporters need to know."""
+
+    path: Path
+    name: str
+    config: Any
+    family: Family
+    tokenizer: Any
+    embedder: Any  # edgebert.pooling.SentenceEmbedder
+    pooling: str
+    manifest: dict[str, Any]
+
+    @property
+    def max_positions(self) -> int:
+        return int(getattr(self.config, "max_position_embeddings", 512))
+
+
+def inspect_model_dir(path: Path) -> tuple[dict[str, Any], Family]:
+    """Check that `path` looks like a supported model directory; return its config dict and family."""
+    path = Path(path)
+    config_path = path / "config.json"
+    if not config_path.exists():
+        raise UserError(f"{path} is not a model directory (no config.json); pass a directory written by save_pretrained")
+    try:
+        config = json.loads(config_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{config_path} is not valid JSON ({exc.msg}); re-save the model") from exc
+    family = family_for(str(config.get("model_type", "unknown")))
+    if not any((path / w).exists() for w in WEIGHT_FILES) and not list(path.glob("model-*.safetensors")):
+        raise UserError(f"{path} has no weights (model.safetensors or pytorch_model.bin); re-save the model")
+    if not any((path / t).exists() for t in TOKENIZER_MARKERS):
+        raise UserError(f"{path} has no tokenizer files (tokenizer.json or vocab.txt); save the tokenizer beside the model")
+    return config, family
+
+
+def load_model(path: Path, pooling: str | None = None) -> LoadedModel:
+    """Load config, tokenizer and weights of `path` into an eval-mode `SentenceEmbedder`."""
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    from edgebert.pooling import SentenceEmbedder, pooling_from_sentence_transformers
+
+    path = Path(path)
+    _, family = inspect_model_dir(path)
+    manifest = read_manifest(path)
+    config = AutoConfig.from_pretrained(path, trust_remote_code=False)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
+    except Exception as exc:  # noqa: BLE001
+        raise UserError(f"cannot load the tokenizer in {path} ({type(exc).__name__}: {exc}); re-save it") from exc
+    try:
+        encoder, info = AutoModel.from_pretrained(
+            path,
+            config=config,
+            trust_remote_code=False,
+            use_safetensors=(path / "model.safetensors").exists() or None,
+            attn_implementation="eager",
+            output_loading_info=True,
+        )
+    except Exception as exc:  # noqa: BLE001 - truncated/corrupt files raise many different types
+        raise UserError(
+            f"cannot load the weights in {path}: they look truncated or corrupt ({type(exc).__name__}); re-save the model"
+        ) from exc
+    missing = [k for k in info.get("missing_keys", []) if "pooler" not in k]
+    if missing:
+        raise UserError(
+            f"the weights in {path} do not match its config ({len(missing)} tensors missing, e.g. {missing[0]}); "
+            "re-save the model"
+        )
+    mode = pooling or manifest.get("model", {}).get("pooling") or pooling_from_sentence_transformers(path)
+    mode = mode or family.default_pooling
+    embedder = SentenceEmbedder(encoder, pooling=mode, uses_token_type_ids=family.uses_token_type_ids).eval()
+    name = manifest.get("name") or (path.parent.name if path.name == "model" else path.name)
+    return LoadedModel(path, name, config, family, tokenizer, embedder, mode, manifest)

@@ -1,0 +1,119 @@
+"""Parity between an exported model and its PyTorch reference, on a fixed set of real sentences."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+# Short, long (beyond 128 tokens), punctuation, accents, CJK, emoji, odd whitespace and casing.
+PARITY_SENTENCES: tuple[str, ...] = (
+    "Hello world.",
+    "A man is playing a guitar on the stage.",
+    "The quick brown fox jumps over the lazy dog!?",
+    "Crème brûlée, jalapeño, naïve façade and Zürich's Ångström café.",
+    "東京は日本の首都です。北京是中国的首都。서울은 한국의 수도입니다.",
+    "I love this app 😍🔥👍 — it's great!!! #blessed @friend",
+    "  Multiple   spaces,\ttabs and\nnewlines   between words.  ",
+    "Prices rose 3.5% to $1,234.56 on 2024-01-15 (see https://example.com/a?b=c).",
+    "WHY IS EVERYONE SHOUTING IN ALL CAPS?",
+    " ".join(
+        [
+            "The State of the Union address is a message that the President of the United States delivers",
+            "to a joint session of Congress each year, reporting on the condition of the nation, outlining",
+            "the legislative agenda and priorities, and, since the early twentieth century, it has been",
+            "broadcast to the public, so it has become a major political event watched by millions of",
+            "citizens who want to hear about the economy, foreign affairs, health care, education, taxes,",
+            "immigration, energy, the environment, the military, infrastructure and many other topics that",
+            "affect their lives, their families, their communities and their futures in deep ways.",
+        ]
+    ),
+)
+
+DEFAULT_MIN_COSINE = {"none": 0.9999, "fp16": 0.9999, "float16": 0.9999}
+DEFAULT_MIN_COSINE_QUANTIZED = 0.99
+
+
+def default_min_cosine(quantization: str) -> float:
+    """The parity tolerance for a quantization: 0.9999 for fp32/fp16, 0.99 for integer weights."""
+    return DEFAULT_MIN_COSINE.get(quantization, DEFAULT_MIN_COSINE_QUANTIZED)
+
+
+def encode(tokenizer: Any, texts: Sequence[str], seq_len: int, pad_to_seq_len: bool = True) -> dict[str, np.ndarray]:
+    """Tokenise with truncation to `seq_len`; pad to `seq_len` (static shapes) or to the longest text."""
+    batch = tokenizer(
+        list(texts),
+        padding="max_length" if pad_to_seq_len else "longest",
+        truncation=True,
+        max_length=seq_len,
+        return_tensors="np",
+        return_token_type_ids=True,
+    )
+    return {k: np.asarray(v, dtype=np.int64) for k, v in batch.items()}
+
+
+def torch_reference(embedder: Any, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Run the PyTorch `SentenceEmbedder` on numpy inputs; outputs as float32 numpy arrays."""
+    import torch
+
+    with torch.inference_mode():
+        tensors = {k: torch.from_numpy(v) for k, v in inputs.items()}
+        embedding, hidden = embedder(**tensors)
+    return {"sentence_embedding": embedding.float().numpy(), "last_hidden_state": hidden.float().numpy()}
+
+
+@dataclass
+class ParityReport:
+    """How closely an exported model matches PyTorch on the parity sentences."""
+
+    sentences: int
+    seq_len: int
+    min_cosine: float
+    mean_cosine: float
+    max_abs_diff_embedding: float
+    max_abs_diff_hidden: float
+    threshold: float
+    passed: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def compare(
+    reference: dict[str, np.ndarray],
+    candidate: dict[str, np.ndarray],
+    attention_mask: np.ndarray,
+    threshold: float,
+) -> ParityReport:
+    """Cosine of sentence embeddings row by row; max abs diffs (hidden states over real tokens only)."""
+    ref = reference["sentence_embedding"].astype(np.float64)
+    got = candidate["sentence_embedding"].astype(np.float64)
+    if ref.shape != got.shape:
+        raise ValueError(f"sentence_embedding shapes differ: reference {ref.shape}, export {got.shape}")
+    cos = (ref * got).sum(-1) / (np.linalg.norm(ref, axis=-1) * np.linalg.norm(got, axis=-1) + 1e-12)
+    mask = attention_mask.astype(bool)
+    hidden_diff = np.abs(
+        reference["last_hidden_state"].astype(np.float64) - candidate["last_hidden_state"].astype(np.float64)
+    )[mask]
+    return ParityReport(
+        sentences=int(ref.shape[0]),
+        seq_len=int(attention_mask.shape[1]),
+        min_cosine=float(cos.min()),
+        mean_cosine=float(cos.mean()),
+        max_abs_diff_embedding=float(np.abs(ref - got).max()),
+        max_abs_diff_hidden=float(hidden_diff.max()),
+        threshold=threshold,
+        passed=bool(cos.min() >= threshold),
+    )
+
+
+def check_parity(
+    run: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]],
+    embedder: Any,
+    inputs: dict[str, np.ndarray],
+    threshold: float,
+) -> ParityReport:
+    """Run `run` and the PyTorch embedder on `inputs` and compare them."""
+    return compare(torch_reference(embedder, inputs), run(inputs), inputs["attention_mask"], threshold)

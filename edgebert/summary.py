@@ -1,0 +1,49 @@
+"""The one-screen summary printed after an export: files, sizes, parity, how to load it."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from edgebert.export import ExportReport
+
+LOAD_HINTS = {
+    "onnx": "onnxruntime: ort.InferenceSession('{dir}/model.onnx') with int64 inputs {inputs}",
+    "tflite": "LiteRT: Interpreter('{dir}/model.tflite').get_signature_runner('serving_default') with int32 inputs",
+}
+
+
+def human_bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{n} B"
+        n /= 1024
+    return f"{n} B"
+
+
+def print_export_summary(report: ExportReport, console: Console | None = None) -> None:
+    console = console or Console()
+    m = report.manifest
+    table = Table(title=f"edgebert export: {m['name']} → {m['target']} ({m['quantization']})", show_header=True)
+    table.add_column("file")
+    table.add_column("size", justify="right")
+    for name, size in m["files"].items():
+        table.add_row(name, human_bytes(size))
+    table.add_row("[dim]tokenizer[/dim]", "[dim]" + ", ".join(m["tokenizer_files"]) + "[/dim]")
+    console.print(table)
+    p = m["parity"]
+    console.print(
+        f"parity vs PyTorch: min cosine {p['min_cosine']:.6f} (≥ {p['threshold']}), "
+        f"max abs diff {p['fixed_length']['max_abs_diff_embedding']:.2e} on {p['fixed_length']['sentences']} sentences"
+    )
+    inputs = ", ".join(f"{i['name']}{i['shape']}" for i in m["inputs"])
+    console.print(f"model bytes: {human_bytes(m['model_bytes'])}; inputs: {inputs}; wall time {m['wall_time_s']} s")
+    console.print(f"written to: {report.out_dir}")
+    if m["target"] == "tfjs":
+        console.print("React Native (tfjs-react-native bundleResourceIO):")
+        console.print(f"  const modelJson = require('./{report.out_dir.name}/model.json');")
+        for shard in m["target_details"].get("weight_shards", []):
+            console.print(f"  const modelWeights = [require('./{report.out_dir.name}/{shard}')];")
+        console.print("  const model = await tf.loadGraphModel(bundleResourceIO(modelJson, modelWeights));")
+    else:
+        console.print("load: " + LOAD_HINTS[m["target"]].format(dir=report.out_dir, inputs=inputs))

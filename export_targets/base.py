@@ -1,0 +1,77 @@
+"""The interface every export target implements, and the runner that executes its artifact."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from edgebert.modelio import LoadedModel
+
+OUTPUT_NAMES = ("sentence_embedding", "last_hidden_state")
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """What the user asked of an export."""
+
+    seq_len: int = 128
+    quantize: str = "none"
+    calibration_texts: tuple[str, ...] = ()
+
+
+@dataclass
+class ConvertResult:
+    """What `Exporter.convert` produced: the files an app ships (relative names) and target facts."""
+
+    files: list[str]
+    input_dtype: str  # "int32" or "int64"
+    static_shape: bool  # True: inputs are [1, seq_len]; False: [batch, sequence] dynamic
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Runner(ABC):
+    """Runs an exported artifact in its own runtime on a batch of int64 numpy inputs."""
+
+    @abstractmethod
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Map `input_ids`/`attention_mask`/`token_type_ids` [B, T] to the two float32 outputs."""
+
+    def time_calls(self, inputs: dict[str, np.ndarray], warmup: int, repeats: int) -> list[float]:
+        """Seconds per `run(inputs)` call after `warmup` untimed calls (runtimes may time natively)."""
+        for _ in range(warmup):
+            self.run(inputs)
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            self.run(inputs)
+            times.append(time.perf_counter() - start)
+        return times
+
+    def close(self) -> None:
+        """Release runtime resources (subprocesses, sessions)."""
+
+
+class Exporter(ABC):
+    """One export target: converts a loaded model into files and runs them back for verification."""
+
+    name: ClassVar[str]
+    quantizations: ClassVar[tuple[str, ...]]  # besides "none"
+    install_hint: ClassVar[str]
+    supported_families: ClassVar[tuple[str, ...]] = ("bert",)
+
+    @abstractmethod
+    def check_available(self) -> None:
+        """Raise `TargetUnavailable` with an install hint when the target's toolchain is missing."""
+
+    @abstractmethod
+    def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
+        """Write the target's files into `work_dir` (scratch space beside it is the exporter's own)."""
+
+    @abstractmethod
+    def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
+        """A runner for the artifact in `export_dir` described by `manifest` (its `edgebert.json`)."""

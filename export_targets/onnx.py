@@ -1,0 +1,95 @@
+"""ONNX target: one `model.onnx` with dynamic batch and sequence axes, run back in onnxruntime."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgebert.errors import TargetUnavailable
+from edgebert.modelio import LoadedModel
+from export_targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
+
+OPSET = 17
+MODEL_FILE = "model.onnx"
+
+
+class OnnxRunner(Runner):
+    """An onnxruntime CPU session over an exported `model.onnx`."""
+
+    def __init__(self, path: Path, threads: int | None = None) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.input_names = [i.name for i in self.session.get_inputs()]
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        feed = {name: inputs[name].astype(np.int64) for name in self.input_names}
+        embedding, hidden = self.session.run(list(OUTPUT_NAMES), feed)
+        return {"sentence_embedding": embedding.astype(np.float32), "last_hidden_state": hidden.astype(np.float32)}
+
+
+class OnnxExporter(Exporter):
+    """torch.onnx export of the SentenceEmbedder; int8 (dynamic, per-channel) and fp16 variants."""
+
+    name = "onnx"
+    quantizations = ("int8", "fp16")
+    install_hint = "pip install 'edgebert[onnx]'"
+
+    def check_available(self) -> None:
+        for module in ("onnx", "onnxruntime"):
+            if importlib.util.find_spec(module) is None:
+                raise TargetUnavailable(f"the onnx target needs the '{module}' package; run {self.install_hint}")
+
+    def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="edgebert-onnx-") as scratch:
+            fp32 = Path(scratch) / MODEL_FILE
+            self._export_fp32(model, fp32, options.seq_len)
+            target = work_dir / MODEL_FILE
+            if options.quantize == "none":
+                fp32.replace(target)
+            else:
+                from edgebert.compress.onnx_quantize import quantize_onnx
+
+                quantize_onnx(fp32, target, options.quantize, calibration=None)
+        return ConvertResult(
+            files=[MODEL_FILE],
+            input_dtype="int64",
+            static_shape=False,
+            extra={"opset": OPSET, "exporter": "torch.onnx (TorchScript)"},
+        )
+
+    @staticmethod
+    def _export_fp32(model: LoadedModel, path: Path, seq_len: int) -> None:
+        import warnings
+
+        import torch
+
+        names = model.family.input_names()
+        sample = tuple(torch.ones(2, min(seq_len, 16), dtype=torch.long) for _ in names)
+        axes = {n: {0: "batch", 1: "sequence"} for n in names}
+        axes["sentence_embedding"] = {0: "batch"}
+        axes["last_hidden_state"] = {0: "batch", 1: "sequence"}
+        with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                model.embedder,
+                sample,
+                str(path),
+                input_names=names,
+                output_names=list(OUTPUT_NAMES),
+                dynamic_axes=axes,
+                opset_version=OPSET,
+                dynamo=False,
+            )
+
+    def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
+        return OnnxRunner(Path(export_dir) / MODEL_FILE, threads=threads)

