@@ -46,6 +46,8 @@ def check_output_dir(out: Path, force: bool) -> None:
     if out.exists() and any(out.iterdir()) and not force:
         raise UserError(f"--out {out} exists and is not empty; pass --force to replace it or choose another path")
     parent = _existing_ancestor(out.parent)
+    if not parent.is_dir():
+        raise UserError(f"--out {out} is not writable ({parent} is a file, not a directory); choose another path")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UserError(f"--out {out} is not writable (no write permission on {parent}); choose another path")
 

@@ -7,7 +7,6 @@ import sys
 from collections.abc import Sequence
 
 from edgebert.errors import TargetUnavailable, UserError, VerificationError
-
 from edgebert.commands.export import ExportCommand
 
 COMMANDS = (ExportCommand,)

@@ -27,6 +27,21 @@ class Family:
     tf_model_class: str | None = None
     # The masked-LM class, for distillation.
     mlm_class: str | None = None
+    # Module path, inside one layer, of the FFN output (down) projection; ONNX node names contain it
+    # with "/" separators. Quantization recipes keep it in float (see edgebert/compress/onnx_quantize.py).
+    ffn_output_module: str = "output.dense"
+    attention_output_module: str = "attention.output.dense"
+    # Distillation: attribute of the masked-LM class that holds the base model, and the state-dict prefix of its
+    # MLM head (whose decoder is tied to the word embeddings).
+    mlm_base_attr: str = "bert"
+    mlm_head_prefix: str = "cls"
+    # Head parameters fitted when a teacher has no MLM head (the tied decoder weight stays frozen).
+    mlm_head_fit_prefixes: tuple[str, ...] = ("cls.predictions.transform.", "cls.predictions.bias")
+    # Config fields for the student's shape: (layers, hidden, heads, ffn).
+    size_fields: tuple[str, str, str, str] = ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size")
+    # State-dict prefix (within the base model) of the embeddings, and of the word-embedding table.
+    embeddings_prefix: str = "embeddings."
+    word_embeddings_key: str = "embeddings.word_embeddings.weight"
     extra: dict[str, Any] = field(default_factory=dict)
 
     def layers(self, base_model: Any) -> Any:

@@ -117,3 +117,19 @@ def check_parity(
 ) -> ParityReport:
     """Run `run` and the PyTorch embedder on `inputs` and compare them."""
     return compare(torch_reference(embedder, inputs), run(inputs), inputs["attention_mask"], threshold)
+
+
+def merge_reports(reports: Sequence[ParityReport]) -> ParityReport:
+    """One report over several runs (e.g. one sentence each): worst cosine, worst diffs, mean of means."""
+    worst = min(r.min_cosine for r in reports)
+    total = sum(r.sentences for r in reports)
+    return ParityReport(
+        sentences=total,
+        seq_len=max(r.seq_len for r in reports),
+        min_cosine=worst,
+        mean_cosine=sum(r.mean_cosine * r.sentences for r in reports) / total,
+        max_abs_diff_embedding=max(r.max_abs_diff_embedding for r in reports),
+        max_abs_diff_hidden=max(r.max_abs_diff_hidden for r in reports),
+        threshold=reports[0].threshold,
+        passed=all(r.passed for r in reports),
+    )

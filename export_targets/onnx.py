@@ -12,7 +12,7 @@ from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
 from export_targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
 
-OPSET = 17
+OPSET = 18
 MODEL_FILE = "model.onnx"
 
 
@@ -59,7 +59,7 @@ class OnnxExporter(Exporter):
             else:
                 from edgebert.compress.onnx_quantize import quantize_onnx
 
-                quantize_onnx(fp32, target, options.quantize, calibration=None)
+                quantize_onnx(fp32, target, options.quantize, model.family)
         return ConvertResult(
             files=[MODEL_FILE],
             input_dtype="int64",

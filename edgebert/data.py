@@ -1,0 +1,227 @@
+"""Corpora for distillation (text files, .gz, directories, HF datasets), the MLM collator and eval sets.
+
+A corpus is read into a list of passages (one per non-blank line), tokenised once, then either truncated
+(one passage per sequence) or packed (passages concatenated with [SEP] and cut into full sequences).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edgebert.errors import UserError
+
+TEXT_SUFFIXES = (".txt", ".txt.gz", ".text", ".text.gz")
+PACKINGS = ("truncate", "pack")
+_DATASET_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?(:[\w.-]+)?$")
+
+
+# --------------------------------------------------------------------------------------------- corpora
+
+
+def _read_lines(path: Path) -> list[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+            return [line.strip() for line in fh if line.strip()]
+    except (OSError, EOFError) as exc:
+        raise UserError(f"cannot read corpus file {path} ({type(exc).__name__}: {exc})") from exc
+
+
+def _corpus_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*") if p.is_file() and p.name.lower().endswith(TEXT_SUFFIXES))
+
+
+def _looks_like_path(spec: str) -> bool:
+    return spec.startswith((".", "/", "~")) or spec.lower().endswith(TEXT_SUFFIXES + (".gz",)) or "\\" in spec
+
+
+def load_dataset_texts(spec: str, split: str = "train", column: str = "text") -> list[str]:
+    """Passages from a Hugging Face dataset `name[:config]` (its `text` column, or the first string column)."""
+    name, _, config = spec.partition(":")
+    try:
+        import datasets
+    except ImportError as exc:  # pragma: no cover - the distill extra installs it
+        raise UserError("corpus is a dataset name but `datasets` is not installed: pip install 'edgebert[distill]'") from exc
+    try:
+        ds = datasets.load_dataset(name, config or None, split=split)
+    except Exception as exc:  # noqa: BLE001 - offline, unknown name, bad config all mean the same to the user
+        raise UserError(
+            f"could not load dataset '{spec}' from the Hugging Face Hub ({type(exc).__name__}); "
+            "check the name and your network, or pass a local text file or directory"
+        ) from exc
+    columns = [c for c, f in ds.features.items() if getattr(f, "dtype", None) == "string"]
+    if column not in ds.column_names:
+        if not columns:
+            raise UserError(f"dataset '{spec}' has no text column (columns: {', '.join(ds.column_names)})")
+        column = columns[0]
+    return [t.strip() for t in ds[column] if isinstance(t, str) and t.strip()]
+
+
+def load_corpus(sources: str | Path | Sequence[str | Path]) -> list[str]:
+    """Passages (one per non-blank line) from text files (.gz fine), directories of them, or dataset names."""
+    if isinstance(sources, (str, Path)):
+        sources = [sources]
+    if not sources:
+        raise UserError("no corpus given; pass --corpus with a text file, a directory or a dataset name")
+    texts: list[str] = []
+    for source in sources:
+        spec = str(source)
+        path = Path(spec).expanduser()
+        if path.is_file():
+            found = _read_lines(path)
+        elif path.is_dir():
+            files = _corpus_files(path)
+            if not files:
+                raise UserError(f"corpus directory {path} holds no text files ({', '.join(TEXT_SUFFIXES)})")
+            found = [line for f in files for line in _read_lines(f)]
+        elif _looks_like_path(spec) or not _DATASET_NAME.match(spec):
+            raise UserError(f"corpus {path} does not exist; pass a text file, a directory or a dataset name")
+        else:
+            found = load_dataset_texts(spec)
+        if not found:
+            raise UserError(f"corpus {spec} is empty (no non-blank lines)")
+        texts.extend(found)
+    return texts
+
+
+def corpus_fingerprint(sources: str | Path | Sequence[str | Path]) -> str:
+    """A short content hash of the corpus files (dataset names hash by name), for cache keys and lineage."""
+    if isinstance(sources, (str, Path)):
+        sources = [sources]
+    h = hashlib.sha256()
+    for source in sources:
+        path = Path(str(source)).expanduser()
+        files = [path] if path.is_file() else _corpus_files(path) if path.is_dir() else []
+        if not files:
+            h.update(f"dataset:{source}".encode())
+        for f in files:
+            h.update(f.name.encode())
+            with open(f, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+    return h.hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------------------------- tokenising
+
+
+class TokenizedCorpus:
+    """Token-id sequences (lists of ints), each with [CLS] … [SEP], ready for the MLM collator."""
+
+    def __init__(self, sequences: list[list[int]], special_masks: list[list[int]]) -> None:
+        self.sequences = sequences
+        self.special_masks = special_masks
+
+    def __len__(self) -> int:
+        return len(self.sequences)
+
+    def __getitem__(self, index: int) -> dict[str, list[int]]:
+        return {"input_ids": self.sequences[index], "special_tokens_mask": self.special_masks[index]}
+
+    @property
+    def num_tokens(self) -> int:
+        return sum(len(s) for s in self.sequences)
+
+
+def tokenize_corpus(texts: Sequence[str], tokenizer: Any, seq_len: int, packing: str = "truncate") -> TokenizedCorpus:
+    """Tokenise `texts` once; `truncate`: one passage per sequence; `pack`: fill every sequence to `seq_len`."""
+    if packing not in PACKINGS:
+        raise UserError(f"--packing {packing} is unknown; choose one of: {', '.join(PACKINGS)}")
+    if seq_len < 8:
+        raise UserError(f"--seq-len must be at least 8 tokens, got {seq_len}")
+    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
+    body = seq_len - 2
+    encoded = tokenizer(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
+    sequences: list[list[int]] = []
+    if packing == "truncate":
+        sequences = [[cls, *ids[:body], sep] for ids in encoded if ids]
+    else:
+        stream: list[int] = []
+        for ids in encoded:
+            if ids:
+                stream.extend(ids)
+                stream.append(sep)
+        for start in range(0, len(stream), body):
+            chunk = stream[start : start + body]
+            if chunk and chunk[-1] == sep:
+                chunk = chunk[:-1]
+            if len(chunk) >= 4:
+                sequences.append([cls, *chunk, sep])
+    if not sequences:
+        raise UserError("the corpus produced no tokens; check its encoding and content")
+    masks = [[1] + [0] * (len(s) - 2) + [1] for s in sequences]
+    if packing == "pack":  # separators inside packed sequences are special too
+        masks = [[1 if t == sep else m for t, m in zip(s, mk)] for s, mk in zip(sequences, masks)]
+    return TokenizedCorpus(sequences, masks)
+
+
+def mlm_collator(tokenizer: Any, mlm_probability: float = 0.15, pad_to_multiple_of: int | None = 8) -> Any:
+    """Dynamic masking (new masks every time a batch is drawn): 15 % of tokens, 80/10/10 mask/random/keep."""
+    from transformers import DataCollatorForLanguageModeling
+
+    # No `seed`: masks come from torch's global RNG, which Trainer checkpoints and restores on resume.
+    return DataCollatorForLanguageModeling(
+        tokenizer=tokenizer,
+        mlm=True,
+        mlm_probability=mlm_probability,
+        mask_replace_prob=0.8,
+        random_replace_prob=0.1,
+        pad_to_multiple_of=pad_to_multiple_of,
+    )
+
+
+# --------------------------------------------------------------------------------------------- eval sets
+
+
+@dataclass
+class STSPairs:
+    """Sentence pairs with gold similarity scores (STS-B: 0–5)."""
+
+    sentences1: list[str]
+    sentences2: list[str]
+    scores: list[float]
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+
+def load_sts_csv(path: str | Path, limit: int | None = None) -> STSPairs:
+    """An STS-B style CSV without header: sentence1, sentence2, score."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise UserError(f"STS file {path} does not exist; pass a CSV of sentence1,sentence2,score")
+    s1: list[str] = []
+    s2: list[str] = []
+    scores: list[float] = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        for lineno, row in enumerate(csv.reader(fh), start=1):
+            if not row or all(not c.strip() for c in row):
+                continue
+            if len(row) < 3:
+                raise UserError(f"{path}:{lineno}: expected sentence1,sentence2,score, got {len(row)} fields")
+            try:
+                score = float(row[2])
+            except ValueError as exc:
+                if lineno == 1:  # tolerate a header row
+                    continue
+                raise UserError(f"{path}:{lineno}: score '{row[2]}' is not a number") from exc
+            s1.append(row[0])
+            s2.append(row[1])
+            scores.append(score)
+            if limit is not None and len(scores) >= limit:
+                break
+    if len(scores) < 2:
+        raise UserError(f"STS file {path} has fewer than 2 scored pairs")
+    return STSPairs(s1, s2, scores)
+
+
+def iter_batches(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

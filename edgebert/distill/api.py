@@ -1,0 +1,438 @@
+"""`edgebert.distill.distill(...)`: teacher dir + corpus → student model dir (the CLI calls this)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edgebert import __version__
+from edgebert.artifact import MANIFEST, read_manifest, write_manifest
+from edgebert.errors import UserError
+
+CHECKPOINTS = "checkpoints"
+RECIPE_FILE = "recipe.json"
+CE_POSITIONS = ("masked", "all")
+COS_LAYERS = ("last", "mapped")
+
+
+@dataclass
+class DistillReport:
+    """Where the student went and what its manifest says."""
+
+    out_dir: Path
+    manifest: dict[str, Any]
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        return self.manifest["metrics"]
+
+
+class _Log:
+    def __init__(self, quiet: bool) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True, quiet=quiet, highlight=False)
+
+    def __call__(self, message: str) -> None:
+        self.console.print(f"[distill] {message}", markup=False)
+
+
+def _validate_numbers(steps: int, batch_size: int, grad_accum: int, seq_len: int, temperature: float, alphas: dict[str, float], lr: float) -> None:
+    if steps < 1:
+        raise UserError(f"--steps must be at least 1, got {steps}")
+    if batch_size < 1 or grad_accum < 1:
+        raise UserError("--batch-size and --grad-accum must be at least 1")
+    if seq_len < 8:
+        raise UserError(f"--seq-len must be at least 8 tokens, got {seq_len}")
+    if temperature <= 0:
+        raise UserError(f"--temperature must be positive, got {temperature}")
+    if lr <= 0:
+        raise UserError(f"--lr must be positive, got {lr}")
+    negative = [k for k, v in alphas.items() if v < 0]
+    if negative:
+        raise UserError(f"--{negative[0].replace('_', '-')} must not be negative")
+    if not any(alphas.values()):
+        raise UserError("all loss weights are zero (--alpha-mlm, --alpha-ce, --alpha-cos, --alpha-pooled); set at least one")
+
+
+def _check_out(out: Path, force: bool, resume: bool) -> str | None:
+    """Decide what to do with --out: None (fresh), 'resume' or 'replace'; UserError when it is in the way."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file, not a directory; choose another path")
+    if not out.exists() or not any(out.iterdir()):
+        return None
+    if resume:
+        if (out / MANIFEST).exists() and not (out / CHECKPOINTS).is_dir():
+            raise UserError(f"--out {out} holds a finished student and no checkpoints; nothing to resume (use --force to redo)")
+        return "resume"
+    if force:
+        return "replace"
+    raise UserError(f"--out {out} exists and is not empty; pass --resume to continue it, --force to replace it, or choose another path")
+
+
+def distill(
+    teacher: str | Path | None,
+    corpus: str | Path | list[str | Path],
+    out: str | Path,
+    *,
+    student_layers: int | None = None,
+    student_hidden: int | None = None,
+    student_heads: int | None = None,
+    student_ffn: int | None = None,
+    layer_map: list[int] | str | None = None,
+    steps: int = 1000,
+    batch_size: int = 32,
+    grad_accum: int = 1,
+    seq_len: int = 128,
+    packing: str = "truncate",
+    lr: float = 1e-4,
+    warmup_ratio: float = 0.05,
+    weight_decay: float = 0.0,
+    max_grad_norm: float = 5.0,
+    alpha_mlm: float = 2.0,
+    alpha_ce: float = 5.0,
+    alpha_cos: float = 1.0,
+    alpha_pooled: float = 0.0,
+    temperature: float = 2.0,
+    ce_positions: str = "masked",
+    cos_layers: str = "last",
+    mlm_probability: float = 0.15,
+    eval_sts: str | Path | None = None,
+    eval_steps: int | None = None,
+    save_steps: int | None = None,
+    logging_steps: int | None = None,
+    resume: bool = False,
+    force: bool = False,
+    keep_checkpoints: bool = False,
+    head_steps: int = 200,
+    head_batch_size: int = 32,
+    head_lr: float = 1e-3,
+    cache_dir: str | Path | None = None,
+    max_passages: int | None = None,
+    seed: int = 42,
+    precision: str = "auto",
+    threads: int | None = None,
+    quiet: bool = False,
+    callbacks: list[Any] | None = None,
+) -> DistillReport:
+    """Distil `teacher` into a smaller student trained on `corpus`; write a standard HF model dir to `out`.
+
+    Bad input raises UserError before anything is written. Checkpoints live in `out/checkpoints` while
+    training (so `resume=True` continues an interrupted run); on success the student, its tokenizer, the
+    sentence-transformers pooling config and `edgebert.json` are written to `out`.
+    """
+    from edgebert.distill.losses import LossWeights
+    from edgebert.distill.student import StudentSpec, parse_layer_map, resolve_shape
+    from edgebert.modelio import inspect_model_dir
+    from edgebert.sources import resolve_model
+
+    started = time.perf_counter()
+    log = _Log(quiet)
+    alphas = {"alpha_mlm": alpha_mlm, "alpha_ce": alpha_ce, "alpha_cos": alpha_cos, "alpha_pooled": alpha_pooled}
+    _validate_numbers(steps, batch_size, grad_accum, seq_len, temperature, alphas, lr)
+    if ce_positions not in CE_POSITIONS:
+        raise UserError(f"--ce-positions {ce_positions} is unknown; choose one of: {', '.join(CE_POSITIONS)}")
+    if cos_layers not in COS_LAYERS:
+        raise UserError(f"--cos-layers {cos_layers} is unknown; choose one of: {', '.join(COS_LAYERS)}")
+    if not 0 < mlm_probability < 1:
+        raise UserError(f"--mlm-probability must be between 0 and 1, got {mlm_probability}")
+    out = Path(out).expanduser().absolute()
+    out_action = _check_out(out, force, resume)
+
+    teacher_dir = resolve_model(teacher)
+    config_dict, family = inspect_model_dir(teacher_dir)
+    from transformers import AutoConfig, AutoTokenizer
+
+    teacher_config = AutoConfig.from_pretrained(teacher_dir, trust_remote_code=False)
+    if isinstance(layer_map, str):
+        layer_map = parse_layer_map(layer_map)
+    spec = StudentSpec(student_layers, student_hidden, student_heads, student_ffn, layer_map)
+    shape = resolve_shape(teacher_config, spec, family)
+    if seq_len > int(getattr(teacher_config, "max_position_embeddings", 512)):
+        raise UserError(f"--seq-len {seq_len} is beyond the teacher's position limit of {teacher_config.max_position_embeddings}")
+
+    from edgebert.data import corpus_fingerprint, load_corpus, load_sts_csv, mlm_collator, tokenize_corpus
+
+    sts = load_sts_csv(eval_sts) if eval_sts else None
+    corpus_list = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
+    texts = load_corpus(corpus_list)
+    if max_passages:
+        texts = texts[:max_passages]
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(teacher_dir, use_fast=True, trust_remote_code=False)
+    except Exception as exc:  # noqa: BLE001
+        raise UserError(f"cannot load the teacher's tokenizer in {teacher_dir} ({type(exc).__name__}); re-save it") from exc
+    if tokenizer.mask_token_id is None:
+        raise UserError(f"the teacher's tokenizer in {teacher_dir} has no mask token; masked-LM distillation needs one")
+    dataset = tokenize_corpus(texts, tokenizer, seq_len, packing)
+    corpus_fp = corpus_fingerprint(corpus_list)
+    weights = LossWeights(alpha_mlm, alpha_ce, alpha_cos, alpha_pooled, temperature)
+    recipe = {
+        "student": shape.as_dict(),
+        "losses": weights.as_dict(),
+        "ce_positions": ce_positions,
+        "cos_layers": cos_layers,
+        "mlm_probability": mlm_probability,
+        "steps": steps,
+        "batch_size": batch_size,
+        "grad_accum": grad_accum,
+        "seq_len": seq_len,
+        "packing": packing,
+        "lr": lr,
+        "warmup_ratio": warmup_ratio,
+        "weight_decay": weight_decay,
+        "max_grad_norm": max_grad_norm,
+        "seed": seed,
+        "teacher_head": {"steps": head_steps, "batch_size": head_batch_size, "lr": head_lr},
+        "max_passages": max_passages,
+    }
+    corpus_info = {
+        "sources": [str(c) for c in corpus_list],
+        "fingerprint": corpus_fp,
+        "passages": len(texts),
+        "sequences": len(dataset),
+        "tokens": dataset.num_tokens,
+    }
+
+    checkpoint_dir = out / CHECKPOINTS
+    resume_from = None
+    if out_action == "resume":
+        from transformers.trainer_utils import get_last_checkpoint
+
+        saved = checkpoint_dir / RECIPE_FILE
+        if saved.exists():
+            previous = json.loads(saved.read_text())
+            if previous.get("recipe") != recipe or previous.get("corpus") != corpus_fp:
+                raise UserError(f"--resume: the arguments differ from the run being resumed in {out}; pass the same ones (see {saved})")
+        resume_from = get_last_checkpoint(str(checkpoint_dir)) if checkpoint_dir.is_dir() else None
+        if resume_from is None:
+            log(f"no checkpoint in {checkpoint_dir}; starting from scratch")
+    # ---- every check passed: from here on we write
+    if out_action == "replace":
+        shutil.rmtree(out)
+    checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    (checkpoint_dir / RECIPE_FILE).write_text(json.dumps({"recipe": recipe, "corpus": corpus_fp}, indent=2) + "\n")
+
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    from edgebert.distill.student import build_student, make_projections
+    from edgebert.distill.teacher import HeadFitConfig, prepare_teacher, weights_fingerprint
+    from edgebert.distill.trainer import DistillationModel, DistillationTrainer
+    from edgebert.evaluate import sts_spearman
+    from edgebert.pooling import pooling_from_sentence_transformers
+
+    collator = mlm_collator(tokenizer, mlm_probability)
+    head_cfg = HeadFitConfig(steps=head_steps, batch_size=head_batch_size, lr=head_lr, seed=seed)
+    log(f"teacher {teacher_dir} ({family.name}, {shape.teacher_layers} layers × {shape.teacher_hidden}); corpus: {len(texts)} passages → {len(dataset)} sequences")
+    teacher_mlm, head_info = prepare_teacher(
+        teacher_dir, family, dataset, collator, corpus_fp, seq_len, packing, head_cfg, cache_dir=cache_dir, log=log
+    )
+    log(f"teacher MLM head ({head_info['source']}): held-out masked-token accuracy {head_info['mlm_accuracy']:.3f}")
+    pooling = read_manifest(teacher_dir).get("model", {}).get("pooling") or pooling_from_sentence_transformers(teacher_dir) or family.default_pooling
+
+    student, shape, init_info = build_student(teacher_mlm, spec, family, seed=seed)
+    log(f"student: {shape.kind} {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}")
+    if cos_layers == "mapped":
+        cos_pairs = [(i + 1, t + 1) for i, t in enumerate(shape.layer_map)]
+    else:
+        cos_pairs = [(shape.layers, shape.teacher_layers)]
+    need_hidden = bool(alpha_cos or alpha_pooled)
+    projections = make_projections(shape.hidden, shape.teacher_hidden, len(cos_pairs)) if need_hidden else None
+    model = DistillationModel(student, family, cos_pairs if need_hidden else [], projections, ce_positions)
+
+    sts_scores: dict[str, Any] = {}
+    if sts is not None:
+        uses_tt = family.uses_token_type_ids
+        sts_scores["teacher"] = round(sts_spearman(getattr(teacher_mlm, family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=uses_tt), 5)
+        sts_scores["student_init"] = round(sts_spearman(getattr(student, family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=uses_tt), 5)
+        log(f"STS Spearman: teacher {sts_scores['teacher']:.4f}, student at init {sts_scores['student_init']:.4f}")
+
+    args = _training_args(
+        checkpoint_dir, steps, batch_size, grad_accum, lr, warmup_ratio, weight_decay, max_grad_norm, seed,
+        eval_steps, save_steps, logging_steps, sts is not None, precision, quiet,
+    )
+    trainer = DistillationTrainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        eval_dataset=[0] if sts is not None else None,
+        data_collator=collator,
+        teacher=teacher_mlm,
+        family=family,
+        weights=weights,
+        sts=sts,
+        sts_tokenizer=tokenizer,
+        pooling=pooling,
+        callbacks=callbacks,
+    )
+    log(f"training {steps} steps × batch {batch_size}×{grad_accum} (seq ≤ {seq_len}); checkpoints every {args.save_steps} steps in {checkpoint_dir}")
+    result = trainer.train(resume_from_checkpoint=resume_from)
+    train_metrics = result.metrics
+
+    if sts is not None:
+        sts_scores["student_final"] = round(sts_spearman(getattr(student, family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=family.uses_token_type_ids), 5)
+        sts_scores["history"] = [
+            {"step": e["step"], "spearman": e["eval_sts_spearman"]} for e in trainer.state.log_history if "eval_sts_spearman" in e
+        ]
+        sts_scores["best_checkpoint"] = trainer.state.best_model_checkpoint
+        log(f"STS Spearman after distillation: {sts_scores['student_final']:.4f} (teacher {sts_scores['teacher']:.4f})")
+
+    losses = [
+        {k: v for k, v in e.items() if k == "step" or k.startswith("loss") or k in ("learning_rate", "grad_norm")}
+        for e in trainer.state.log_history
+        if "loss" in e
+    ]
+    manifest = {
+        "kind": "student",
+        "name": out.name,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "edgebert_version": __version__,
+        "model": {
+            "family": family.name,
+            "architecture": family.mlm_class,
+            "pooling": pooling,
+            "hidden_size": shape.hidden,
+            "layers": shape.layers,
+            "heads": shape.heads,
+            "ffn": shape.ffn,
+            "vocab_size": int(teacher_config.vocab_size),
+            "parameters": sum(p.numel() for p in getattr(student, family.mlm_base_attr).parameters()),
+        },
+        "lineage": {
+            "teacher": str(teacher_dir),
+            "teacher_name": read_manifest(teacher_dir).get("name") or config_dict.get("_name_or_path") or teacher_dir.name,
+            "teacher_fingerprint": weights_fingerprint(teacher_dir),
+            "teacher_head": {k: v for k, v in head_info.items() if k not in ("config",)},
+            "recipe": recipe,
+            "corpus": corpus_info,
+            "steps": trainer.state.global_step,
+            "resumed_from": str(resume_from) if resume_from else None,
+            "init": init_info,
+        },
+        "metrics": {
+            "sts_spearman": sts_scores or None,
+            "teacher_mlm_accuracy": head_info.get("mlm_accuracy"),
+            "steps_per_second": train_metrics.get("train_steps_per_second"),
+            "samples_per_second": train_metrics.get("train_samples_per_second"),
+            "train_runtime_s": train_metrics.get("train_runtime"),
+            "train_loss": train_metrics.get("train_loss"),
+            "wall_time_s": None,
+            "losses": losses,
+        },
+    }
+    _write_student(out, student, tokenizer, pooling, teacher_dir, shape.hidden, seq_len, manifest, started)
+    if not keep_checkpoints:
+        shutil.rmtree(checkpoint_dir, ignore_errors=True)
+    log(f"student written to {out} ({manifest['metrics']['wall_time_s']} s)")
+    return DistillReport(out_dir=out, manifest=manifest)
+
+
+def _training_args(
+    output_dir: Path, steps: int, batch_size: int, grad_accum: int, lr: float, warmup_ratio: float,
+    weight_decay: float, max_grad_norm: float, seed: int, eval_steps: int | None, save_steps: int | None,
+    logging_steps: int | None, evaluate: bool, precision: str, quiet: bool,
+) -> Any:
+    import torch
+    from transformers import TrainingArguments
+
+    cuda = torch.cuda.is_available()
+    if precision == "auto":
+        precision = ("bf16" if torch.cuda.is_bf16_supported() else "fp16") if cuda else "fp32"
+    if precision not in ("fp32", "fp16", "bf16"):
+        raise UserError(f"--precision {precision} is unknown; choose auto, fp32, fp16 or bf16")
+    if precision != "fp32" and not cuda:
+        raise UserError(f"--precision {precision} needs a GPU; use fp32 on CPU")
+    interval = max(1, min(steps, max(50, steps // 10)))
+    save_steps = save_steps or eval_steps or interval
+    eval_steps = eval_steps or save_steps
+    if evaluate and save_steps % eval_steps:
+        raise UserError(f"--save-steps {save_steps} must be a multiple of --eval-steps {eval_steps} to keep the best checkpoint")
+    return TrainingArguments(
+        output_dir=str(output_dir),
+        max_steps=steps,
+        per_device_train_batch_size=batch_size,
+        gradient_accumulation_steps=grad_accum,
+        learning_rate=lr,
+        warmup_ratio=warmup_ratio,
+        lr_scheduler_type="linear",
+        weight_decay=weight_decay,
+        max_grad_norm=max_grad_norm,
+        seed=seed,
+        logging_steps=logging_steps or max(1, min(50, steps // 20)),
+        logging_first_step=True,
+        save_strategy="steps",
+        save_steps=save_steps,
+        save_total_limit=2,
+        save_safetensors=True,
+        eval_strategy="steps" if evaluate else "no",
+        eval_steps=eval_steps if evaluate else None,
+        metric_for_best_model="sts_spearman" if evaluate else None,
+        greater_is_better=True if evaluate else None,
+        load_best_model_at_end=evaluate,
+        remove_unused_columns=False,
+        dataloader_num_workers=0,
+        dataloader_pin_memory=cuda,
+        use_cpu=not cuda,
+        bf16=precision == "bf16",
+        fp16=precision == "fp16",
+        report_to="none",
+        disable_tqdm=quiet,
+        ddp_find_unused_parameters=False,
+    )
+
+
+def _write_student(
+    out: Path, student: Any, tokenizer: Any, pooling: str, teacher_dir: Path, hidden: int, seq_len: int,
+    manifest: dict[str, Any], started: float,
+) -> None:
+    """Student + tokenizer + sentence-transformers config + manifest into `out` (complete once the manifest exists)."""
+    tmp = Path(tempfile.mkdtemp(prefix=".student.tmp-", dir=out))
+    try:
+        student.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        _write_sentence_transformers_config(tmp, pooling, hidden, teacher_dir, seq_len)
+        for entry in tmp.iterdir():
+            target = out / entry.name
+            if target.is_dir():
+                shutil.rmtree(target)
+            os.replace(entry, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    manifest["metrics"]["wall_time_s"] = round(time.perf_counter() - started, 2)
+    write_manifest(out, manifest)
+
+
+def _write_sentence_transformers_config(directory: Path, pooling: str, hidden: int, teacher_dir: Path, seq_len: int) -> None:
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+    ]
+    (directory / "modules.json").write_text(json.dumps(modules, indent=2) + "\n")
+    (directory / "1_Pooling").mkdir(exist_ok=True)
+    (directory / "2_Normalize").mkdir(exist_ok=True)
+    pooling_cfg = {
+        "word_embedding_dimension": hidden,
+        "pooling_mode_cls_token": pooling == "cls",
+        "pooling_mode_mean_tokens": pooling == "mean",
+        "pooling_mode_max_tokens": pooling == "max",
+        "pooling_mode_mean_sqrt_len_tokens": False,
+    }
+    (directory / "1_Pooling" / "config.json").write_text(json.dumps(pooling_cfg, indent=2) + "\n")
+    st_config = {"max_seq_length": seq_len, "do_lower_case": False}
+    teacher_st = teacher_dir / "sentence_bert_config.json"
+    if teacher_st.exists():
+        try:
+            st_config = {**json.loads(teacher_st.read_text()), **{"max_seq_length": json.loads(teacher_st.read_text()).get("max_seq_length", seq_len)}}
+        except json.JSONDecodeError:
+            pass
+    (directory / "sentence_bert_config.json").write_text(json.dumps(st_config, indent=2) + "\n")

@@ -1,0 +1,207 @@
+"""Build a student from a teacher: fewer layers (DistilBERT shape) and/or narrower (TinyBERT shape).
+
+The copy reads like nanoGPT's `from_pretrained`: every student tensor is named after the teacher tensor it
+comes from (layer i of the student ← layer `layer_map[i]` of the teacher), and shapes are asserted before
+copying. A narrower student cannot take the teacher's matrices; it gets the teacher's token, position and
+type embeddings projected onto their top principal directions (an SVD of the word-embedding table) and
+random transformer layers; the hidden-state losses then go through learned student→teacher projections.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from edgebert.errors import UserError
+from edgebert.families import Family
+
+
+@dataclass
+class StudentSpec:
+    """The student's shape; None means "derive from the teacher" (see `resolve`)."""
+
+    layers: int | None = None
+    hidden: int | None = None
+    heads: int | None = None
+    ffn: int | None = None
+    layer_map: list[int] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class StudentShape:
+    """A fully resolved student shape plus the teacher layer each student layer starts from."""
+
+    layers: int
+    hidden: int
+    heads: int
+    ffn: int
+    layer_map: list[int]
+    teacher_layers: int
+    teacher_hidden: int
+    kind: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.kind = "distilbert" if self.hidden == self.teacher_hidden else "tinybert"
+
+    @property
+    def same_width(self) -> bool:
+        return self.hidden == self.teacher_hidden
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def default_layer_map(teacher_layers: int, student_layers: int) -> list[int]:
+    """Teacher layers spread evenly over the depth, first and last included, halves rounded up (6→3: [0, 3, 5])."""
+    if student_layers == 1:
+        return [teacher_layers - 1]
+    step = (teacher_layers - 1) / (student_layers - 1)
+    return [int(i * step + 0.5) for i in range(student_layers)]
+
+
+def parse_layer_map(text: str | None) -> list[int] | None:
+    """'0,2,4' → [0, 2, 4]; None/'' → None."""
+    if not text:
+        return None
+    try:
+        return [int(x) for x in re.split(r"[,\s]+", text.strip()) if x]
+    except ValueError as exc:
+        raise UserError(f"--layer-map '{text}' must be comma-separated teacher layer indices, e.g. 0,2,5") from exc
+
+
+def resolve_shape(teacher_config: Any, spec: StudentSpec, family: Family) -> StudentShape:
+    """Fill in the spec's blanks from the teacher and reject impossible students (UserError)."""
+    f_layers, f_hidden, f_heads, f_ffn = family.size_fields
+    t_layers, t_hidden = int(getattr(teacher_config, f_layers)), int(getattr(teacher_config, f_hidden))
+    t_heads, t_ffn = int(getattr(teacher_config, f_heads)), int(getattr(teacher_config, f_ffn))
+    layers = spec.layers if spec.layers is not None else (len(spec.layer_map) if spec.layer_map else max(1, t_layers // 2))
+    hidden = spec.hidden if spec.hidden is not None else t_hidden
+    if layers < 1:
+        raise UserError(f"--student-layers must be at least 1, got {layers}")
+    if layers > t_layers:
+        raise UserError(f"--student-layers {layers} is deeper than the teacher ({t_layers} layers); a student must be smaller")
+    if hidden < 1:
+        raise UserError(f"--student-hidden must be positive, got {hidden}")
+    if hidden > t_hidden:
+        raise UserError(f"--student-hidden {hidden} is wider than the teacher ({t_hidden}); a student must be smaller")
+    head_dim = t_hidden // t_heads
+    heads = spec.heads if spec.heads is not None else (t_heads if hidden == t_hidden else max(1, hidden // head_dim))
+    if heads < 1 or hidden % heads:
+        raise UserError(f"--student-hidden {hidden} is not divisible by --student-heads {heads}; choose a divisor")
+    ffn = spec.ffn if spec.ffn is not None else (t_ffn if hidden == t_hidden else hidden * t_ffn // t_hidden)
+    if ffn < 1:
+        raise UserError(f"--student-ffn must be positive, got {ffn}")
+    if ffn > t_ffn:
+        raise UserError(f"--student-ffn {ffn} is wider than the teacher's ({t_ffn}); a student must be smaller")
+    layer_map = list(spec.layer_map) if spec.layer_map else default_layer_map(t_layers, layers)
+    if len(layer_map) != layers:
+        raise UserError(f"--layer-map has {len(layer_map)} entries but the student has {layers} layers")
+    if any(i < 0 or i >= t_layers for i in layer_map):
+        raise UserError(f"--layer-map {layer_map} names layers outside the teacher's 0..{t_layers - 1}")
+    return StudentShape(layers, hidden, heads, ffn, layer_map, t_layers, t_hidden)
+
+
+def student_config(teacher_config: Any, shape: StudentShape, family: Family) -> Any:
+    config = copy.deepcopy(teacher_config)
+    for name, value in zip(family.size_fields, (shape.layers, shape.hidden, shape.heads, shape.ffn)):
+        setattr(config, name, value)
+    config.architectures = [family.mlm_class]
+    config.tie_word_embeddings = True
+    return config
+
+
+def teacher_key(student_key: str, layer_map: list[int], layers_prefix: str) -> str:
+    """The teacher tensor a student tensor is copied from: '…layer.1.x' → '…layer.{layer_map[1]}.x'."""
+    pattern = re.escape(layers_prefix) + r"\.(\d+)\."
+    return re.sub(pattern, lambda m: f"{layers_prefix}.{layer_map[int(m.group(1))]}.", student_key, count=1)
+
+
+def copy_from_teacher(student: nn.Module, teacher: nn.Module, layer_map: list[int], family: Family, strict: bool) -> dict[str, list[str]]:
+    """Copy teacher tensors into the student by name; `strict`: every tensor must exist with the same shape.
+
+    Returns {"copied": [...], "random": [...]} (student keys), for the manifest and the tests.
+    """
+    layers_prefix = f"{family.mlm_base_attr}." + ".".join(family.layers_path)
+    sd_s = student.state_dict()
+    sd_t = teacher.state_dict()
+    copied, random_init = [], []
+    with torch.no_grad():
+        for key, tensor in sd_s.items():
+            source = teacher_key(key, layer_map, layers_prefix)
+            if source not in sd_t:
+                if strict:
+                    raise AssertionError(f"teacher has no tensor {source} for student tensor {key}")
+                random_init.append(key)
+                continue
+            if sd_t[source].shape != tensor.shape:
+                if strict:
+                    raise AssertionError(f"shape mismatch {key} {tuple(tensor.shape)} vs {source} {tuple(sd_t[source].shape)}")
+                random_init.append(key)
+                continue
+            tensor.copy_(sd_t[source])
+            copied.append(key)
+    return {"copied": copied, "random": random_init}
+
+
+def principal_basis(table: torch.Tensor, dim: int) -> torch.Tensor:
+    """[H, dim] orthonormal basis of the top `dim` right singular vectors of `table` [V, H]."""
+    _, _, vh = torch.linalg.svd(table.detach().float(), full_matrices=False)
+    return vh[:dim].T.contiguous()
+
+
+def project_embeddings(student: nn.Module, teacher: nn.Module, family: Family) -> list[str]:
+    """Narrow student: teacher embeddings (word, position, type) projected onto the word table's top directions."""
+    prefix = f"{family.mlm_base_attr}.{family.embeddings_prefix}"
+    word_key = f"{family.mlm_base_attr}.{family.word_embeddings_key}"
+    sd_s, sd_t = student.state_dict(), teacher.state_dict()
+    hidden = sd_s[word_key].shape[1]
+    basis = principal_basis(sd_t[word_key], hidden)
+    done = []
+    with torch.no_grad():
+        for key, tensor in sd_s.items():
+            if not key.startswith(prefix) or "LayerNorm" in key or key not in sd_t:
+                continue
+            source = sd_t[key]
+            if source.dim() == 2 and source.shape[0] == tensor.shape[0] and source.shape[1] == basis.shape[0]:
+                tensor.copy_(source.float() @ basis)
+                done.append(key)
+    return done
+
+
+def make_projections(student_hidden: int, teacher_hidden: int, count: int) -> nn.ModuleList | None:
+    """Learned maps from student to teacher width for the hidden-state losses (None when widths match)."""
+    if student_hidden == teacher_hidden:
+        return None
+    return nn.ModuleList(nn.Linear(student_hidden, teacher_hidden) for _ in range(count))
+
+
+def build_student(teacher: nn.Module, spec: StudentSpec, family: Family, seed: int = 0) -> tuple[nn.Module, StudentShape, dict[str, Any]]:
+    """A masked-LM student initialised from `teacher` (a masked-LM model of `family`)."""
+    import transformers
+
+    shape = resolve_shape(teacher.config, spec, family)
+    config = student_config(teacher.config, shape, family)
+    torch.manual_seed(seed)
+    student = getattr(transformers, family.mlm_class)(config)
+    if shape.same_width and shape.ffn == int(getattr(teacher.config, family.size_fields[3])):
+        report = copy_from_teacher(student, teacher, shape.layer_map, family, strict=True)
+        init = {"kind": shape.kind, "copied_tensors": len(report["copied"]), "random_tensors": 0}
+    else:
+        report = copy_from_teacher(student, teacher, shape.layer_map, family, strict=False)
+        projected = [] if shape.same_width else project_embeddings(student, teacher, family)
+        init = {
+            "kind": shape.kind,
+            "copied_tensors": len(report["copied"]),
+            "projected_embeddings": projected,
+            "random_tensors": len([k for k in report["random"] if k not in projected]),
+        }
+    student.tie_weights()
+    return student, shape, init

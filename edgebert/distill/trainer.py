@@ -1,0 +1,212 @@
+"""The distillation loop: transformers.Trainer with a distillation `compute_loss`.
+
+Trainer brings checkpoints (`save_steps`), `resume_from_checkpoint`, gradient accumulation, warmup + decay,
+mixed precision on GPUs and DDP under `torchrun` / `accelerate launch`. What is ours:
+
+- `DistillationModel`: the trainable part (student masked-LM + optional student→teacher projections). Its
+  forward returns the student's logits at the scored positions and the hidden states the losses compare.
+- `DistillationTrainer.compute_loss`: runs the frozen teacher (kept outside the trained module, so it is
+  neither optimised nor checkpointed) and combines the loss terms; each term is averaged between log steps.
+- `evaluate`: STS Spearman of the student's pooled embeddings, so `metric_for_best_model` keeps the best.
+- `_save`: checkpoints as safetensors with tied tensors written once (Trainer's default refuses shared tensors
+  for a module that is not a PreTrainedModel).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+from torch import nn
+from transformers import Trainer
+
+from edgebert.distill.losses import (
+    IGNORE_INDEX,
+    LossWeights,
+    combine,
+    cosine_loss,
+    mlm_loss,
+    pooled_cosine_loss,
+    soft_target_loss,
+)
+from edgebert.families import Family
+
+SAFE_WEIGHTS_NAME = "model.safetensors"
+
+
+def tied_duplicate_keys(state: dict[str, torch.Tensor]) -> list[str]:
+    """Keys whose tensor shares storage with an earlier key (the second name of a tied weight)."""
+    seen: set[tuple[int, int]] = set()
+    duplicates = []
+    for key, tensor in state.items():
+        ident = (tensor.untyped_storage().data_ptr(), tensor.storage_offset())
+        if ident in seen:
+            duplicates.append(key)
+        seen.add(ident)
+    return duplicates
+
+
+class DistillationModel(nn.Module):
+    """Student masked-LM plus learned width projections; forward gives what the losses need."""
+
+    def __init__(
+        self,
+        student: nn.Module,
+        family: Family,
+        cos_pairs: list[tuple[int, int]],
+        projections: nn.ModuleList | None = None,
+        score_positions: str = "masked",
+    ) -> None:
+        super().__init__()
+        self.student = student
+        self.projections = projections
+        self.cos_pairs = list(cos_pairs)  # (student hidden_states index, teacher hidden_states index)
+        self.base_attr = family.mlm_base_attr
+        self.head_attr = family.mlm_head_prefix
+        self.score_positions = score_positions
+        # Tied tensors (decoder = word embeddings) are checkpointed once; Trainer re-ties them after loading.
+        self._keys_to_ignore_on_save: list[str] | None = tied_duplicate_keys(self.state_dict()) or None
+
+    def tie_weights(self) -> None:
+        self.student.tie_weights()
+
+    def scored(self, labels: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Positions whose vocabulary logits are computed: the masked ones, or every real token."""
+        return labels != IGNORE_INDEX if self.score_positions == "masked" else attention_mask.bool()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        labels: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        need_logits: bool = True,
+    ) -> dict[str, Any]:
+        base = getattr(self.student, self.base_attr)
+        out = base(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+            output_hidden_states=bool(self.cos_pairs),
+        )
+        result: dict[str, Any] = {"last_hidden_state": out.last_hidden_state}
+        if need_logits:
+            head = getattr(self.student, self.head_attr)
+            result["logits"] = head(out.last_hidden_state[self.scored(labels, attention_mask)])
+        hidden = []
+        for i, (s_idx, _) in enumerate(self.cos_pairs):
+            h = out.hidden_states[s_idx]
+            hidden.append(self.projections[i](h) if self.projections is not None else h)
+        result["hidden"] = hidden
+        return result
+
+
+class DistillationTrainer(Trainer):
+    """Trainer whose loss is the weighted sum of the distillation terms against a frozen teacher."""
+
+    def __init__(
+        self,
+        *args: Any,
+        teacher: nn.Module,
+        family: Family,
+        weights: LossWeights,
+        sts: Any = None,
+        sts_tokenizer: Any = None,
+        pooling: str = "mean",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.teacher = teacher.eval()
+        self.family = family
+        self.weights = weights
+        self.sts = sts
+        self.sts_tokenizer = sts_tokenizer
+        self.pooling = pooling
+        self._term_sums: dict[str, float] = {}
+        self._term_count = 0
+        self.term_history: list[dict[str, float]] = []
+
+    # ------------------------------------------------------------------ loss
+    def _teacher_outputs(self, inputs: dict[str, torch.Tensor], scored: torch.Tensor, need_hidden: bool) -> Any:
+        device = inputs["input_ids"].device
+        if next(self.teacher.parameters()).device != device:
+            self.teacher.to(device)
+        base = getattr(self.teacher, self.family.mlm_base_attr)
+        head = getattr(self.teacher, self.family.mlm_head_prefix)
+        with torch.no_grad():
+            out = base(
+                input_ids=inputs["input_ids"],
+                attention_mask=inputs["attention_mask"],
+                token_type_ids=inputs.get("token_type_ids"),
+                output_hidden_states=need_hidden,
+            )
+            logits = head(out.last_hidden_state[scored]) if self.weights.alpha_ce else None
+        return out, logits
+
+    def compute_loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], return_outputs: bool = False, num_items_in_batch: Any = None) -> Any:
+        w = self.weights
+        labels = inputs["labels"]
+        core = self.accelerator.unwrap_model(model)
+        scored = core.scored(labels, inputs["attention_mask"])
+        need_teacher_hidden = bool(w.alpha_cos or w.alpha_pooled)
+        t_out, t_logits = self._teacher_outputs(inputs, scored, need_teacher_hidden) if (w.alpha_ce or need_teacher_hidden) else (None, None)
+        s = model(
+            input_ids=inputs["input_ids"],
+            attention_mask=inputs["attention_mask"],
+            labels=labels,
+            token_type_ids=inputs.get("token_type_ids"),
+            need_logits=bool(w.alpha_mlm or w.alpha_ce),
+        )
+        mask = inputs["attention_mask"]
+        terms: dict[str, torch.Tensor] = {}
+        if w.alpha_mlm:
+            terms["mlm"] = mlm_loss(s["logits"], labels[scored])
+        if w.alpha_ce:
+            terms["ce"] = soft_target_loss(s["logits"], t_logits, w.temperature)
+        if w.alpha_cos:
+            pairs = core.cos_pairs
+            terms["cos"] = sum(
+                cosine_loss(h, t_out.hidden_states[t_idx], mask) for h, (_, t_idx) in zip(s["hidden"], pairs)
+            ) / len(pairs)
+        if w.alpha_pooled:
+            terms["pooled"] = pooled_cosine_loss(s["hidden"][-1], t_out.hidden_states[core.cos_pairs[-1][1]], mask)
+        loss = combine(terms, w)
+        for name, value in terms.items():
+            self._term_sums[name] = self._term_sums.get(name, 0.0) + float(value.detach())
+        self._term_count += 1
+        return (loss, s) if return_outputs else loss
+
+    def log(self, logs: dict[str, float], *args: Any, **kwargs: Any) -> None:
+        if "loss" in logs and self._term_count:
+            for name, total in self._term_sums.items():
+                logs[f"loss_{name}"] = round(total / self._term_count, 4)
+            self._term_sums, self._term_count = {}, 0
+            self.term_history.append({"step": self.state.global_step, **{k: v for k, v in logs.items() if k.startswith("loss")}})
+        super().log(logs, *args, **kwargs)
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, eval_dataset: Any = None, ignore_keys: Any = None, metric_key_prefix: str = "eval") -> dict[str, float]:
+        from edgebert.evaluate import sts_spearman
+
+        if self.sts is None:
+            return {}
+        core = self.accelerator.unwrap_model(self.model)
+        base = getattr(core.student, self.family.mlm_base_attr)
+        rho = sts_spearman(base, self.sts_tokenizer, self.sts, pooling=self.pooling, uses_token_type_ids=self.family.uses_token_type_ids)
+        metrics = {f"{metric_key_prefix}_sts_spearman": round(rho, 5)}
+        self.log(metrics)
+        self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
+        return metrics
+
+    # ------------------------------------------------------------------ checkpoints
+    def _save(self, output_dir: str | None = None, state_dict: dict[str, torch.Tensor] | None = None) -> None:
+        from safetensors.torch import save_file
+
+        output_dir = output_dir if output_dir is not None else self.args.output_dir
+        os.makedirs(output_dir, exist_ok=True)
+        core = self.accelerator.unwrap_model(self.model)
+        state = state_dict if state_dict is not None else core.state_dict()
+        dropped = set(tied_duplicate_keys(state))
+        unique = {k: t.detach().cpu().contiguous() for k, t in state.items() if k not in dropped}
+        save_file(unique, os.path.join(output_dir, SAFE_WEIGHTS_NAME), metadata={"format": "pt"})

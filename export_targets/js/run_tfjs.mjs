@@ -1,0 +1,146 @@
+// Run an edgebert TF.js graph-model export in Node: the runtime half of `export_targets/tfjs.py`.
+//
+// Reads one JSON request on stdin:
+//   {"model_dir": "...", "inputs": {"input_ids": [[...]], "attention_mask": [[...]], "token_type_ids": [[...]]},
+//    "mode": "run" | "time", "warmup": 2, "repeats": 10, "backend": "wasm" | "cpu"}
+// and writes one JSON answer on stdout:
+//   run:  {"backend", "outputs": {"sentence_embedding": [[...]], "last_hidden_state": [[[...]]]}}
+//   time: {"backend", "times_s": [...]}  (seconds per call over every row of `inputs`, measured here in Node)
+// Each row is one execute() of the static [1, seq_len] graph. Anything else tfjs prints goes to stderr.
+//
+// Install: npm ci --prefix export_targets/js   (pure JS + wasm from the npm registry; no tfjs-node)
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
+
+// tfjs greets Node users on stdout; keep stdout for the JSON answer only.
+const writeAnswer = process.stdout.write.bind(process.stdout);
+console.log = (...args) => console.error(...args);
+console.info = (...args) => console.error(...args);
+process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
+
+const OUTPUT_KEYS = ['sentence_embedding', 'last_hidden_state'];
+
+function readStdin() {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    process.stdin.on('data', (c) => chunks.push(c));
+    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    process.stdin.on('error', reject);
+  });
+}
+
+// A tf.io.IOHandler that reads model.json and concatenates its weight shards from disk.
+function fileHandler(modelDir) {
+  return {
+    load: async () => {
+      const modelJson = JSON.parse(fs.readFileSync(path.join(modelDir, 'model.json'), 'utf8'));
+      const weightSpecs = [];
+      const buffers = [];
+      for (const group of modelJson.weightsManifest) {
+        weightSpecs.push(...group.weights);
+        for (const p of group.paths) buffers.push(fs.readFileSync(path.join(modelDir, p)));
+      }
+      const all = Buffer.concat(buffers);
+      return {
+        modelTopology: modelJson.modelTopology,
+        format: modelJson.format,
+        generatedBy: modelJson.generatedBy,
+        convertedBy: modelJson.convertedBy,
+        signature: modelJson.signature,
+        userDefinedMetadata: modelJson.userDefinedMetadata,
+        modelInitializer: modelJson.modelInitializer,
+        weightSpecs,
+        weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength),
+      };
+    },
+  };
+}
+
+async function setBackend(tf, wanted) {
+  if (wanted !== 'cpu') {
+    try {
+      const require = createRequire(import.meta.url);
+      const wasm = await import('@tensorflow/tfjs-backend-wasm');
+      const distDir = path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm'));
+      wasm.setWasmPaths(distDir + path.sep);
+      if (await tf.setBackend('wasm')) {
+        await tf.ready();
+        return 'wasm';
+      }
+    } catch (err) {
+      console.error(`wasm backend unavailable (${err && err.message}); falling back to cpu`);
+    }
+  }
+  await tf.setBackend('cpu');
+  await tf.ready();
+  return 'cpu';
+}
+
+function outputNodes(modelDir) {
+  // Signature keys -> graph node names ("sentence_embedding" -> "Identity_1:0"), as the converter wrote them.
+  const sig = JSON.parse(fs.readFileSync(path.join(modelDir, 'model.json'), 'utf8')).signature || {};
+  const outputs = sig.outputs || {};
+  return OUTPUT_KEYS.map((k) => (outputs[k] && outputs[k].name) || k);
+}
+
+async function main() {
+  const request = JSON.parse(await readStdin());
+  const tf = await import('@tensorflow/tfjs');
+  const backend = await setBackend(tf, request.backend || 'wasm');
+  const model = await tf.loadGraphModel(fileHandler(request.model_dir));
+  const nodes = outputNodes(request.model_dir);
+
+  const names = Object.keys(request.inputs);
+  const rows = request.inputs[names[0]].length;
+  const feeds = [];
+  for (let r = 0; r < rows; r++) {
+    const feed = {};
+    for (const name of names) {
+      const row = request.inputs[name][r];
+      feed[name] = tf.tensor2d(Int32Array.from(row), [1, row.length], 'int32');
+    }
+    feeds.push(feed);
+  }
+
+  // One call = every row through the graph, results read back to JS (so the work has really finished).
+  const call = async () => {
+    const results = [];
+    for (const feed of feeds) {
+      const out = model.execute(feed, nodes);
+      const values = await Promise.all(out.map((t) => t.array()));
+      out.forEach((t) => t.dispose());
+      results.push(values);
+    }
+    return results;
+  };
+
+  let answer;
+  if ((request.mode || 'run') === 'time') {
+    for (let i = 0; i < (request.warmup ?? 1); i++) await call();
+    const times = [];
+    for (let i = 0; i < (request.repeats ?? 5); i++) {
+      const start = performance.now();
+      await call();
+      times.push((performance.now() - start) / 1000);
+    }
+    answer = { backend, times_s: times };
+  } else {
+    const results = await call();
+    const outputs = {};
+    OUTPUT_KEYS.forEach((key, i) => {
+      outputs[key] = results.map((values) => values[i][0]); // drop each call's batch axis of 1
+    });
+    answer = { backend, output_nodes: Object.fromEntries(OUTPUT_KEYS.map((k, i) => [k, nodes[i]])), outputs };
+  }
+  for (const feed of feeds) Object.values(feed).forEach((t) => t.dispose());
+  model.dispose();
+  writeAnswer(JSON.stringify(answer));
+}
+
+main().catch((err) => {
+  console.error(err && err.stack ? err.stack : String(err));
+  process.exit(1);
+});

@@ -1,0 +1,205 @@
+"""TF.js target: a tfjs graph model (`model.json` + one weight shard) with int32 [1, seq_len] inputs, run in Node.
+
+Conversion happens in a separate Python process (`export_targets.tfjs_convert`) because it needs TensorFlow with
+`USE_TF=1` and `TF_ENABLE_ONEDNN_OPTS=0`, while this process runs torch with transformers set to torch-only.
+Verification runs the artifact in Node with @tensorflow/tfjs 4.22.0 on the wasm backend (`js/run_tfjs.mjs`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgebert.errors import TargetUnavailable
+from edgebert.modelio import LoadedModel
+from export_targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
+
+MODEL_FILE = "model.json"
+JS_DIR = Path(__file__).resolve().parent / "js"
+JS_RUNNER = JS_DIR / "run_tfjs.mjs"
+JS_PACKAGES = ("@tensorflow/tfjs", "@tensorflow/tfjs-backend-wasm")
+NPM_HINT = f"npm ci --prefix {JS_DIR}"
+TFJS_VERSION = "4.22.0"
+CONVERT_TIMEOUT_S = 3600
+STDERR_TAIL_LINES = 15
+
+
+def _tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
+    """The last meaningful lines of a subprocess's stderr (TF's C++ start-up chatter dropped)."""
+    noise = ("E0000 ", "W0000 ", "I0000 ", "WARNING: All log messages before absl")
+    kept = [line for line in text.strip().splitlines() if line.strip() and not line.startswith(noise)]
+    return "\n".join(kept[-lines:])
+
+
+def find_node() -> str:
+    """The `node` executable (EDGEBERT_NODE overrides PATH), or TargetUnavailable."""
+    node = os.environ.get("EDGEBERT_NODE") or shutil.which("node")
+    if not node:
+        raise TargetUnavailable("the tfjs target runs its exports in Node.js, but `node` is not on PATH; install Node 18+")
+    return node
+
+
+def check_js_packages() -> None:
+    """TargetUnavailable unless export_targets/js/node_modules holds tfjs and its wasm backend."""
+    missing = [p for p in JS_PACKAGES if not (JS_DIR / "node_modules" / p / "package.json").exists()]
+    if missing:
+        raise TargetUnavailable(
+            f"the tfjs target's Node packages are not installed ({', '.join(missing)} missing); run: {NPM_HINT}"
+        )
+
+
+def _bundle_resource_line(shards: list[str]) -> str:
+    """The tfjs-react-native call an app needs to load this export from its bundle."""
+    weights = ", ".join(f"require('./{s}')" for s in shards)
+    return f"bundleResourceIO(require('./model.json'), {weights if len(shards) == 1 else '[' + weights + ']'})"
+
+
+class TFJSRunner(Runner):
+    """Runs a tfjs graph model in Node (`js/run_tfjs.mjs`, wasm backend, cpu fallback), one process per request."""
+
+    def __init__(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> None:
+        self.node = find_node()
+        check_js_packages()
+        self.export_dir = Path(export_dir).resolve()
+        self.input_names = [i["name"] for i in manifest["inputs"]]
+        self.seq_len = int(manifest["seq_len"])
+        self.threads = threads  # the wasm backend in Node runs single-threaded; kept for the interface
+        self.backend = os.environ.get("EDGEBERT_TFJS_BACKEND", "wasm")
+        self.last_backend: str | None = None
+
+    def _request(self, inputs: dict[str, np.ndarray], **fields: Any) -> dict[str, Any]:
+        rows = {}
+        for name in self.input_names:
+            array = np.asarray(inputs[name])
+            if array.ndim != 2 or array.shape[1] != self.seq_len:
+                raise ValueError(
+                    f"the tfjs export takes {name} of shape [batch, {self.seq_len}] (static length), got {array.shape}; "
+                    f"pad to {self.seq_len} tokens"
+                )
+            rows[name] = array.astype(np.int32).tolist()
+        request = {"model_dir": str(self.export_dir), "inputs": rows, "backend": self.backend, **fields}
+        proc = subprocess.run(
+            [self.node, str(JS_RUNNER)],
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            cwd=str(JS_DIR),
+        )
+        if proc.returncode != 0:
+            raise TargetUnavailable(f"the TF.js runner failed in Node (exit {proc.returncode}):\n{_tail(proc.stderr)}")
+        try:
+            answer = json.loads(proc.stdout)
+        except json.JSONDecodeError as exc:
+            raise TargetUnavailable(f"the TF.js runner wrote no JSON answer:\n{_tail(proc.stderr)}") from exc
+        self.last_backend = answer.get("backend")
+        return answer
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        outputs = self._request(inputs, mode="run")["outputs"]
+        return {name: np.asarray(outputs[name], dtype=np.float32) for name in OUTPUT_NAMES}
+
+    def time_calls(self, inputs: dict[str, np.ndarray], warmup: int, repeats: int) -> list[float]:
+        """Seconds per call, measured inside Node (model load and process start-up excluded)."""
+        answer = self._request(inputs, mode="time", warmup=int(warmup), repeats=int(repeats))
+        return [float(t) for t in answer["times_s"]]
+
+
+class TFJSExporter(Exporter):
+    """TFBertModel (from the PyTorch weights) -> SavedModel -> tensorflowjs_converter graph model, one shard."""
+
+    name = "tfjs"
+    quantizations = ("uint8", "float16")
+    install_hint = f"pip install 'edgebert[tfjs]' and {NPM_HINT}"
+
+    def check_available(self) -> None:
+        for module in ("tensorflow", "tensorflowjs"):
+            if importlib.util.find_spec(module) is None:
+                raise TargetUnavailable(f"the tfjs target needs the '{module}' package; run pip install 'edgebert[tfjs]'")
+        find_node()
+        check_js_packages()
+
+    def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
+        if model.family.tf_model_class is None:
+            raise TargetUnavailable(f"the tfjs target needs a TensorFlow class for the {model.family.name} family")
+        input_names = model.family.input_names()
+        with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
+            result_file = Path(scratch) / "result.json"
+            command = [
+                sys.executable,
+                "-m",
+                "export_targets.tfjs_convert",
+                "--model-dir", str(Path(model.path).resolve()),
+                "--seq-len", str(options.seq_len),
+                "--pooling", model.pooling,
+                "--input-names", ",".join(input_names),
+                "--quantize", options.quantize,
+                "--out-dir", str(Path(work_dir).resolve()),
+                "--result", str(result_file),
+            ]  # fmt: skip
+            try:
+                proc = subprocess.run(
+                    command,
+                    env=self._convert_env(model.family.tf_model_class),
+                    cwd=str(Path(__file__).resolve().parents[1]),
+                    capture_output=True,
+                    text=True,
+                    timeout=CONVERT_TIMEOUT_S,
+                )
+            except subprocess.TimeoutExpired as exc:
+                stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+                raise TargetUnavailable(
+                    f"TensorFlow/tensorflowjs conversion took over {CONVERT_TIMEOUT_S} s:\n{_tail(stderr)}"
+                ) from exc
+            if proc.returncode != 0 or not result_file.exists():
+                raise TargetUnavailable(
+                    f"TensorFlow/tensorflowjs conversion failed (exit {proc.returncode}):\n{_tail(proc.stderr)}"
+                )
+            info = json.loads(result_file.read_text())
+        shards = info.pop("weight_shards")
+        signature = info.pop("signature")
+        extra = {
+            "format": "tfjs_graph_model",
+            "weight_shards": shards,
+            "single_shard": len(shards) == 1,
+            # Signature key -> graph node name: ask tfjs for `output_nodes[...]` (e.g. model.execute(feeds, [...])).
+            "signature": signature,
+            "output_nodes": signature["outputs"],
+            "input_nodes": signature["inputs"],
+            "quantization_flag": {"none": None, "uint8": "--quantize_uint8 '*'", "float16": "--quantize_float16 '*'"}[
+                options.quantize
+            ],
+            "runtime": f"@tensorflow/tfjs {TFJS_VERSION} (wasm backend in Node for verification)",
+            "react_native": _bundle_resource_line(shards),
+            **info,
+        }
+        return ConvertResult(files=[MODEL_FILE, *shards], input_dtype="int32", static_shape=True, extra=extra)
+
+    @staticmethod
+    def _convert_env(tf_model_class: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env.pop("USE_TORCH", None)  # USE_TORCH=1 hides transformers' TF classes
+        env.update(
+            {
+                "USE_TF": "1",
+                "TF_ENABLE_ONEDNN_OPTS": "0",
+                "TF_CPP_MIN_LOG_LEVEL": "2",
+                "TF_USE_LEGACY_KERAS": "1",
+                "CUDA_VISIBLE_DEVICES": "",
+                "EDGEBERT_TF_CLASS": tf_model_class,
+            }
+        )
+        root = str(Path(__file__).resolve().parents[1])
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        return env
+
+    def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
+        return TFJSRunner(export_dir, manifest, threads=threads)

@@ -1,0 +1,171 @@
+"""The TensorFlow half of the TF.js target, run as its own process: PyTorch dir -> SavedModel -> tfjs graph model.
+
+`export_targets.tfjs` starts this module with `USE_TF=1` and `TF_ENABLE_ONEDNN_OPTS=0` in a fresh interpreter,
+because the edgebert process has torch loaded and transformers set to torch-only. It builds `TFBertModel`
+from the PyTorch weights, wraps it in a `tf.function` with int32 inputs of fixed shape [1, seq_len] that pools
+like `edgebert.pooling.SentenceEmbedder` (then L2-normalises), saves a SavedModel in scratch space and runs
+the tensorflowjs converter on it with one weight shard. A JSON summary goes to `--result`.
+
+    python -m export_targets.tfjs_convert --model-dir DIR --seq-len 128 --pooling mean \
+        --input-names input_ids,attention_mask,token_type_ids --quantize none --out-dir OUT --result R.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ENV = {
+    "USE_TF": "1",  # transformers 4.57 exposes TFBertModel only when TF is allowed
+    "TF_ENABLE_ONEDNN_OPTS": "0",  # else grappler fuses LayerNorm into _MklLayerNorm, which tfjs cannot run
+    "TF_CPP_MIN_LOG_LEVEL": "2",
+    "TF_USE_LEGACY_KERAS": "1",  # transformers' TF classes are tf_keras (Keras 2) models
+    "CUDA_VISIBLE_DEVICES": "",
+}
+# One shard: React Native's bundleResourceIO takes a single weights file (2 GiB - 1 is far above BERT sizes).
+WEIGHT_SHARD_SIZE_BYTES = 2**31 - 1
+QUANTIZE_FLAGS = {"none": [], "uint8": ["--quantize_uint8", "*"], "float16": ["--quantize_float16", "*"]}
+OUTPUT_KEYS = ("sentence_embedding", "last_hidden_state")
+
+
+def _use_erf_gelu() -> str:
+    """Make transformers' TF "gelu" the explicit erf formula instead of Keras' exact GELU (which uses Erfc).
+
+    Both compute x * Phi(x) exactly; tfjs has an Erf kernel but no Erfc, so the converter rejects the Keras form.
+    """
+    from transformers import activations_tf
+
+    activations_tf.ACT2FN["gelu"] = activations_tf._gelu
+    return "erf"
+
+
+def build_saved_model(model_dir: Path, seq_len: int, pooling: str, input_names: list[str], saved_dir: Path) -> dict:
+    """Write a SavedModel whose serving signature maps int32 [1, seq_len] inputs to the two named outputs."""
+    import tensorflow as tf
+    import transformers
+
+    gelu = _use_erf_gelu()
+    tf_class = getattr(transformers, os.environ.get("EDGEBERT_TF_CLASS", "TFBertModel"))
+    encoder = tf_class.from_pretrained(str(model_dir), from_pt=True)
+    config = encoder.config
+    if getattr(config, "hidden_act", "gelu") not in ("gelu", "gelu_new", "relu", "gelu_fast", "quick_gelu"):
+        raise SystemExit(f"unsupported hidden_act {config.hidden_act!r} for the TF.js path")
+
+    specs = [tf.TensorSpec([1, seq_len], tf.int32, name=name) for name in input_names]
+
+    def pool(hidden: Any, mask: Any) -> Any:
+        if pooling == "cls":
+            return hidden[:, 0]
+        m = tf.cast(mask, hidden.dtype)[:, :, None]
+        if pooling == "mean":
+            return tf.reduce_sum(hidden * m, axis=1) / tf.maximum(tf.reduce_sum(m, axis=1), 1e-9)
+        if pooling == "max":
+            return tf.reduce_max(hidden + (1.0 - m) * -1e9, axis=1)
+        raise SystemExit(f"unknown pooling {pooling!r}")
+
+    @tf.function(input_signature=specs)
+    def serve(*tensors: Any) -> dict[str, Any]:
+        feeds = dict(zip(input_names, tensors))
+        hidden = encoder(**feeds, training=False).last_hidden_state
+        pooled = pool(hidden, feeds["attention_mask"])
+        norm = tf.sqrt(tf.reduce_sum(tf.square(pooled), axis=-1, keepdims=True))
+        embedding = pooled / tf.maximum(norm, 1e-12)  # torch.nn.functional.normalize(p=2, eps=1e-12)
+        return {"sentence_embedding": embedding, "last_hidden_state": hidden}
+
+    concrete = serve.get_concrete_function()
+    module = tf.Module()
+    module.encoder = encoder
+    module.serve = serve
+    tf.saved_model.save(module, str(saved_dir), signatures={"serving_default": concrete})
+    return {
+        "tensorflow": tf.__version__,
+        "transformers": transformers.__version__,
+        "tf_model_class": tf_class.__name__,
+        "gelu": gelu if config.hidden_act == "gelu" else config.hidden_act,
+    }
+
+
+def convert_to_tfjs(saved_dir: Path, out_dir: Path, quantize: str) -> list[str]:
+    """Run tensorflowjs_converter (in this process) and return its argument list."""
+    from tensorflowjs.converters import converter
+
+    args = [
+        "--input_format=tf_saved_model",
+        "--output_format=tfjs_graph_model",
+        "--signature_name=serving_default",
+        "--saved_model_tags=serve",
+        f"--weight_shard_size_bytes={WEIGHT_SHARD_SIZE_BYTES}",
+        *QUANTIZE_FLAGS[quantize],
+        str(saved_dir),
+        str(out_dir),
+    ]
+    converter.convert(args)
+    return args
+
+
+def signature_of(model_json: dict, input_names: list[str]) -> dict[str, dict[str, str]]:
+    """Map signature keys to graph node names (`sentence_embedding` -> `Identity:0`, ...) from model.json."""
+    sig = model_json.get("signature") or {}
+    # The converter keys inputs by tensor name ("input_ids:0") and outputs by signature key.
+    inputs = {key.split(":")[0]: spec.get("name", key) for key, spec in (sig.get("inputs") or {}).items()}
+    outputs = {key: spec.get("name", key) for key, spec in (sig.get("outputs") or {}).items()}
+    missing = [n for n in input_names if n not in inputs] + [n for n in OUTPUT_KEYS if n not in outputs]
+    if missing:
+        raise SystemExit(f"model.json signature lacks {missing}; got inputs {inputs} outputs {outputs}")
+    return {"inputs": inputs, "outputs": outputs}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-dir", required=True, type=Path)
+    parser.add_argument("--seq-len", required=True, type=int)
+    parser.add_argument("--pooling", required=True, choices=("mean", "cls", "max"))
+    parser.add_argument("--input-names", required=True, help="comma-separated graph input names, in order")
+    parser.add_argument("--quantize", default="none", choices=tuple(QUANTIZE_FLAGS))
+    parser.add_argument("--out-dir", required=True, type=Path)
+    parser.add_argument("--result", required=True, type=Path)
+    args = parser.parse_args(argv)
+    forced = ("USE_TF", "TF_ENABLE_ONEDNN_OPTS")  # importing export_targets sets USE_TF=0 by default
+    for key, value in ENV.items():
+        if key in forced:
+            os.environ[key] = value
+        else:
+            os.environ.setdefault(key, value)
+    os.environ.pop("USE_TORCH", None)  # USE_TORCH=1 would make transformers hide its TF classes
+    input_names = [n for n in args.input_names.split(",") if n]
+
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
+        saved = Path(scratch) / "saved_model"
+        converted = Path(scratch) / "tfjs"
+        info = build_saved_model(args.model_dir, args.seq_len, args.pooling, input_names, saved)
+        converter_args = convert_to_tfjs(saved, converted, args.quantize)
+        model_json = json.loads((converted / "model.json").read_text())
+        shards = [p for group in model_json["weightsManifest"] for p in group["paths"]]
+        for name in ["model.json", *shards]:
+            shutil.move(str(converted / name), str(args.out_dir / name))
+
+    import tensorflowjs
+
+    result = {
+        **info,
+        "tensorflowjs": tensorflowjs.__version__,
+        "converter_args": ["tensorflowjs_converter", *converter_args[:-2], "<saved_model>", "<out_dir>"],
+        "weight_shards": shards,
+        "signature": signature_of(model_json, input_names),
+        "model_json_format": model_json.get("format"),
+        "generated_by": model_json.get("generatedBy"),
+        "converted_by": model_json.get("convertedBy"),
+    }
+    args.result.write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,275 @@
+"""TFLite target: one `model.tflite` with a named signature, int32 inputs of static shape [1, seq_len].
+
+Primary path: `litert_torch.convert` of a small wrapper around the `SentenceEmbedder` that takes int32
+inputs and returns a dict of the two named outputs. Fallback (only when the primary fails, or when
+`EDGEBERT_TFLITE_CONVERTER=tensorflow`): `TFBertModel.from_pretrained(from_pt=True)` -> `tf.function` with
+int32 inputs -> SavedModel -> `tf.lite.TFLiteConverter`, run in a subprocess because TensorFlow must be
+enabled in transformers before it is first imported (edgebert sets USE_TF=0 in torch processes).
+Quantization (int8 dynamic range, fp16 weights) is a post-conversion rewrite of the flatbuffer by
+ai-edge-quantizer (`edgebert.compress.tflite_quantize`), the same for both paths.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgebert.errors import TargetUnavailable
+from edgebert.modelio import LoadedModel
+from export_targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
+
+MODEL_FILE = "model.tflite"
+SIGNATURE = "serving_default"
+CONVERTER_ENV = "EDGEBERT_TFLITE_CONVERTER"  # auto (default) | litert_torch | tensorflow
+LITERT_TORCH = "litert_torch"
+TENSORFLOW = "tensorflow"
+
+
+def _set_env() -> None:
+    """Quiet the converters; must run before litert_torch / tensorflow are imported."""
+    os.environ.setdefault("LITERT_TORCH_SHOW_PROGRESS", "n")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+class TFLiteRunner(Runner):
+    """A LiteRT interpreter over `model.tflite`; loops over batch rows since the shape is [1, seq_len]."""
+
+    def __init__(self, path: Path, signature: str, seq_len: int, threads: int | None = None) -> None:
+        _set_env()
+        from ai_edge_litert.interpreter import Interpreter
+
+        self.interpreter = Interpreter(model_path=str(path), num_threads=threads)
+        self.runner = self.interpreter.get_signature_runner(signature)
+        self.input_names = list(self.interpreter.get_signature_list()[signature]["inputs"])
+        self.seq_len = seq_len
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        length = inputs["input_ids"].shape[1]
+        if length > self.seq_len:
+            raise ValueError(f"inputs have {length} tokens but this TFLite model takes exactly {self.seq_len}")
+        pad = self.seq_len - length  # shorter inputs are zero-padded (attention_mask 0) and cut back after
+        feeds = {n: np.pad(inputs[n].astype(np.int32), ((0, 0), (0, pad))) for n in self.input_names}
+        embeddings, hidden = [], []
+        for row in range(feeds["input_ids"].shape[0]):
+            out = self.runner(**{n: v[row : row + 1] for n, v in feeds.items()})
+            embeddings.append(out["sentence_embedding"])
+            hidden.append(out["last_hidden_state"][:, :length])
+        return {
+            "sentence_embedding": np.concatenate(embeddings).astype(np.float32),
+            "last_hidden_state": np.concatenate(hidden).astype(np.float32),
+        }
+
+    def close(self) -> None:
+        self.runner = None
+        self.interpreter = None
+
+
+class TFLiteExporter(Exporter):
+    """litert-torch conversion of the SentenceEmbedder; int8 (dynamic range) and fp16 weight variants."""
+
+    name = "tflite"
+    quantizations = ("int8", "fp16")
+    install_hint = "pip install 'edgebert[tflite]'"
+
+    def check_available(self) -> None:
+        for module, package in (("ai_edge_litert", "ai-edge-litert"), ("litert_torch", "litert-torch")):
+            if importlib.util.find_spec(module) is None:
+                raise TargetUnavailable(
+                    f"the tflite target needs the '{package}' package; run {self.install_hint}"
+                )
+
+    def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
+        _set_env()
+        names = model.family.input_names()
+        choice = os.environ.get(CONVERTER_ENV, "auto").strip().lower() or "auto"
+        if choice not in ("auto", LITERT_TORCH, TENSORFLOW):
+            raise TargetUnavailable(f"{CONVERTER_ENV}={choice} is not one of auto, {LITERT_TORCH}, {TENSORFLOW}")
+        extra: dict[str, Any] = {"signature": SIGNATURE}
+        with tempfile.TemporaryDirectory(prefix="edgebert-tflite-") as scratch:
+            fp32 = Path(scratch) / MODEL_FILE
+            primary_error = None
+            if choice in ("auto", LITERT_TORCH):
+                try:
+                    self._convert_litert_torch(model, fp32, options.seq_len)
+                    extra["converter"] = LITERT_TORCH
+                except Exception as exc:  # noqa: BLE001 - any converter failure: try the fallback
+                    if choice == LITERT_TORCH:
+                        raise TargetUnavailable(f"litert_torch failed to convert the model: {exc}") from exc
+                    primary_error = f"{type(exc).__name__}: {str(exc)[:300]}"
+            if "converter" not in extra:
+                self._convert_tensorflow(model, fp32, options.seq_len)
+                extra["converter"] = "tensorflow (TFBertModel from_pt + TFLiteConverter)"
+                if primary_error:
+                    extra["litert_torch_error"] = primary_error
+            data = fp32.read_bytes()
+            if options.quantize != "none":
+                from edgebert.compress.tflite_quantize import quantize_tflite
+
+                data = quantize_tflite(data, options.quantize)
+                extra["quantizer"] = (
+                    "ai-edge-quantizer dynamic_wi8_afp32" if options.quantize == "int8" else "litert_torch full_fp16_recipe"
+                )
+        target = work_dir / MODEL_FILE
+        target.write_bytes(data)
+        self._check_signature(target, names, options.seq_len)
+        from edgebert.compress.tflite_quantize import weight_dtypes
+
+        extra["weight_dtypes"] = weight_dtypes(str(target))
+        return ConvertResult(files=[MODEL_FILE], input_dtype="int32", static_shape=True, extra=extra)
+
+    @staticmethod
+    def _convert_litert_torch(model: LoadedModel, path: Path, seq_len: int) -> None:
+        import torch
+
+        import litert_torch
+
+        wrapper = _int32_wrapper(model.embedder)
+        sample = _sample_inputs(model.family.input_names(), seq_len)
+        kwargs = {n: torch.from_numpy(v) for n, v in sample.items()}
+        with torch.inference_mode(False), torch.no_grad():
+            edge = litert_torch.signature(SIGNATURE, wrapper, sample_kwargs=kwargs).convert()
+        edge.export(str(path))
+
+    @staticmethod
+    def _convert_tensorflow(model: LoadedModel, path: Path, seq_len: int) -> None:
+        if model.family.tf_model_class is None:
+            raise TargetUnavailable(f"no TensorFlow class for the {model.family.name} family: no TFLite fallback")
+        spec = {
+            "model_dir": str(Path(model.path).absolute()),
+            "tf_class": model.family.tf_model_class,
+            "pooling": model.pooling,
+            "input_names": model.family.input_names(),
+            "seq_len": seq_len,
+            "out": str(path),
+        }
+        # transformers only offers TF classes when neither USE_TF=0 nor USE_TORCH=1 is set: AUTO for both.
+        env = {**os.environ, "USE_TF": "AUTO", "USE_TORCH": "AUTO", "TF_ENABLE_ONEDNN_OPTS": "0"}
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        proc = subprocess.run(
+            [sys.executable, "-m", "export_targets.tflite", json.dumps(spec)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0 or not path.exists():
+            tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+            raise TargetUnavailable(f"the TensorFlow fallback failed to convert the model:\n{tail}")
+
+    @staticmethod
+    def _check_signature(path: Path, names: list[str], seq_len: int) -> None:
+        """The contract apps rely on: signature name, input names/dtype/shape, output names."""
+        from ai_edge_litert.interpreter import Interpreter
+
+        interpreter = Interpreter(model_path=str(path))
+        signatures = interpreter.get_signature_list()
+        problems = []
+        if SIGNATURE not in signatures:
+            problems.append(f"signature '{SIGNATURE}' missing (found {sorted(signatures)})")
+        else:
+            runner = interpreter.get_signature_runner(SIGNATURE)
+            details = runner.get_input_details()
+            if sorted(details) != sorted(names):
+                problems.append(f"inputs {sorted(details)} != {sorted(names)}")
+            for name, d in details.items():
+                if d["dtype"] != np.int32 or list(d["shape"]) != [1, seq_len]:
+                    problems.append(f"input {name} is {d['dtype'].__name__}{list(d['shape'])}, not int32[1, {seq_len}]")
+            outputs = sorted(runner.get_output_details())
+            if outputs != sorted(OUTPUT_NAMES):
+                problems.append(f"outputs {outputs} != {sorted(OUTPUT_NAMES)}")
+        if problems:
+            raise TargetUnavailable("the converted TFLite model breaks the export contract: " + "; ".join(problems))
+
+    def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
+        signature = manifest.get("target_details", {}).get("signature", SIGNATURE)
+        return TFLiteRunner(Path(export_dir) / MODEL_FILE, signature, int(manifest["seq_len"]), threads=threads)
+
+
+def _sample_inputs(names: list[str], seq_len: int) -> dict[str, np.ndarray]:
+    """A realistic int32 sample: a short sentence padded to seq_len (the trace does not depend on values)."""
+    used = max(1, min(seq_len, 8))
+    ids = np.zeros((1, seq_len), dtype=np.int32)
+    ids[0, :used] = 1
+    mask = (ids > 0).astype(np.int32)
+    sample = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    return {n: sample[n] for n in names}
+
+
+def _int32_wrapper(embedder: Any) -> Any:
+    """The module litert_torch traces: the SentenceEmbedder behind int32 inputs and named outputs."""
+    import torch
+
+    class Int32Embedder(torch.nn.Module):
+        """int32 inputs (cast to int64 inside) -> {"sentence_embedding", "last_hidden_state"}."""
+
+        def __init__(self, embedder: torch.nn.Module) -> None:
+            super().__init__()
+            self.embedder = embedder
+
+        def forward(
+            self,
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
+            token_type_ids: torch.Tensor | None = None,
+        ) -> dict[str, torch.Tensor]:
+            token_types = None if token_type_ids is None else token_type_ids.long()
+            embedding, hidden = self.embedder(input_ids.long(), attention_mask.long(), token_types)
+            return {"sentence_embedding": embedding, "last_hidden_state": hidden}
+
+    return Int32Embedder(embedder).eval()
+
+
+def _tensorflow_fallback(spec: dict[str, Any]) -> None:
+    """Subprocess body of the fallback path: TFBertModel (from_pt) -> tf.function int32 -> TFLiteConverter."""
+    import tensorflow as tf
+    import transformers
+
+    names = spec["input_names"]
+    seq_len = int(spec["seq_len"])
+    pooling = spec["pooling"]
+    tf_model = getattr(transformers, spec["tf_class"]).from_pretrained(spec["model_dir"], from_pt=True)
+
+    def embed(inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        hidden = tf_model(**inputs, training=False).last_hidden_state
+        mask = tf.cast(inputs["attention_mask"], hidden.dtype)[:, :, None]
+        if pooling == "cls":
+            pooled = hidden[:, 0]
+        elif pooling == "max":
+            pooled = tf.reduce_max(hidden + (1.0 - mask) * -1e9, axis=1)
+        else:
+            pooled = tf.reduce_sum(hidden * mask, axis=1) / tf.maximum(tf.reduce_sum(mask, axis=1), 1e-9)
+        norm = tf.maximum(tf.norm(pooled, axis=-1, keepdims=True), 1e-12)
+        return {"sentence_embedding": pooled / norm, "last_hidden_state": hidden}
+
+    specs = [tf.TensorSpec([1, seq_len], tf.int32, name=n) for n in names]
+    if len(names) == 3:
+
+        @tf.function(input_signature=specs)
+        def serve(input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
+            return embed({"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": token_type_ids})
+
+    else:
+
+        @tf.function(input_signature=specs)
+        def serve(input_ids, attention_mask):  # type: ignore[no-untyped-def]
+            return embed({"input_ids": input_ids, "attention_mask": attention_mask})
+
+    with tempfile.TemporaryDirectory(prefix="edgebert-tflite-tf-") as saved:
+        module = tf.Module()
+        module.model = tf_model
+        module.serve = serve
+        tf.saved_model.save(module, saved, signatures={SIGNATURE: serve.get_concrete_function()})
+        converter = tf.lite.TFLiteConverter.from_saved_model(saved, signature_keys=[SIGNATURE])
+        Path(spec["out"]).write_bytes(converter.convert())
+
+
+if __name__ == "__main__":  # the fallback subprocess: python -m export_targets.tflite '<json spec>'
+    _tensorflow_fallback(json.loads(sys.argv[1]))

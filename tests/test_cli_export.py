@@ -1,0 +1,161 @@
+"""`edgebert export` from the command line: bad input is one line and exit 2, nothing written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgebert.cli import main
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse errors
+        code = int(exc.code)
+    err = capsys.readouterr().err.strip()
+    return code, err
+
+
+def assert_one_line_error(code: int, err: str, fragment: str) -> None:
+    assert code == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert fragment in lines[0] and "Traceback" not in err
+
+
+@pytest.fixture()
+def corrupt_model(tiny_bert: Path, tmp_path: Path) -> Path:
+    d = tmp_path / "corrupt"
+    shutil.copytree(tiny_bert, d)
+    data = (d / "model.safetensors").read_bytes()
+    (d / "model.safetensors").write_bytes(data[:100])
+    return d
+
+
+@pytest.fixture()
+def no_tokenizer_model(tiny_bert: Path, tmp_path: Path) -> Path:
+    d = tmp_path / "notok"
+    shutil.copytree(tiny_bert, d)
+    for name in ("vocab.txt", "tokenizer.json"):
+        (d / name).unlink()
+    return d
+
+
+@pytest.fixture()
+def gpt2_model(tiny_bert: Path, tmp_path: Path) -> Path:
+    d = tmp_path / "gpt2"
+    shutil.copytree(tiny_bert, d)
+    config = json.loads((d / "config.json").read_text())
+    (d / "config.json").write_text(json.dumps({**config, "model_type": "gpt2"}))
+    return d
+
+
+def test_unknown_target(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path) -> None:
+    code, err = run_cli(capsys, "export", "--target", "coreml", "--model", str(tiny_bert), "--out", str(tmp_path / "o"))
+    assert_one_line_error(code, err, "unknown target 'coreml'")
+    assert not (tmp_path / "o").exists()
+
+
+def test_quantization_not_offered(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path) -> None:
+    args = ("export", "--target", "onnx", "--quantize", "uint8", "--model", str(tiny_bert), "--out", str(tmp_path / "o"))
+    code, err = run_cli(capsys, *args)
+    assert_one_line_error(code, err, "not offered by target onnx")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("model_fixture", "fragment"),
+    [
+        ("missing", "does not exist"),
+        ("not_a_model", "no config.json"),
+        ("corrupt_model", "truncated or corrupt"),
+        ("no_tokenizer_model", "no tokenizer"),
+        ("gpt2_model", "supported: bert"),
+    ],
+)
+def test_bad_models(
+    capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest, tmp_path: Path, model_fixture: str, fragment: str
+) -> None:
+    if model_fixture == "missing":
+        model = tmp_path / "missing"
+    elif model_fixture == "not_a_model":
+        model = tmp_path / "empty"
+        model.mkdir()
+    else:
+        model = request.getfixturevalue(model_fixture)
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(model), "--out", str(out))
+    assert_one_line_error(code, err, fragment)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("seq_len", "fragment"), [("0", "positive"), ("-3", "positive"), ("129", "position limit of 128")])
+def test_bad_seq_len(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path, seq_len: str, fragment: str) -> None:
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(tiny_bert), "--out", str(out), "--seq-len", seq_len)
+    assert_one_line_error(code, err, fragment)
+    assert not out.exists()
+
+
+def test_out_not_empty_needs_force(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(tiny_bert), "--out", str(out))
+    assert_one_line_error(code, err, "--force")
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    code, _ = run_cli(capsys, "export", "--target", "onnx", "--model", str(tiny_bert), "--out", str(out), "--force", "--seq-len", "32")
+    assert code == 0 and (out / "model.onnx").exists() and not (out / "keep.txt").exists()
+
+
+def test_out_not_writable(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(tiny_bert), "--out", str(blocker / "o"))
+    assert_one_line_error(code, err, "not writable")
+
+
+def test_failed_parity_exits_1_and_leaves_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tiny_bert: Path
+) -> None:
+    from export_targets import onnx as onnx_target
+
+    original = onnx_target.OnnxRunner.run
+
+    def drifting(self: onnx_target.OnnxRunner, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        outputs = original(self, inputs)
+        noise = np.random.default_rng(0).normal(size=outputs["sentence_embedding"].shape).astype(np.float32)
+        return {**outputs, "sentence_embedding": outputs["sentence_embedding"] + 0.5 * noise}
+
+    monkeypatch.setattr(onnx_target.OnnxRunner, "run", drifting)
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(tiny_bert), "--out", str(out), "--seq-len", "32")
+    assert code == 1 and "drifts from PyTorch" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_success_prints_summary(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path) -> None:
+    out = tmp_path / "o"
+    code = main(["export", "--target", "onnx", "--model", str(tiny_bert), "--out", str(out), "--seq-len", "32"])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "model.onnx" in captured.out and "min cosine" in captured.out
+    assert "[4/4] verifying" in captured.err
+
+
+def test_help_is_fast_and_light() -> None:
+    code = (
+        "import sys, edgebert.cli as c\n"
+        "try:\n    c.main(['export', '--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('torch', 'tensorflow', 'onnxruntime', 'transformers') if m in sys.modules]\n"
+        "print(heavy)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "[]"

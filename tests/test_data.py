@@ -1,0 +1,95 @@
+"""Corpora (files, .gz, directories, dataset names), tokenising, dynamic masking, the STS csv loader."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from edgebert.data import corpus_fingerprint, load_corpus, load_sts_csv, mlm_collator, tokenize_corpus
+from edgebert.errors import UserError
+
+
+@pytest.fixture()
+def tokenizer(tiny_bert: Path):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_bert)
+
+
+def test_corpus_from_text_gz_and_directory(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("the dog plays\n\n  \nthe cat\n")
+    with gzip.open(tmp_path / "b.txt.gz", "wt") as fh:
+        fh.write("hello world\n")
+    assert load_corpus(tmp_path / "a.txt") == ["the dog plays", "the cat"]
+    assert load_corpus(str(tmp_path / "b.txt.gz")) == ["hello world"]
+    assert load_corpus(tmp_path) == ["the dog plays", "the cat", "hello world"]
+    assert load_corpus([tmp_path / "a.txt", tmp_path / "b.txt.gz"])[-1] == "hello world"
+    assert corpus_fingerprint(tmp_path / "a.txt") != corpus_fingerprint(tmp_path / "b.txt.gz")
+
+
+def test_missing_and_empty_corpus_are_user_errors(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="does not exist"):
+        load_corpus(tmp_path / "nope.txt")
+    (tmp_path / "empty.txt").write_text("\n  \n")
+    with pytest.raises(UserError, match="empty"):
+        load_corpus(tmp_path / "empty.txt")
+    (tmp_path / "d").mkdir()
+    with pytest.raises(UserError, match="no text files"):
+        load_corpus(tmp_path / "d")
+
+
+def test_dataset_name_fails_offline_with_a_clear_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError, match="could not load dataset 'edgebert-no-such/corpus'"):
+        load_corpus("edgebert-no-such/corpus")
+
+
+def test_truncate_and_pack(tokenizer) -> None:
+    texts = ["the quick brown fox jumps over the lazy dog " * 3, "hello world"]
+    trunc = tokenize_corpus(texts, tokenizer, seq_len=12, packing="truncate")
+    assert len(trunc) == 2 and len(trunc[0]["input_ids"]) == 12 and len(trunc[1]["input_ids"]) < 12
+    assert trunc[0]["input_ids"][0] == tokenizer.cls_token_id and trunc[0]["input_ids"][-1] == tokenizer.sep_token_id
+    packed = tokenize_corpus(texts, tokenizer, seq_len=12, packing="pack")
+    assert all(len(s["input_ids"]) <= 12 for s in packed) and len(packed[0]["input_ids"]) == 12
+    assert packed.num_tokens >= trunc.num_tokens - 2
+    with pytest.raises(UserError):
+        tokenize_corpus(texts, tokenizer, seq_len=12, packing="zip")
+
+
+def test_dynamic_masking_never_masks_special_tokens(tokenizer) -> None:
+    import torch
+
+    data = tokenize_corpus(["the quick brown fox jumps over the lazy dog"] * 64, tokenizer, seq_len=32)
+    collator = mlm_collator(tokenizer)
+    torch.manual_seed(0)
+    a = collator([data[i] for i in range(64)])
+    b = collator([data[i] for i in range(64)])
+    labels = a["labels"]
+    assert not torch.equal(labels, b["labels"])  # fresh masks every draw
+    assert (labels[:, 0] == -100).all()  # [CLS] never scored
+    real = a["attention_mask"].bool()
+    rate = ((labels != -100) & real).sum().item() / (real.sum().item() - 2 * 64)
+    assert 0.08 < rate < 0.25
+    masked = labels != -100
+    share_mask = (a["input_ids"][masked] == tokenizer.mask_token_id).float().mean().item()
+    assert 0.6 < share_mask < 0.95
+
+
+def test_sts_csv(tmp_path: Path) -> None:
+    path = tmp_path / "sts.csv"
+    path.write_text('a man plays,"a man, playing",4.5\nthe cat,the dog,1\n')
+    pairs = load_sts_csv(path)
+    assert pairs.sentences2[0] == "a man, playing" and pairs.scores == [4.5, 1.0] and len(pairs) == 2
+    with pytest.raises(UserError):
+        load_sts_csv(tmp_path / "missing.csv")
+    (tmp_path / "bad.csv").write_text("a,b,1\nc,d,high\n")
+    with pytest.raises(UserError, match="not a number"):
+        load_sts_csv(tmp_path / "bad.csv")
+
+
+def test_real_sts_dev(shared_data: Path) -> None:
+    pairs = load_sts_csv(shared_data / "stsb" / "dev.csv")
+    assert len(pairs) == 1500 and 0 <= min(pairs.scores) and max(pairs.scores) <= 5

@@ -1,0 +1,101 @@
+"""Students built from a teacher: copied layers, layer maps, narrow students and their projections."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from edgebert.distill.student import (
+    StudentSpec,
+    build_student,
+    default_layer_map,
+    make_projections,
+    parse_layer_map,
+    principal_basis,
+    resolve_shape,
+)
+from edgebert.errors import UserError
+from edgebert.families import BERT
+
+
+@pytest.fixture(scope="module")
+def teacher4(tmp_path_factory: pytest.TempPathFactory):
+    """A 4-layer tiny BERT as a masked-LM teacher (random head)."""
+    from conftest import build_tiny_bert
+    from transformers import BertForMaskedLM
+
+    path = build_tiny_bert(tmp_path_factory.mktemp("t4") / "teacher", layers=4, seed=3)
+    return BertForMaskedLM.from_pretrained(path).eval()
+
+
+def test_default_layer_map_spreads_over_depth() -> None:
+    assert default_layer_map(6, 3) == [0, 3, 5]
+    assert default_layer_map(12, 6) == [0, 2, 4, 7, 9, 11]  # DistilBERT-like spread, last layer included
+    assert default_layer_map(4, 4) == [0, 1, 2, 3]
+    assert default_layer_map(6, 1) == [5]
+    assert parse_layer_map("0, 2,4") == [0, 2, 4] and parse_layer_map(None) is None
+    with pytest.raises(UserError):
+        parse_layer_map("0,two")
+
+
+def test_distilbert_student_copies_layers_embeddings_and_head(teacher4) -> None:
+    student, shape, init = build_student(teacher4, StudentSpec(layers=2, layer_map=[1, 3]), BERT)
+    assert shape.kind == "distilbert" and init["random_tensors"] == 0
+    t_sd, s_sd = teacher4.state_dict(), student.state_dict()
+    for i, t in enumerate([1, 3]):
+        for name, tensor in student.bert.encoder.layer[i].state_dict().items():
+            assert torch.equal(tensor, teacher4.bert.encoder.layer[t].state_dict()[name]), name
+    for key in s_sd:
+        if key.startswith(("bert.embeddings.", "cls.")):
+            assert torch.equal(s_sd[key], t_sd[key]), key
+    assert student.cls.predictions.decoder.weight is student.bert.embeddings.word_embeddings.weight
+    assert student.config.num_hidden_layers == 2
+
+
+def test_narrow_student_projects_embeddings_and_needs_projections(teacher4) -> None:
+    student, shape, init = build_student(teacher4, StudentSpec(layers=2, hidden=16, heads=2, ffn=32), BERT)
+    assert shape.kind == "tinybert" and student.config.hidden_size == 16
+    word = teacher4.bert.embeddings.word_embeddings.weight
+    expected = word @ principal_basis(word, 16)
+    assert torch.allclose(student.bert.embeddings.word_embeddings.weight, expected, atol=1e-5)
+    assert torch.equal(student.cls.predictions.bias, teacher4.cls.predictions.bias)
+    assert "bert.embeddings.word_embeddings.weight" in init["projected_embeddings"]
+    proj = make_projections(16, 32, 1)
+    assert proj is not None and make_projections(32, 32, 1) is None
+
+
+def test_projection_path_trains(teacher4) -> None:
+    from edgebert.distill.losses import cosine_loss
+    from edgebert.distill.trainer import DistillationModel
+
+    student, shape, _ = build_student(teacher4, StudentSpec(layers=1, hidden=16, heads=4), BERT)
+    model = DistillationModel(student, BERT, [(1, 4)], make_projections(16, 32, 1))
+    ids = torch.randint(5, 100, (2, 7))
+    mask = torch.ones_like(ids)
+    labels = torch.full_like(ids, -100)
+    labels[:, 2] = ids[:, 2]
+    out = model(input_ids=ids, attention_mask=mask, labels=labels)
+    assert out["hidden"][0].shape == (2, 7, 32) and out["logits"].shape == (2, teacher4.config.vocab_size)
+    with torch.no_grad():
+        target = teacher4.bert(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[4]
+    cosine_loss(out["hidden"][0], target, mask).backward()
+    assert model.projections[0].weight.grad is not None and model.projections[0].weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (StudentSpec(layers=5), "deeper than the teacher"),
+        (StudentSpec(layers=0), "at least 1"),
+        (StudentSpec(layers=2, hidden=64), "wider than the teacher"),
+        (StudentSpec(layers=2, hidden=30, heads=4), "not divisible"),
+        (StudentSpec(layers=2, ffn=128), "wider than the teacher"),
+        (StudentSpec(layers=2, layer_map=[0, 9]), "outside the teacher"),
+        (StudentSpec(layers=3, layer_map=[0, 1]), "2 entries"),
+    ],
+)
+def test_impossible_students_are_user_errors(teacher4, spec: StudentSpec, message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        resolve_shape(teacher4.config, spec, BERT)

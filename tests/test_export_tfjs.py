@@ -1,0 +1,165 @@
+"""The TF.js target: conversion in a TensorFlow subprocess, one weight shard, int32 [1, T] inputs, Node runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from edgebert.errors import TargetUnavailable
+from edgebert.families import BERT
+from export_targets import tfjs
+from export_targets.base import ExportOptions
+
+SEQ_LEN = 32
+QUANTIZATIONS = ("none", "uint8", "float16")
+
+
+def _toolchain_or_skip() -> None:
+    try:
+        tfjs.TFJSExporter().check_available()
+    except TargetUnavailable as exc:
+        pytest.skip(f"tfjs toolchain unavailable: {exc}")
+
+
+@pytest.fixture(scope="module")
+def tiny_exports(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """tiny_bert exported once per quantization (lazily), shared by this module's tests."""
+    from edgebert.export import export
+
+    _toolchain_or_skip()
+    root = tmp_path_factory.mktemp("tfjs")
+    cache: dict = {}
+
+    def get(quantize: str):
+        if quantize not in cache:
+            out = root / f"tiny-{quantize}"
+            cache[quantize] = export("tfjs", model=tiny_bert, out=out, quantize=quantize, seq_len=SEQ_LEN, quiet=True)
+        return cache[quantize]
+
+    return SimpleNamespace(get=get)
+
+
+@pytest.mark.parametrize("quantize", QUANTIZATIONS)
+def test_export_writes_one_shard_int32_static_and_passes_parity(tiny_exports, quantize: str) -> None:
+    report = tiny_exports.get(quantize)
+    out, manifest = report.out_dir, report.manifest
+    model_json = json.loads((out / "model.json").read_text())
+    shards = [p for group in model_json["weightsManifest"] for p in group["paths"]]
+    assert len(shards) == 1 and (out / shards[0]).is_file()
+    assert sorted(manifest["files"]) == sorted(["model.json", *shards])
+    assert manifest["target_details"]["weight_shards"] == shards
+    assert manifest["static_shape"] is True
+    assert [i["name"] for i in manifest["inputs"]] == BERT.input_names()
+    for spec in manifest["inputs"]:
+        assert spec["dtype"] == "int32" and spec["shape"] == [1, SEQ_LEN]
+    assert manifest["quantization"] == quantize
+    assert manifest["parity"]["passed"] is True
+    assert manifest["parity"]["min_cosine"] >= manifest["parity"]["threshold"]
+    assert (out / "tokenizer.json").exists() or (out / "vocab.txt").exists()
+
+
+@pytest.mark.parametrize("quantize", QUANTIZATIONS)
+def test_graph_inputs_and_output_nodes_are_recorded(tiny_exports, quantize: str) -> None:
+    report = tiny_exports.get(quantize)
+    model_json = json.loads((report.out_dir / "model.json").read_text())
+    details = report.manifest["target_details"]
+    outputs = model_json["signature"]["outputs"]
+    for key in ("sentence_embedding", "last_hidden_state"):
+        assert details["output_nodes"][key] == outputs[key]["name"]
+    placeholders = {n["name"]: n for n in model_json["modelTopology"]["node"] if n["op"] == "Placeholder"}
+    assert set(placeholders) == set(BERT.input_names())
+    for node in placeholders.values():
+        assert node["attr"]["dtype"]["type"] == "DT_INT32"
+        assert [int(d["size"]) for d in node["attr"]["shape"]["shape"]["dim"]] == [1, SEQ_LEN]
+    ops = {n["op"] for n in model_json["modelTopology"]["node"]}
+    assert "Erfc" not in ops and not any(op.startswith("_Mkl") for op in ops)
+
+
+def test_quantized_weights_are_smaller(tiny_exports) -> None:
+    sizes = {q: tiny_exports.get(q).manifest["files"] for q in QUANTIZATIONS}
+    shard = {q: sum(v for k, v in files.items() if k.endswith(".bin")) for q, files in sizes.items()}
+    assert shard["uint8"] < shard["float16"] < shard["none"]
+
+
+def test_runner_matches_reference_and_times_in_node(tiny_exports, tiny_bert: Path) -> None:
+    from edgebert.modelio import load_model
+    from edgebert.parity import compare, encode, torch_reference
+
+    report = tiny_exports.get("none")
+    runner = tfjs.TFJSExporter().load_runner(report.out_dir, report.manifest)
+    loaded = load_model(tiny_bert)
+    inputs = encode(loaded.tokenizer, ["hello world", "the quick brown fox"], SEQ_LEN, pad_to_seq_len=True)
+    got = runner.run(inputs)
+    assert got["sentence_embedding"].shape == (2, 32) and got["sentence_embedding"].dtype == np.float32
+    assert got["last_hidden_state"].shape == (2, SEQ_LEN, 32)
+    assert runner.last_backend in ("wasm", "cpu")
+    parity = compare(torch_reference(loaded.embedder, inputs), got, inputs["attention_mask"], 0.9999)
+    assert parity.passed, parity
+
+    one = {k: v[:1] for k, v in inputs.items()}
+    times = runner.time_calls(one, warmup=1, repeats=4)
+    assert len(times) == 4 and all(isinstance(t, float) and t > 0 for t in times)
+    runner.close()
+
+
+def test_runner_rejects_other_sequence_lengths(tiny_exports) -> None:
+    report = tiny_exports.get("none")
+    runner = tfjs.TFJSExporter().load_runner(report.out_dir, report.manifest)
+    short = {name: np.ones((1, SEQ_LEN - 1), dtype=np.int64) for name in BERT.input_names()}
+    with pytest.raises(ValueError, match="static length"):
+        runner.run(short)
+
+
+def test_missing_node_is_a_clear_target_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EDGEBERT_NODE", raising=False)
+    monkeypatch.setattr(tfjs.shutil, "which", lambda name: None)
+    with pytest.raises(TargetUnavailable, match="node"):
+        tfjs.find_node()
+
+
+def test_missing_node_modules_says_to_run_npm_ci(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(tfjs, "JS_DIR", tmp_path)
+    with pytest.raises(TargetUnavailable, match="npm ci --prefix"):
+        tfjs.check_js_packages()
+
+
+def test_conversion_failure_surfaces_stderr_as_target_unavailable(tmp_path: Path) -> None:
+    _toolchain_or_skip()
+    bogus = SimpleNamespace(path=tmp_path / "no-such-model", family=BERT, pooling="mean")
+    with pytest.raises(TargetUnavailable, match="conversion failed") as info:
+        tfjs.TFJSExporter().convert(bogus, tmp_path / "out", ExportOptions(seq_len=8))
+    assert "no-such-model" in str(info.value) or "Error" in str(info.value)
+
+
+def test_tail_drops_tensorflow_startup_noise() -> None:
+    text = "E0000 00:00 cuda_dnn.cc] noise\nTraceback (most recent call last):\nOSError: boom\n"
+    assert tfjs._tail(text) == "Traceback (most recent call last):\nOSError: boom"
+
+
+# --- integration: the packaged all-MiniLM-L6-v2 teacher at the default length -------------------------------------
+
+
+@pytest.fixture
+def integration_only(request: pytest.FixtureRequest) -> None:
+    """The teacher exports take minutes each: run them only when asked for with `-m integration`."""
+    if "integration" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("integration test: run with -m integration")
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("quantize", QUANTIZATIONS)
+def test_teacher_export_passes_default_parity(integration_only, packaged_teacher: Path, tmp_path: Path, quantize: str) -> None:
+    from edgebert.export import export
+    from edgebert.parity import default_min_cosine
+
+    _toolchain_or_skip()
+    report = export("tfjs", model=None, out=tmp_path / f"teacher-{quantize}", quantize=quantize, quiet=True)
+    parity = report.manifest["parity"]
+    assert parity["threshold"] == default_min_cosine(quantize)
+    assert parity["passed"] is True, parity
+    assert len(report.manifest["target_details"]["weight_shards"]) == 1
+    assert report.manifest["inputs"][0]["shape"] == [1, 128]

@@ -1,0 +1,128 @@
+"""TFLite target: litert-torch conversion, int8/fp16 recipes, the signature contract and the runner."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("litert_torch")
+pytest.importorskip("ai_edge_litert")
+
+from edgebert.errors import TargetUnavailable  # noqa: E402
+from edgebert.export import export  # noqa: E402
+from edgebert.parity import PARITY_SENTENCES, encode  # noqa: E402
+from export_targets.tflite import MODEL_FILE, SIGNATURE, TFLiteExporter  # noqa: E402
+
+SEQ_LEN = 32
+INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
+OUTPUTS = ["last_hidden_state", "sentence_embedding"]
+
+
+@pytest.fixture(scope="module")
+def tiny_exports(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One export of the tiny BERT per quantization, shared by this module's tests."""
+    base = tmp_path_factory.mktemp("tflite")
+    return {
+        q: export("tflite", model=tiny_bert, out=base / f"tiny-{q}", quantize=q, seq_len=SEQ_LEN, quiet=True)
+        for q in ("none", "int8", "fp16")
+    }
+
+
+@pytest.mark.parametrize("quantize", ["none", "int8", "fp16"])
+def test_export_writes_a_verified_model(tiny_exports: dict, quantize: str) -> None:
+    report = tiny_exports[quantize]
+    manifest = report.manifest
+    assert (report.out_dir / MODEL_FILE).is_file()
+    assert manifest["target"] == "tflite" and manifest["quantization"] == quantize
+    assert manifest["static_shape"] is True
+    assert [i["name"] for i in manifest["inputs"]] == INPUTS
+    assert all(i["dtype"] == "int32" and i["shape"] == [1, SEQ_LEN] for i in manifest["inputs"])
+    assert manifest["files"] == {MODEL_FILE: (report.out_dir / MODEL_FILE).stat().st_size}
+    assert manifest["parity"]["passed"] is True
+    assert manifest["parity"]["min_cosine"] >= manifest["parity"]["threshold"]
+    assert manifest["target_details"]["signature"] == SIGNATURE
+    assert manifest["target_details"]["converter"] == "litert_torch"
+    assert (report.out_dir / "tokenizer.json").exists() or (report.out_dir / "vocab.txt").exists()
+
+
+@pytest.mark.parametrize("quantize", ["none", "int8", "fp16"])
+def test_signature_contract(tiny_exports: dict, quantize: str) -> None:
+    from ai_edge_litert.interpreter import Interpreter
+
+    interpreter = Interpreter(model_path=str(tiny_exports[quantize].out_dir / MODEL_FILE))
+    signatures = interpreter.get_signature_list()
+    assert list(signatures) == [SIGNATURE]
+    assert sorted(signatures[SIGNATURE]["inputs"]) == sorted(INPUTS)
+    assert sorted(signatures[SIGNATURE]["outputs"]) == OUTPUTS
+    details = interpreter.get_signature_runner(SIGNATURE).get_input_details()
+    for d in details.values():
+        assert d["dtype"] == np.int32 and list(d["shape"]) == [1, SEQ_LEN]
+
+
+def test_quantized_weights_and_sizes(tiny_exports: dict) -> None:
+    sizes = {q: r.manifest["model_bytes"] for q, r in tiny_exports.items()}
+    assert sizes["int8"] < sizes["fp16"] < sizes["none"]
+    dtypes = {q: r.manifest["target_details"]["weight_dtypes"] for q, r in tiny_exports.items()}
+    assert dtypes["none"]["FULLY_CONNECTED"] == {"float32": 12}
+    # Embedding tables are quantized too, not only the dense layers.
+    assert set(dtypes["int8"]["EMBEDDING_LOOKUP"]) == {"int8"}
+    assert set(dtypes["int8"]["FULLY_CONNECTED"]) == {"int8"}
+    assert set(dtypes["fp16"]["EMBEDDING_LOOKUP"]) == {"float16"}
+    assert set(dtypes["fp16"]["FULLY_CONNECTED"]) == {"float16"}
+
+
+def test_runner_batches_and_pads_short_inputs(tiny_exports: dict, tiny_bert: Path) -> None:
+    from edgebert.modelio import load_model
+    from edgebert.parity import check_parity
+
+    report = tiny_exports["none"]
+    loaded = load_model(tiny_bert)
+    runner = TFLiteExporter().load_runner(report.out_dir, report.manifest, threads=1)
+    try:
+        short = encode(loaded.tokenizer, PARITY_SENTENCES[:3], SEQ_LEN, pad_to_seq_len=False)
+        length = short["input_ids"].shape[1]
+        assert length < SEQ_LEN
+        out = runner.run(short)
+        assert out["sentence_embedding"].shape == (3, 32) and out["sentence_embedding"].dtype == np.float32
+        assert out["last_hidden_state"].shape == (3, length, 32)
+        assert check_parity(runner.run, loaded.embedder, short, 0.9999).passed
+        too_long = {k: np.zeros((1, SEQ_LEN + 1), dtype=np.int64) for k in INPUTS}
+        with pytest.raises(ValueError, match="exactly"):
+            runner.run(too_long)
+    finally:
+        runner.close()
+
+
+def test_missing_toolchain_is_reported_with_a_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "litert_torch" else real(name, *a)
+    )
+    with pytest.raises(TargetUnavailable, match=r"litert-torch.*edgebert\[tflite\]"):
+        TFLiteExporter().check_available()
+
+
+def test_quantize_offers_int8_and_fp16_only(tiny_bert: Path, tmp_path: Path) -> None:
+    from edgebert.errors import UserError
+
+    assert TFLiteExporter.quantizations == ("int8", "fp16")
+    with pytest.raises(UserError, match="not offered"):
+        export("tflite", model=tiny_bert, out=tmp_path / "x", quantize="int4", seq_len=SEQ_LEN, quiet=True)
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("quantize", "min_cosine"), [("none", 0.9999), ("fp16", 0.9999), ("int8", 0.99)])
+def test_teacher_export_parity(packaged_teacher: Path, tmp_path: Path, quantize: str, min_cosine: float) -> None:
+    report = export("tflite", model=None, out=tmp_path / f"teacher-{quantize}", quantize=quantize, quiet=True)
+    parity = report.manifest["parity"]
+    assert parity["passed"] is True
+    assert parity["threshold"] == min_cosine
+    assert parity["min_cosine"] >= min_cosine
+    assert report.manifest["inputs"][0]["shape"] == [1, 128]
+    if quantize == "int8":
+        assert report.manifest["model_bytes"] < 30_000_000
+        assert set(report.manifest["target_details"]["weight_dtypes"]["EMBEDDING_LOOKUP"]) == {"int8"}
