@@ -162,11 +162,15 @@ def tokenize_corpus(texts: Sequence[str], tokenizer: Any, seq_len: int, packing:
     return TokenizedCorpus(sequences, masks)
 
 
-def mlm_collator(tokenizer: Any, mlm_probability: float = 0.15, pad_to_multiple_of: int | None = 8) -> Any:
-    """Dynamic masking (new masks every time a batch is drawn): 15 % of tokens, 80/10/10 mask/random/keep."""
+def mlm_collator(tokenizer: Any, mlm_probability: float = 0.15, pad_to_multiple_of: int | None = 8, seed: int | None = None) -> Any:
+    """Dynamic masking (new masks every time a batch is drawn): 15 % of tokens, 80/10/10 mask/random/keep.
+
+    With `seed`, masks come from the collator's own generator instead of torch's global RNG; the trainer
+    re-seeds it from (seed, global step) before every step (`MaskSeedCallback`), so a resumed run draws the
+    same masks as an uninterrupted one.
+    """
     from transformers import DataCollatorForLanguageModeling
 
-    # No `seed`: masks come from torch's global RNG, which Trainer checkpoints and restores on resume.
     return DataCollatorForLanguageModeling(
         tokenizer=tokenizer,
         mlm=True,
@@ -174,6 +178,7 @@ def mlm_collator(tokenizer: Any, mlm_probability: float = 0.15, pad_to_multiple_
         mask_replace_prob=0.8,
         random_replace_prob=0.1,
         pad_to_multiple_of=pad_to_multiple_of,
+        seed=seed,
     )
 
 

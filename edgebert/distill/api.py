@@ -226,11 +226,11 @@ def distill(
         torch.set_num_threads(threads)
     from edgebert.distill.student import build_student, make_projections
     from edgebert.distill.teacher import HeadFitConfig, prepare_teacher, weights_fingerprint
-    from edgebert.distill.trainer import DistillationModel, DistillationTrainer
+    from edgebert.distill.trainer import DistillationModel, DistillationTrainer, MaskSeedCallback
     from edgebert.evaluate import sts_spearman
     from edgebert.pooling import pooling_from_sentence_transformers
 
-    collator = mlm_collator(tokenizer, mlm_probability)
+    collator = mlm_collator(tokenizer, mlm_probability, seed=seed)
     head_cfg = HeadFitConfig(steps=head_steps, batch_size=head_batch_size, lr=head_lr, seed=seed)
     log(f"teacher {teacher_dir} ({family.name}, {shape.teacher_layers} layers × {shape.teacher_hidden}); corpus: {len(texts)} passages → {len(dataset)} sequences")
     teacher_mlm, head_info = prepare_teacher(
@@ -272,7 +272,7 @@ def distill(
         sts=sts,
         sts_tokenizer=tokenizer,
         pooling=pooling,
-        callbacks=callbacks,
+        callbacks=[MaskSeedCallback(collator, seed), *(callbacks or [])],
     )
     log(f"training {steps} steps × batch {batch_size}×{grad_accum} (seq ≤ {seq_len}); checkpoints every {args.save_steps} steps in {checkpoint_dir}")
     result = trainer.train(resume_from_checkpoint=resume_from)

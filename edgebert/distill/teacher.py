@@ -9,12 +9,14 @@ held-out passages is recorded in the student's manifest.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -117,10 +119,21 @@ def masked_logits(model: Any, family: Family, batch: dict[str, torch.Tensor], gr
     return logits, labels[selected]
 
 
+@contextlib.contextmanager
+def _seeded(collator: Any, seed: int) -> Iterator[None]:
+    """Masks from a fresh generator seeded with `seed`; the collator's own generator is restored afterwards."""
+    previous = getattr(collator, "generator", None)
+    collator.generator = torch.Generator().manual_seed(seed)
+    try:
+        yield
+    finally:
+        collator.generator = previous
+
+
 def mlm_accuracy(model: Any, family: Family, sequences: Any, collator: Any, batch_size: int = 32, seed: int = 1234) -> dict[str, float]:
     """Masked-token accuracy and loss on `sequences` with fixed masks (seeded, global RNG left untouched)."""
     correct, total, loss_sum = 0, 0, 0.0
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), _seeded(collator, seed):
         torch.manual_seed(seed)
         for start in range(0, len(sequences), batch_size):
             batch = collator([sequences[i] for i in range(start, min(start + batch_size, len(sequences)))])
@@ -146,7 +159,7 @@ def fit_mlm_head(model: Any, family: Family, train: Any, heldout: Any, collator:
     generator = torch.Generator().manual_seed(cfg.seed)
     started = time.perf_counter()
     losses = []
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), _seeded(collator, cfg.seed + 1):
         torch.manual_seed(cfg.seed)
         model.train(False)
         for step in range(cfg.steps):

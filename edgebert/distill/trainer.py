@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 from torch import nn
-from transformers import Trainer
+from transformers import Trainer, TrainerCallback
 
 from edgebert.distill.losses import (
     IGNORE_INDEX,
@@ -100,6 +100,28 @@ class DistillationModel(nn.Module):
             hidden.append(self.projections[i](h) if self.projections is not None else h)
         result["hidden"] = hidden
         return result
+
+
+class MaskSeedCallback(TrainerCallback):
+    """Seed the MLM collator's generator from (seed, rank, global step) before each step's batches are drawn.
+
+    Trainer draws a step's batches before it restores the RNG state of a checkpoint, so masks drawn from the
+    global RNG would differ after --resume; keyed on the step they are the same as in an uninterrupted run.
+    """
+
+    def __init__(self, collator: Any, seed: int) -> None:
+        self.collator = collator
+        self.seed = seed
+
+    def _reseed(self, args: Any, step: int) -> None:
+        key = (self.seed * 1_000_003 + int(getattr(args, "process_index", 0))) * 1_000_003 + step
+        self.collator.generator = torch.Generator().manual_seed(key % (2**63 - 1))
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._reseed(args, state.global_step)
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._reseed(args, state.global_step)
 
 
 class DistillationTrainer(Trainer):
