@@ -31,6 +31,20 @@ class Family:
     # with "/" separators. Quantization recipes keep it in float (see edgebert/compress/onnx_quantize.py).
     ffn_output_module: str = "output.dense"
     attention_output_module: str = "attention.output.dense"
+    # Structured pruning (edgebert/compress/prune.py), module paths inside one layer:
+    # the self-attention module whose first output is the per-head context [batch, seq, heads * head_dim]
+    # (heads concatenated in order, before the output projection) ...
+    attention_context_module: str = "attention.self"
+    # ... and the FFN module whose output is the post-activation hidden [batch, seq, intermediate] together with
+    # the FFN input (up) projection whose output rows are the neurons (the down projection is ffn_output_module).
+    ffn_activation_module: str = "intermediate"
+    ffn_input_module: str = "intermediate.dense"
+    # The TensorFlow mirror (tf_model_class), whose layers ignore config.pruned_heads: attribute path from the TF
+    # model to its layer list, and inside one layer the self-attention (query/key/value Dense layers) and its
+    # output block (whose `dense` takes the concatenated heads). Used by `edgebert.compress.prune.tf_model_from_pt`.
+    tf_layers_path: tuple[str, ...] = ("bert", "encoder", "layer")
+    tf_attention_context_module: str = "attention.self_attention"
+    tf_attention_output_module: str = "attention.dense_output"
     # Distillation: attribute of the masked-LM class that holds the base model, and the state-dict prefix of its
     # MLM head (whose decoder is tied to the word embeddings).
     mlm_base_attr: str = "bert"

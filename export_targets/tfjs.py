@@ -30,6 +30,12 @@ JS_PACKAGES = ("@tensorflow/tfjs", "@tensorflow/tfjs-backend-wasm")
 NPM_HINT = f"npm ci --prefix {JS_DIR}"
 TFJS_VERSION = "4.22.0"
 CONVERT_TIMEOUT_S = 3600
+QUANTIZATION_RECIPES = {
+    "none": "float32 weights",
+    "uint8": "tfjs per-tensor affine uint8 weights, except the FFN down-projection kernels "
+    "(layer_._N/output/dense) kept float16: per-tensor uint8 cannot hold their outliers",
+    "float16": "float16 weights (--quantize_float16 '*')",
+}
 STDERR_TAIL_LINES = 15
 
 
@@ -44,7 +50,9 @@ def find_node() -> str:
     """The `node` executable (EDGEBERT_NODE overrides PATH), or TargetUnavailable."""
     node = os.environ.get("EDGEBERT_NODE") or shutil.which("node")
     if not node:
-        raise TargetUnavailable("the tfjs target runs its exports in Node.js, but `node` is not on PATH; install Node 18+")
+        raise TargetUnavailable(
+            "the tfjs target runs its exports in Node.js, but `node` is not on PATH; install Node 18+"
+        )
     return node
 
 
@@ -82,7 +90,8 @@ class TFJSRunner(Runner):
             array = np.asarray(inputs[name])
             if array.ndim != 2 or array.shape[1] != self.seq_len:
                 raise ValueError(
-                    f"the tfjs export takes {name} of shape [batch, {self.seq_len}] (static length), got {array.shape}; "
+                    f"the tfjs export takes {name} of shape [batch, {self.seq_len}] (static length), "
+                    f"got {array.shape}; "
                     f"pad to {self.seq_len} tokens"
                 )
             rows[name] = array.astype(np.int32).tolist()
@@ -123,7 +132,9 @@ class TFJSExporter(Exporter):
     def check_available(self) -> None:
         for module in ("tensorflow", "tensorflowjs"):
             if importlib.util.find_spec(module) is None:
-                raise TargetUnavailable(f"the tfjs target needs the '{module}' package; run pip install 'edgebert[tfjs]'")
+                raise TargetUnavailable(
+                    f"the tfjs target needs the '{module}' package; run pip install 'edgebert[tfjs]'"
+                )
         find_node()
         check_js_packages()
 
@@ -142,6 +153,7 @@ class TFJSExporter(Exporter):
                 "--pooling", model.pooling,
                 "--input-names", ",".join(input_names),
                 "--quantize", options.quantize,
+                "--uint8-keep-float16", getattr(model.family, "ffn_output_module", "output.dense").replace(".", "/"),
                 "--out-dir", str(Path(work_dir).resolve()),
                 "--result", str(result_file),
             ]  # fmt: skip
@@ -174,9 +186,7 @@ class TFJSExporter(Exporter):
             "signature": signature,
             "output_nodes": signature["outputs"],
             "input_nodes": signature["inputs"],
-            "quantization_flag": {"none": None, "uint8": "--quantize_uint8 '*'", "float16": "--quantize_float16 '*'"}[
-                options.quantize
-            ],
+            "quantization_recipe": QUANTIZATION_RECIPES[options.quantize],
             "runtime": f"@tensorflow/tfjs {TFJS_VERSION} (wasm backend in Node for verification)",
             "react_native": _bundle_resource_line(shards),
             **info,

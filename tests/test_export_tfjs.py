@@ -18,11 +18,9 @@ SEQ_LEN = 32
 QUANTIZATIONS = ("none", "uint8", "float16")
 
 
-def _toolchain_or_skip() -> None:
-    try:
-        tfjs.TFJSExporter().check_available()
-    except TargetUnavailable as exc:
-        pytest.skip(f"tfjs toolchain unavailable: {exc}")
+def _require_toolchain() -> None:
+    """The toolchain is part of the project install (./install.sh): a missing one fails, it is not skipped."""
+    tfjs.TFJSExporter().check_available()
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +28,7 @@ def tiny_exports(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> d
     """tiny_bert exported once per quantization (lazily), shared by this module's tests."""
     from edgebert.export import export
 
-    _toolchain_or_skip()
+    _require_toolchain()
     root = tmp_path_factory.mktemp("tfjs")
     cache: dict = {}
 
@@ -77,6 +75,40 @@ def test_graph_inputs_and_output_nodes_are_recorded(tiny_exports, quantize: str)
         assert [int(d["size"]) for d in node["attr"]["shape"]["shape"]["dim"]] == [1, SEQ_LEN]
     ops = {n["op"] for n in model_json["modelTopology"]["node"]}
     assert "Erfc" not in ops and not any(op.startswith("_Mkl") for op in ops)
+
+
+def test_uint8_keeps_ffn_down_projection_in_float16(tiny_exports) -> None:
+    report = tiny_exports.get("uint8")
+    model_json = json.loads((report.out_dir / "model.json").read_text())
+    stored = {
+        w["name"]: (w.get("quantization") or {}).get("dtype", w["dtype"])
+        for group in model_json["weightsManifest"]
+        for w in group["weights"]
+    }
+    kernels = {n: d for n, d in stored.items() if n.endswith("dense/Tensordot/ReadVariableOp")}
+    ffn_down = {n: d for n, d in kernels.items() if "/output/dense/" in n and "/attention/" not in n}
+    assert len(ffn_down) == 2 and set(ffn_down.values()) == {"float16"}  # one per layer of tiny_bert
+    assert {d for n, d in kernels.items() if n not in ffn_down} == {"uint8"}
+    details = report.manifest["target_details"]
+    assert details["weight_dtypes"].get("uint8", 0) > 0 and "float32" not in details["weight_dtypes"]
+    assert tiny_exports.get("float16").manifest["target_details"]["weight_dtypes"].get("uint8") is None
+
+
+def test_quantize_flags_patterns_skip_attention_output() -> None:
+    import fnmatch
+
+    from export_targets.tfjs_convert import quantize_flags
+
+    assert quantize_flags("none") == []
+    assert quantize_flags("float16") == ["--quantize_float16", "*"]
+    assert quantize_flags("uint8", "") == ["--quantize_uint8", "*"]
+    flags = quantize_flags("uint8", "output/dense")
+    assert flags[-1] == "--quantize_uint8"  # bare: the fallthrough for everything else
+    patterns = flags[1].split(",")
+    base = "StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._{}/{}/Tensordot/ReadVariableOp"
+    hits = lambda name: any(fnmatch.fnmatch(name, p) for p in patterns)  # noqa: E731
+    assert hits(base.format(3, "output/dense")) and hits(base.format(11, "output/dense"))
+    assert not hits(base.format(3, "attention/output/dense")) and not hits(base.format(3, "intermediate/dense"))
 
 
 def test_quantized_weights_are_smaller(tiny_exports) -> None:
@@ -128,7 +160,7 @@ def test_missing_node_modules_says_to_run_npm_ci(monkeypatch: pytest.MonkeyPatch
 
 
 def test_conversion_failure_surfaces_stderr_as_target_unavailable(tmp_path: Path) -> None:
-    _toolchain_or_skip()
+    _require_toolchain()
     bogus = SimpleNamespace(path=tmp_path / "no-such-model", family=BERT, pooling="mean")
     with pytest.raises(TargetUnavailable, match="conversion failed") as info:
         tfjs.TFJSExporter().convert(bogus, tmp_path / "out", ExportOptions(seq_len=8))
@@ -143,20 +175,15 @@ def test_tail_drops_tensorflow_startup_noise() -> None:
 # --- integration: the packaged all-MiniLM-L6-v2 teacher at the default length -------------------------------------
 
 
-@pytest.fixture
-def integration_only(request: pytest.FixtureRequest) -> None:
-    """The teacher exports take minutes each: run them only when asked for with `-m integration`."""
-    if "integration" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("integration test: run with -m integration")
-
-
 @pytest.mark.integration
 @pytest.mark.parametrize("quantize", QUANTIZATIONS)
-def test_teacher_export_passes_default_parity(integration_only, packaged_teacher: Path, tmp_path: Path, quantize: str) -> None:
+def test_teacher_export_passes_default_parity(
+    packaged_teacher: Path, tmp_path: Path, quantize: str
+) -> None:
     from edgebert.export import export
     from edgebert.parity import default_min_cosine
 
-    _toolchain_or_skip()
+    _require_toolchain()
     report = export("tfjs", model=None, out=tmp_path / f"teacher-{quantize}", quantize=quantize, quiet=True)
     parity = report.manifest["parity"]
     assert parity["threshold"] == default_min_cosine(quantize)
