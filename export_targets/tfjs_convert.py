@@ -19,7 +19,8 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+
+from export_targets.tf_savedmodel import build_saved_model
 
 ENV = {
     "USE_TF": "1",  # transformers 4.57 exposes TFBertModel only when TF is allowed
@@ -54,63 +55,6 @@ def quantize_flags(quantize: str, uint8_keep: str = DEFAULT_UINT8_KEEP) -> list[
 
 
 OUTPUT_KEYS = ("sentence_embedding", "last_hidden_state")
-
-
-def _use_erf_gelu() -> str:
-    """Make transformers' TF "gelu" the explicit erf formula instead of Keras' exact GELU (which uses Erfc).
-
-    Both compute x * Phi(x) exactly; tfjs has an Erf kernel but no Erfc, so the converter rejects the Keras form.
-    """
-    from transformers import activations_tf
-
-    activations_tf.ACT2FN["gelu"] = activations_tf._gelu
-    return "erf"
-
-
-def build_saved_model(model_dir: Path, seq_len: int, pooling: str, input_names: list[str], saved_dir: Path) -> dict:
-    """Write a SavedModel whose serving signature maps int32 [1, seq_len] inputs to the two named outputs."""
-    import tensorflow as tf
-    import transformers
-
-    gelu = _use_erf_gelu()
-    tf_class = getattr(transformers, os.environ.get("EDGEBERT_TF_CLASS", "TFBertModel"))
-    encoder = tf_class.from_pretrained(str(model_dir), from_pt=True)
-    config = encoder.config
-    if getattr(config, "hidden_act", "gelu") not in ("gelu", "gelu_new", "relu", "gelu_fast", "quick_gelu"):
-        raise SystemExit(f"unsupported hidden_act {config.hidden_act!r} for the TF.js path")
-
-    specs = [tf.TensorSpec([1, seq_len], tf.int32, name=name) for name in input_names]
-
-    def pool(hidden: Any, mask: Any) -> Any:
-        if pooling == "cls":
-            return hidden[:, 0]
-        m = tf.cast(mask, hidden.dtype)[:, :, None]
-        if pooling == "mean":
-            return tf.reduce_sum(hidden * m, axis=1) / tf.maximum(tf.reduce_sum(m, axis=1), 1e-9)
-        if pooling == "max":
-            return tf.reduce_max(hidden + (1.0 - m) * -1e9, axis=1)
-        raise SystemExit(f"unknown pooling {pooling!r}")
-
-    @tf.function(input_signature=specs)
-    def serve(*tensors: Any) -> dict[str, Any]:
-        feeds = dict(zip(input_names, tensors))
-        hidden = encoder(**feeds, training=False).last_hidden_state
-        pooled = pool(hidden, feeds["attention_mask"])
-        norm = tf.sqrt(tf.reduce_sum(tf.square(pooled), axis=-1, keepdims=True))
-        embedding = pooled / tf.maximum(norm, 1e-12)  # torch.nn.functional.normalize(p=2, eps=1e-12)
-        return {"sentence_embedding": embedding, "last_hidden_state": hidden}
-
-    concrete = serve.get_concrete_function()
-    module = tf.Module()
-    module.encoder = encoder
-    module.serve = serve
-    tf.saved_model.save(module, str(saved_dir), signatures={"serving_default": concrete})
-    return {
-        "tensorflow": tf.__version__,
-        "transformers": transformers.__version__,
-        "tf_model_class": tf_class.__name__,
-        "gelu": gelu if config.hidden_act == "gelu" else config.hidden_act,
-    }
 
 
 def convert_to_tfjs(saved_dir: Path, out_dir: Path, quantize: str, uint8_keep: str) -> list[str]:

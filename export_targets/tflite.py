@@ -228,45 +228,22 @@ def _int32_wrapper(embedder: Any) -> Any:
 
 
 def _tensorflow_fallback(spec: dict[str, Any]) -> None:
-    """Subprocess body of the fallback path: TFBertModel (from_pt) -> tf.function int32 -> TFLiteConverter."""
+    """Subprocess body of the fallback path: TF SavedModel (Keras GELU: TFLite has a GELU builtin, no Erf)
+    -> TFLiteConverter."""
     import tensorflow as tf
-    import transformers
 
-    names = spec["input_names"]
-    seq_len = int(spec["seq_len"])
-    pooling = spec["pooling"]
-    tf_model = getattr(transformers, spec["tf_class"]).from_pretrained(spec["model_dir"], from_pt=True)
-
-    def embed(inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        hidden = tf_model(**inputs, training=False).last_hidden_state
-        mask = tf.cast(inputs["attention_mask"], hidden.dtype)[:, :, None]
-        if pooling == "cls":
-            pooled = hidden[:, 0]
-        elif pooling == "max":
-            pooled = tf.reduce_max(hidden + (1.0 - mask) * -1e9, axis=1)
-        else:
-            pooled = tf.reduce_sum(hidden * mask, axis=1) / tf.maximum(tf.reduce_sum(mask, axis=1), 1e-9)
-        norm = tf.maximum(tf.norm(pooled, axis=-1, keepdims=True), 1e-12)
-        return {"sentence_embedding": pooled / norm, "last_hidden_state": hidden}
-
-    specs = [tf.TensorSpec([1, seq_len], tf.int32, name=n) for n in names]
-    if len(names) == 3:
-
-        @tf.function(input_signature=specs)
-        def serve(input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
-            return embed({"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": token_type_ids})
-
-    else:
-
-        @tf.function(input_signature=specs)
-        def serve(input_ids, attention_mask):  # type: ignore[no-untyped-def]
-            return embed({"input_ids": input_ids, "attention_mask": attention_mask})
+    from export_targets.tf_savedmodel import build_saved_model
 
     with tempfile.TemporaryDirectory(prefix="edgebert-tflite-tf-") as saved:
-        module = tf.Module()
-        module.model = tf_model
-        module.serve = serve
-        tf.saved_model.save(module, saved, signatures={SIGNATURE: serve.get_concrete_function()})
+        build_saved_model(
+            Path(spec["model_dir"]),
+            int(spec["seq_len"]),
+            spec["pooling"],
+            spec["input_names"],
+            Path(saved),
+            erf_gelu=False,
+            tf_class_name=spec["tf_class"],
+        )
         converter = tf.lite.TFLiteConverter.from_saved_model(saved, signature_keys=[SIGNATURE])
         Path(spec["out"]).write_bytes(converter.convert())
 

@@ -126,3 +126,11 @@ def test_teacher_export_parity(packaged_teacher: Path, tmp_path: Path, quantize:
     if quantize == "int8":
         assert report.manifest["model_bytes"] < 30_000_000
         assert set(report.manifest["target_details"]["weight_dtypes"]["EMBEDDING_LOOKUP"]) == {"int8"}
+
+
+def test_tensorflow_fallback_path_verifies(tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TFBertModel -> SavedModel -> TFLiteConverter path, forced, passes the same parity check."""
+    monkeypatch.setenv("EDGEBERT_TFLITE_CONVERTER", "tensorflow")
+    report = export("tflite", model=tiny_bert, out=tmp_path / "tf", seq_len=32, quiet=True)
+    assert report.manifest["target_details"]["converter"].startswith("tensorflow")
+    assert report.parity["passed"], report.parity
