@@ -44,10 +44,13 @@ def print_export_summary(report: ExportReport, console: Console | None = None) -
     console.print(f"model bytes: {human_bytes(m['model_bytes'])}; inputs: {inputs}; wall time {m['wall_time_s']} s")
     console.print(f"written to: {report.out_dir}")
     if m["target"] == "tfjs":
-        console.print("React Native (tfjs-react-native bundleResourceIO):")
-        console.print(f"  const modelJson = require('./{report.out_dir.name}/model.json');")
-        for shard in m["target_details"].get("weight_shards", []):
-            console.print(f"  const modelWeights = [require('./{report.out_dir.name}/{shard}')];")
+        shards = m["target_details"].get("weight_shards", [])
+        base = f"./{report.out_dir.name}"
+        weights = ", ".join(f"require('{base}/{s}')" for s in shards)
+        console.print("React Native (@tensorflow/tfjs-react-native), in the app's bundle:")
+        console.print(f"  const modelJson = require('{base}/model.json');")
+        console.print(f"  const modelWeights = {weights if len(shards) == 1 else '[' + weights + ']'};")
         console.print("  const model = await tf.loadGraphModel(bundleResourceIO(modelJson, modelWeights));")
+        console.print("  (add 'bin' to metro.config.js resolver.assetExts so the shard is bundled)")
     else:
         console.print("load: " + LOAD_HINTS[m["target"]].format(dir=report.out_dir, inputs=inputs))
