@@ -22,7 +22,7 @@ def human_bytes(n: int) -> str:
 
 
 def print_export_summary(report: ExportReport, console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or Console(soft_wrap=True)
     m = report.manifest
     table = Table(title=f"edgebert export: {m['name']} → {m['target']} ({m['quantization']})", show_header=True)
     table.add_column("file")

@@ -1,0 +1,95 @@
+/**
+ * Query latency of an export with the shared core: Node (wasm backend) and/or headless Chromium (the web page).
+ *   node --import tsx scripts/bench.ts [--model-dir DIR] [--runs 20] [--node] [--browser] [--isolate]
+ * DIR defaults to assets/model. In Chromium the page loads DIR through the test server's /ext/ mount.
+ * "Query latency" = tokenise + one execute of the [1, seq_len] graph + read back (what search() waits for).
+ */
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+import { chromium } from 'playwright-core';
+
+import { MODEL_DIR, loadEmbedder, readManifest, useBackend } from '../src/node';
+import { startServer } from './serve-web.mjs';
+
+const QUERIES = [
+  'how do I fix a flat tyre?',
+  'my sourdough starter smells odd',
+  'tips for sleeping better when travelling across time zones',
+  'what is an index fund',
+  'keep the cat healthy',
+];
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
+function summary(ms: number[], digits = 0): string {
+  const s = [...ms].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))].toFixed(digits);
+  return `median ${q(0.5)} ms, p90 ${q(0.9)} ms, min ${s[0].toFixed(digits)} ms (n=${s.length})`;
+}
+
+async function benchNode(modelDir: string, runs: number): Promise<void> {
+  const backend = await useBackend('wasm');
+  const t0 = performance.now();
+  const embedder = await loadEmbedder(modelDir);
+  const loadMs = performance.now() - t0;
+  await embedder.embed(['warm-up', 'second warm-up']);
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    await embedder.embed([QUERIES[i % QUERIES.length]]);
+    ms.push(embedder.lastEmbedMs);
+  }
+  const tok: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const s = performance.now();
+    embedder.tokenizer.encode(QUERIES[i % QUERIES.length]);
+    tok.push(performance.now() - s);
+  }
+  console.log(`node ${process.version} ${backend}: load ${(loadMs / 1000).toFixed(1)} s; query ${summary(ms)}; of which tokenise ${summary(tok, 2)}`);
+  embedder.dispose();
+}
+
+async function benchBrowser(modelDir: string, runs: number, isolate: boolean): Promise<void> {
+  const server = await startServer({ port: 0, isolate, ext: modelDir });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}web/dist/index.html?model=/ext/`);
+    await page.waitForFunction(() => window.edgebertDemo?.ready || window.edgebertDemo?.error, null, { timeout: 600_000 });
+    const state = await page.evaluate(() => window.edgebertDemo);
+    if (state.error) throw new Error(state.error);
+    for (let i = 0; i < runs + 2; i++) {
+      await page.fill('#query', QUERIES[i % QUERIES.length]);
+      await page.click('#search');
+      await page.waitForFunction((n) => window.edgebertDemo.queryMs.length === n, i + 1, { timeout: 60_000 });
+    }
+    const { queryMs, backend, loadMs } = await page.evaluate(() => window.edgebertDemo);
+    const version = browser.version();
+    const threads = isolate ? 'cross-origin isolated (threaded wasm)' : 'not isolated';
+    console.log(`chromium ${version} ${backend}, ${threads}: load ${(loadMs / 1000).toFixed(1)} s; query ${summary(queryMs.slice(2))}`);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const modelDir = path.resolve(arg('--model-dir') ?? MODEL_DIR);
+  const runs = Number(arg('--runs') ?? 20);
+  const both = !process.argv.includes('--node') && !process.argv.includes('--browser');
+  const m = readManifest(modelDir);
+  console.log(`${m.name}: ${m.model.layers} layers, hidden ${m.model.hidden_size}, ${m.quantization}, seq_len ${m.seq_len}`);
+  if (both || process.argv.includes('--node')) await benchNode(modelDir, runs);
+  if (both || process.argv.includes('--browser')) await benchBrowser(modelDir, runs, process.argv.includes('--isolate'));
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.stack : err);
+  process.exit(1);
+});

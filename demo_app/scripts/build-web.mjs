@@ -1,0 +1,34 @@
+// Bundle the web page (web/main.ts + the shared core + TF.js wasm backend) into web/dist/ with esbuild.
+//   node scripts/build-web.mjs        (run by scripts/prepare.sh; serve with `npm run web`)
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+import * as esbuild from 'esbuild';
+
+const appDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const outDir = path.join(appDir, 'web', 'dist');
+const require = createRequire(import.meta.url);
+
+fs.rmSync(outDir, { recursive: true, force: true });
+fs.mkdirSync(outDir, { recursive: true });
+const result = await esbuild.build({
+  entryPoints: [path.join(appDir, 'web', 'main.ts')],
+  outfile: path.join(outDir, 'main.js'),
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: ['es2020'],
+  minify: true,
+  sourcemap: true,
+  metafile: true,
+  logLevel: 'warning',
+});
+fs.copyFileSync(path.join(appDir, 'web', 'index.html'), path.join(outDir, 'index.html'));
+const wasmDir = path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm'));
+for (const f of fs.readdirSync(wasmDir).filter((f) => f.endsWith('.wasm'))) {
+  fs.copyFileSync(path.join(wasmDir, f), path.join(outDir, f));
+}
+const bytes = Object.values(result.metafile.outputs).reduce((s, o) => s + o.bytes, 0);
+console.error(`build-web: ${path.relative(appDir, outDir)}/ (main.js + sourcemap ${(bytes / 1e6).toFixed(1)} MB, wasm files)`);

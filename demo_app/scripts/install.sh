@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install what the demo app and its tests need:
+#   - its npm packages, exactly as locked (npm ci: Expo/React Native, TF.js, tokenizers, esbuild, playwright-core);
+#   - Debian's Chromium for the browser test (apt-get, only when missing and running as root; playwright's own
+#     browser download is not used). CHROMIUM=/path/to/chromium points the test at another build.
+# Idempotent: npm ci runs only when node_modules does not match package-lock.json.
+# Called from the repository's install.sh; then `demo_app/scripts/prepare.sh` puts a model into the app.
+set -euo pipefail
+APP_DIR="$(cd "$(dirname "$0")/.." && pwd)"
+
+if ! command -v npm >/dev/null; then
+  echo "demo_app/scripts/install.sh: npm not found; install Node.js 20+" >&2
+  exit 1
+fi
+# npm ci writes node_modules/.package-lock.json; reinstall when the lock file is newer or packages are missing.
+if [ ! -f "$APP_DIR/node_modules/.package-lock.json" ] \
+  || [ "$APP_DIR/package-lock.json" -nt "$APP_DIR/node_modules/.package-lock.json" ]; then
+  npm ci --prefix "$APP_DIR" --no-audit --no-fund --loglevel=error
+fi
+
+CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
+if [ ! -x "$CHROMIUM" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "demo_app/scripts/install.sh: Chromium not found at $CHROMIUM and not root: run" \
+      "'sudo apt-get install -y chromium' (the browser test needs it)" >&2
+    exit 1
+  fi
+fi
+echo "demo_app: npm packages and Chromium ($("$CHROMIUM" --version 2>/dev/null || echo "$CHROMIUM")) installed" >&2

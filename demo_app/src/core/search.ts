@@ -1,0 +1,81 @@
+/** Cosine ranking of notes against a query embedding, and `search(query, k)` on top of an Embedder. */
+import type { Embedder } from './model';
+import type { Note, NoteEmbeddings, SearchHit } from './types';
+
+/** The text embedded for a note (the precompute script and the tests use this same function). */
+export function noteText(note: Note): string {
+  return `${note.title}. ${note.text}`;
+}
+
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new Error(`cannot compare vectors of length ${a.length} and ${b.length}`);
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/** The k best (highest cosine) of `vectors` for `query`, as [index, score], best first. */
+export function topK(query: ArrayLike<number>, vectors: ArrayLike<number>[], k: number): [number, number][] {
+  const scored = vectors.map((v, i) => [i, cosine(query, v)] as [number, number]);
+  scored.sort((x, y) => y[1] - x[1] || x[0] - y[0]);
+  return scored.slice(0, Math.max(0, k));
+}
+
+export interface SearchResult {
+  hits: SearchHit[];
+  /** Query embedding time (tokenise + model), milliseconds. */
+  embedMs: number;
+  /** Ranking time, milliseconds. */
+  rankMs: number;
+}
+
+const now = (): number => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+
+/** Bundled notes + their precomputed embeddings, searched with query embeddings from the same model. */
+export class NoteIndex {
+  private readonly vectors: Float32Array[];
+
+  constructor(
+    readonly embedder: Embedder,
+    readonly notes: Note[],
+    embeddings: NoteEmbeddings,
+  ) {
+    const m = embedder.manifest;
+    if (embeddings.dim !== embedder.dim || embeddings.model.hidden_size !== m.model.hidden_size) {
+      throw new Error(
+        `note embeddings have dimension ${embeddings.dim} but the model outputs ${embedder.dim}; ` +
+          'run scripts/prepare.sh again',
+      );
+    }
+    const byId = new Map(embeddings.ids.map((id, i) => [id, embeddings.embeddings[i]]));
+    this.vectors = notes.map((n) => {
+      const v = byId.get(n.id);
+      if (!v) throw new Error(`note '${n.id}' has no precomputed embedding; run scripts/prepare.sh again`);
+      return Float32Array.from(v);
+    });
+  }
+
+  /** Whether the embeddings were computed by a model other than the loaded one (results would be meaningless). */
+  static mismatch(embedder: Embedder, embeddings: NoteEmbeddings): string | null {
+    const m = embedder.manifest;
+    const e = embeddings.model;
+    if (e.name !== m.name || e.quantization !== m.quantization || e.seq_len !== m.seq_len) {
+      return `note embeddings come from ${e.name}/${e.quantization}/${e.seq_len}, the model is ${m.name}/${m.quantization}/${m.seq_len}`;
+    }
+    return null;
+  }
+
+  async search(query: string, k = 5): Promise<SearchResult> {
+    const q = await this.embedder.embedOne(query);
+    const embedMs = this.embedder.lastEmbedMs;
+    const start = now();
+    const hits = topK(q, this.vectors, k).map(([i, score]) => ({ note: this.notes[i], score }));
+    return { hits, embedMs, rankMs: now() - start };
+  }
+}

@@ -1,0 +1,43 @@
+/** The parts of an edgebert export manifest (`edgebert.json`) that the demo reads. */
+export interface InputSpec {
+  name: string;
+  dtype: string;
+  shape: number[];
+}
+
+export interface ExportManifest {
+  name: string;
+  target: string;
+  quantization: string;
+  seq_len: number;
+  inputs: InputSpec[];
+  outputs: { name: string; shape: number[]; normalized?: boolean }[];
+  model: { family: string; pooling: string; hidden_size: number; layers: number; do_lower_case?: boolean };
+  target_details: {
+    weight_shards: string[];
+    output_nodes: Record<string, string>;
+    input_nodes?: Record<string, string>;
+  };
+  parity?: { min_cosine: number };
+}
+
+/** A note bundled with the app. */
+export interface Note {
+  id: string;
+  title: string;
+  text: string;
+}
+
+/** `assets/note_embeddings.json`, written by scripts/precompute.ts with the same export. */
+export interface NoteEmbeddings {
+  model: { name: string; quantization: string; seq_len: number; hidden_size: number };
+  dim: number;
+  /** The text that was embedded for each note: `${title}. ${text}` (see noteText()). */
+  ids: string[];
+  embeddings: number[][];
+}
+
+export interface SearchHit {
+  note: Note;
+  score: number;
+}

@@ -1,0 +1,96 @@
+/**
+ * Node-only helpers around the shared core: a file IOHandler for the export directory, the wasm backend, and
+ * loaders for the bundled assets. Used by the precompute script, the benchmarks and the Node tests.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-cpu';
+import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+
+import { Embedder } from '../core/model';
+import type { ExportManifest, Note, NoteEmbeddings } from '../core/types';
+
+export const APP_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const ASSETS_DIR = path.join(APP_DIR, 'assets');
+/** Where scripts/prepare.sh puts the export (EDGEBERT_DEMO_MODEL_DIR overrides, e.g. to try another export). */
+export const MODEL_DIR = process.env.EDGEBERT_DEMO_MODEL_DIR
+  ? path.resolve(process.env.EDGEBERT_DEMO_MODEL_DIR)
+  : path.join(ASSETS_DIR, 'model');
+
+const readJson = <T>(file: string): T => JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+
+/** A tf.io.IOHandler that reads model.json and concatenates its weight shards from disk. */
+export function fileIOHandler(modelDir: string): tf.io.IOHandler {
+  return {
+    load: async () => {
+      const modelJson = readJson<tf.io.ModelJSON>(path.join(modelDir, 'model.json'));
+      const weightSpecs: tf.io.WeightsManifestEntry[] = [];
+      const buffers: Buffer[] = [];
+      for (const group of modelJson.weightsManifest) {
+        weightSpecs.push(...group.weights);
+        for (const p of group.paths) buffers.push(fs.readFileSync(path.join(modelDir, p)));
+      }
+      const all = Buffer.concat(buffers);
+      return {
+        modelTopology: modelJson.modelTopology,
+        format: modelJson.format,
+        generatedBy: modelJson.generatedBy,
+        convertedBy: modelJson.convertedBy,
+        signature: modelJson.signature,
+        userDefinedMetadata: modelJson.userDefinedMetadata,
+        modelInitializer: modelJson.modelInitializer,
+        weightSpecs,
+        weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer,
+      };
+    },
+  };
+}
+
+/** Select the wasm backend (its .wasm files read from node_modules); 'cpu' is the slow pure-JS fallback. */
+export async function useBackend(name: 'wasm' | 'cpu' = 'wasm'): Promise<string> {
+  if (name === 'wasm') {
+    const require = createRequire(import.meta.url);
+    const dist = path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm'));
+    setWasmPaths(dist + path.sep);
+  }
+  if (!(await tf.setBackend(name))) throw new Error(`the TF.js ${name} backend failed to initialise`);
+  await tf.ready();
+  return tf.getBackend();
+}
+
+export function modelPresent(modelDir = MODEL_DIR): boolean {
+  return ['model.json', 'edgebert.json', 'tokenizer.json', 'tokenizer_config.json'].every((f) =>
+    fs.existsSync(path.join(modelDir, f)),
+  );
+}
+
+export function readManifest(modelDir = MODEL_DIR): ExportManifest {
+  return readJson<ExportManifest>(path.join(modelDir, 'edgebert.json'));
+}
+
+/** Load the export in `modelDir` with the file IOHandler (call useBackend() first). */
+export async function loadEmbedder(modelDir = MODEL_DIR): Promise<Embedder> {
+  if (!modelPresent(modelDir)) {
+    throw new Error(`no TF.js export in ${modelDir}; run: bash scripts/prepare.sh`);
+  }
+  return Embedder.load({
+    manifest: readManifest(modelDir),
+    tokenizerJson: readJson<object>(path.join(modelDir, 'tokenizer.json')),
+    tokenizerConfig: readJson<object>(path.join(modelDir, 'tokenizer_config.json')),
+    source: fileIOHandler(modelDir),
+  });
+}
+
+export function readNotes(file = path.join(ASSETS_DIR, 'notes.json')): Note[] {
+  return readJson<Note[]>(file);
+}
+
+export function readNoteEmbeddings(file = path.join(ASSETS_DIR, 'note_embeddings.json')): NoteEmbeddings {
+  return readJson<NoteEmbeddings>(file);
+}
+
+export { readJson };

@@ -1,0 +1,32 @@
+import path from 'node:path';
+
+import { MODEL_DIR, modelPresent, readJson, readManifest } from '../src/node';
+
+export const FIXTURES = path.join(path.dirname(new URL(import.meta.url).pathname), 'fixtures');
+
+export interface ReferenceFixture {
+  model: { name: string; seq_len: number; hidden_size: number; layers: number; do_lower_case: boolean | null };
+  tokens: { text: string; input_ids: number[]; attention_mask: number[]; token_type_ids: number[] }[];
+  embeddings: { text: string; embedding: number[] }[];
+}
+
+export const reference = readJson<ReferenceFixture>(path.join(FIXTURES, 'reference.json'));
+
+/** false when the export is in place, else the reason to skip (node:test prints it). */
+export const NO_MODEL: string | false = modelPresent()
+  ? false
+  : `no TF.js export in ${MODEL_DIR}: run \`bash scripts/prepare.sh\` (the pytest wrapper tests/test_demo_app.py does)`;
+
+/** false when the export is the model test/fixtures/reference.json was made for, else why not. */
+export function fixtureMismatch(): string | false {
+  if (NO_MODEL) return NO_MODEL;
+  const m = readManifest();
+  const f = reference.model;
+  if (m.name !== f.name || m.seq_len !== f.seq_len || m.model.hidden_size !== f.hidden_size) {
+    return (
+      `the export in ${MODEL_DIR} is ${m.name} (seq_len ${m.seq_len}), the PyTorch fixture was made for ${f.name} ` +
+      `(seq_len ${f.seq_len}): run .venv/bin/python demo_app/scripts/make_fixtures.py to compare against it`
+    );
+  }
+  return false;
+}

@@ -1,0 +1,94 @@
+/**
+ * The exported TF.js model (Node, wasm backend, shared core) against PyTorch, and search on top of it.
+ * Needs the export in assets/model (scripts/prepare.sh); skips with the reason otherwise.
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { Embedder } from '../src/core/model';
+import { NoteIndex, cosine, noteText, topK } from '../src/core/search';
+import type { Note } from '../src/core/types';
+import { loadEmbedder, readJson, readNoteEmbeddings, readNotes, useBackend } from '../src/node';
+import { FIXTURES, NO_MODEL, fixtureMismatch, reference } from './helpers';
+
+interface SearchFixture {
+  docs: Note[];
+  queries: { query: string; top: string }[];
+  app_queries: { query: string; top: string }[];
+}
+const searchFixture = readJson<SearchFixture>(path.join(FIXTURES, 'search.json'));
+
+/** cos ≥ 0.999 against PyTorch for fp32/fp16 weights; uint8 weights are allowed the export's own 0.99. */
+function minCosine(quantization: string): number {
+  return quantization === 'uint8' ? 0.99 : 0.999;
+}
+
+let embedder: Embedder;
+
+describe('exported model', { skip: NO_MODEL }, () => {
+  before(async () => {
+    await useBackend('wasm');
+    embedder = await loadEmbedder();
+  });
+  after(() => embedder?.dispose());
+
+  test('embeddings match PyTorch (cos ≥ 0.999)', { skip: fixtureMismatch() }, async () => {
+    const bound = minCosine(embedder.manifest.quantization);
+    const got = await embedder.embed(reference.embeddings.map((e) => e.text));
+    const cosines = got.map((v, i) => cosine(v, reference.embeddings[i].embedding));
+    console.log(`cosine vs PyTorch: min ${Math.min(...cosines).toFixed(6)} over ${cosines.length} sentences`);
+    cosines.forEach((c, i) => assert.ok(c >= bound, `"${reference.embeddings[i].text.slice(0, 40)}": cos ${c} < ${bound}`));
+  });
+
+  test('embeddings are L2-normalised and have the manifest width', async () => {
+    const [v] = await embedder.embed(['unit length?']);
+    assert.equal(v.length, embedder.manifest.model.hidden_size);
+    const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+    assert.ok(Math.abs(norm - 1) < 1e-4, `norm ${norm}`);
+  });
+
+  test('search returns the expected top hit on the small fixture', async () => {
+    const docs = searchFixture.docs;
+    const vectors = await embedder.embed(docs.map(noteText));
+    for (const q of searchFixture.queries) {
+      const [best] = topK(await embedder.embedOne(q.query), vectors, 1);
+      assert.equal(docs[best[0]].id, q.top, `query "${q.query}" ranked ${docs[best[0]].id} first`);
+    }
+  });
+
+  test('bundled note embeddings come from this export and are current', async () => {
+    const notes = readNotes();
+    const stored = readNoteEmbeddings();
+    assert.equal(NoteIndex.mismatch(embedder, stored), null, 'run scripts/prepare.sh again');
+    assert.deepEqual(stored.ids, notes.map((n) => n.id), 'notes.json changed since the precompute: run scripts/prepare.sh');
+    const sample = [0, Math.floor(notes.length / 2), notes.length - 1];
+    const fresh = await embedder.embed(sample.map((i) => noteText(notes[i])));
+    sample.forEach((i, j) => {
+      const c = cosine(fresh[j], stored.embeddings[i]);
+      assert.ok(c >= 0.9999, `note ${notes[i].id}: stored vs fresh cos ${c}`);
+    });
+  });
+
+  test('NoteIndex.search ranks the bundled notes', async () => {
+    const index = new NoteIndex(embedder, readNotes(), readNoteEmbeddings());
+    for (const q of searchFixture.app_queries) {
+      const result = await index.search(q.query, 3);
+      assert.equal(result.hits.length, 3);
+      assert.equal(result.hits[0].note.id, q.top, `"${q.query}" -> ${result.hits.map((h) => h.note.id).join(', ')}`);
+      assert.ok(result.hits[0].score >= result.hits[1].score);
+      assert.ok(result.embedMs > 0);
+    }
+  });
+});
+
+test('cosine and topK', () => {
+  assert.equal(cosine([1, 0], [1, 0]), 1);
+  assert.equal(cosine([1, 0], [0, 2]), 0);
+  assert.equal(cosine([0, 0], [1, 1]), 0);
+  assert.deepEqual(
+    topK([1, 0], [[0, 1], [1, 0.1], [-1, 0]], 2).map(([i]) => i),
+    [1, 0],
+  );
+  assert.throws(() => cosine([1], [1, 2]));
+});

@@ -1,0 +1,137 @@
+/**
+ * The web page: the same core module as the app and the Node tests, on TF.js's wasm backend in the browser.
+ * The model, tokenizer, notes and their embeddings are fetched over HTTP from ../../assets/ (override the model
+ * directory with ?model=URL-of-the-export-directory/). Build: node scripts/build-web.mjs; serve: npm run web.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-cpu';
+import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+
+import { Embedder } from '../src/core/model';
+import { NoteIndex, noteText } from '../src/core/search';
+import type { ExportManifest, Note, NoteEmbeddings, SearchHit } from '../src/core/types';
+
+interface DemoState {
+  ready: boolean;
+  error: string | null;
+  backend: string;
+  model: string;
+  loadMs: number;
+  /** Query embedding time (tokenise + model) of every search, milliseconds. */
+  queryMs: number[];
+  lastHits: { id: string; score: number }[];
+}
+
+declare global {
+  interface Window {
+    edgebertDemo: DemoState;
+  }
+}
+
+const state: DemoState = { ready: false, error: null, backend: '', model: '', loadMs: 0, queryMs: [], lastHits: [] };
+window.edgebertDemo = state;
+
+const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const params = new URLSearchParams(location.search);
+const assets = new URL('../../assets/', location.href);
+const modelBase = new URL(params.get('model') ?? 'model/', assets);
+
+async function getJson<T>(url: URL): Promise<T> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status} (run scripts/prepare.sh?)`);
+  return (await res.json()) as T;
+}
+
+function render(hits: SearchHit[]): void {
+  const list = $<HTMLOListElement>('results');
+  list.replaceChildren(
+    ...hits.map((h) => {
+      const li = document.createElement('li');
+      li.dataset.id = h.note.id;
+      const score = document.createElement('span');
+      score.className = 'score';
+      score.textContent = h.score.toFixed(3);
+      const title = document.createElement('span');
+      title.className = 'title';
+      title.textContent = h.note.title;
+      const text = document.createElement('span');
+      text.className = 'text';
+      text.textContent = h.note.text;
+      li.append(score, title, text);
+      return li;
+    }),
+  );
+}
+
+async function main(): Promise<void> {
+  const start = performance.now();
+  setWasmPaths(new URL('./', location.href).href); // the .wasm files sit next to main.js
+  const backend = params.get('backend') ?? 'wasm';
+  if (!(await tf.setBackend(backend))) throw new Error(`the ${backend} backend failed to initialise`);
+  await tf.ready();
+  const [manifest, tokenizerJson, tokenizerConfig, notes, embeddings] = await Promise.all([
+    getJson<ExportManifest>(new URL('edgebert.json', modelBase)),
+    getJson<object>(new URL('tokenizer.json', modelBase)),
+    getJson<object>(new URL('tokenizer_config.json', modelBase)),
+    getJson<Note[]>(new URL('notes.json', assets)),
+    getJson<NoteEmbeddings>(new URL('note_embeddings.json', assets)),
+  ]);
+  const embedder = await Embedder.load({
+    manifest,
+    tokenizerJson,
+    tokenizerConfig,
+    source: new URL('model.json', modelBase).href,
+  });
+  let noteVectors = embeddings;
+  const mismatch = NoteIndex.mismatch(embedder, embeddings);
+  if (mismatch) {
+    // Another export than the prepared one (?model=…): embed the notes here with it, so the ranking is meaningful.
+    $('status').textContent = `${mismatch}: embedding the ${notes.length} notes in the page…`;
+    const m = embedder.manifest;
+    noteVectors = {
+      model: { name: m.name, quantization: m.quantization, seq_len: m.seq_len, hidden_size: m.model.hidden_size },
+      dim: embedder.dim,
+      ids: notes.map((n) => n.id),
+      embeddings: (await embedder.embed(notes.map(noteText))).map((v) => Array.from(v)),
+    };
+  }
+  const index = new NoteIndex(embedder, notes, noteVectors);
+  await embedder.embed(['warm-up']); // the first execute compiles kernels; keep it out of the first query's time
+
+  Object.assign(state, {
+    ready: true,
+    backend: tf.getBackend(),
+    model: `${manifest.name} (${manifest.quantization}, ${manifest.model.layers} layers)`,
+    loadMs: performance.now() - start,
+  });
+  $('status').textContent =
+    `${state.model} on ${state.backend}: ready in ${(state.loadMs / 1000).toFixed(1)} s, ${notes.length} notes.`;
+
+  const input = $<HTMLInputElement>('query');
+  const button = $<HTMLButtonElement>('search');
+  input.disabled = false;
+  button.disabled = false;
+  input.focus();
+  $('form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const query = input.value.trim();
+    if (!query) return;
+    button.disabled = true;
+    try {
+      const result = await index.search(query, 5);
+      state.queryMs.push(result.embedMs);
+      state.lastHits = result.hits.map((h) => ({ id: h.note.id, score: h.score }));
+      render(result.hits);
+      $('status').textContent =
+        `${state.model} on ${state.backend}: query embedded in ${result.embedMs.toFixed(0)} ms, ranked in ${result.rankMs.toFixed(1)} ms.`;
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
+main().catch((err: unknown) => {
+  state.error = err instanceof Error ? err.message : String(err);
+  $('status').textContent = `Error: ${state.error}`;
+  console.error(err);
+});

@@ -1,0 +1,116 @@
+"""demo_app (React Native + web demo of a TF.js export): its Node tests, browser test and type check, run from pytest.
+
+The demo's own tests live in demo_app/test/ (node --test): token ids equal Python's, embeddings match PyTorch,
+search finds the expected notes, and the web page finds them in headless Chromium. This wrapper makes the README's
+test command cover them. It needs Node/npm and demo_app's packages (demo_app/scripts/install.sh, called by the
+repository's install.sh): when they are missing it fails, it does not skip. When the app has no model yet it runs
+demo_app/scripts/prepare.sh (export the packaged teacher to TF.js, precompute the note embeddings, build the web
+page: a couple of minutes) first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "demo_app"
+MODEL = APP / "assets" / "model"
+PREPARED = (
+    MODEL / "model.json",
+    MODEL / "edgebert.json",
+    MODEL / "tokenizer.json",
+    APP / "assets" / "note_embeddings.json",
+    APP / "web" / "dist" / "main.js",
+)
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+INSTALL_HINT = "run demo_app/scripts/install.sh (npm ci in demo_app, apt-get install chromium)"
+
+pytestmark = pytest.mark.integration
+
+
+def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    # prepare.sh calls `edgebert` from this interpreter's environment.
+    env["EDGEBERT"] = env.get("EDGEBERT") or str(Path(sys.executable).with_name("edgebert"))
+    env.setdefault("NO_COLOR", "1")
+    return subprocess.run(command, cwd=APP, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _report(proc: subprocess.CompletedProcess[str], limit: int = 12000) -> str:
+    out = (proc.stdout + "\n" + proc.stderr).strip()
+    return out if len(out) <= limit else "…\n" + out[-limit:]
+
+
+@pytest.fixture(scope="module")
+def npm() -> str:
+    npm = shutil.which("npm")
+    if not npm or not shutil.which("node"):
+        pytest.fail(f"Node.js/npm not found: the demo app's tests need Node 20+; {INSTALL_HINT}")
+    missing = [p for p in ("@tensorflow/tfjs-core", "@huggingface/tokenizers", "tsx", "typescript", "playwright-core")
+               if not (APP / "node_modules" / p / "package.json").exists()]  # fmt: skip
+    if missing:
+        pytest.fail(f"demo_app's npm packages are not installed ({', '.join(missing)} missing): {INSTALL_HINT}")
+    return npm
+
+
+@pytest.fixture(scope="module")
+def prepared(npm: str) -> Path:
+    """The app's assets: produced by demo_app/scripts/prepare.sh when any is missing."""
+    if not all(p.exists() for p in PREPARED):
+        proc = _run(["bash", "scripts/prepare.sh"], timeout=3600)
+        assert proc.returncode == 0, f"demo_app/scripts/prepare.sh failed:\n{_report(proc)}"
+    return MODEL
+
+
+def _node_test_summary(proc: subprocess.CompletedProcess[str]) -> dict[str, int]:
+    counts = dict(re.findall(r"^ℹ (\w+) (\d+)$", proc.stdout, flags=re.M))
+    return {k: int(v) for k, v in counts.items()}
+
+
+def _assert_node_tests_passed(proc: subprocess.CompletedProcess[str], what: str) -> dict[str, int]:
+    counts = _node_test_summary(proc)
+    assert proc.returncode == 0, f"{what} failed:\n{_report(proc)}"
+    assert counts.get("pass", 0) > 0, f"{what} ran no tests:\n{_report(proc)}"
+    # The tests skip only without a model or for a model other than the fixture's: after prepare, that is an error.
+    # (node --test's spec reporter marks a skipped test or suite with "﹣ name … # reason")
+    skips = [line.strip() for line in proc.stdout.splitlines() if line.lstrip().startswith("﹣")]
+    assert not skips and counts.get("skipped", 0) == 0, (
+        f"{what} skipped tests (run demo_app/scripts/prepare.sh without --model to test the default teacher):\n"
+        + "\n".join(skips)
+    )
+    return counts
+
+
+def test_app_type_checks(npm: str) -> None:
+    proc = _run([npm, "run", "--silent", "typecheck"], timeout=600)
+    assert proc.returncode == 0, f"tsc --noEmit failed in demo_app:\n{_report(proc)}"
+
+
+def test_node_tests(npm: str, prepared: Path) -> None:
+    """Token ids vs Python, embeddings vs PyTorch (cos >= 0.999), search, in Node on the wasm backend."""
+    proc = _run([npm, "run", "--silent", "test:node"], timeout=1800)
+    counts = _assert_node_tests_passed(proc, "demo_app Node tests (npm run test:node)")
+    assert counts["pass"] >= 20, counts
+
+
+def test_browser_end_to_end(npm: str, prepared: Path) -> None:
+    """The web page in headless Chromium: type a query, see the expected top note."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"no Chromium at {CHROMIUM} (set CHROMIUM=...): {INSTALL_HINT}")
+    proc = _run([npm, "run", "--silent", "test:browser"], timeout=1200)
+    _assert_node_tests_passed(proc, "demo_app browser test (npm run test:browser)")
+
+
+def test_prepared_export_is_a_single_shard_tfjs_model(prepared: Path) -> None:
+    manifest = json.loads((prepared / "edgebert.json").read_text())
+    assert manifest["target"] == "tfjs"
+    assert manifest["target_details"]["weight_shards"] == ["group1-shard1of1.bin"]  # the app require()s this name
+    assert manifest["parity"]["passed"] is True
