@@ -7,9 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from edgebert.errors import TargetUnavailable, UserError, VerificationError
+from edgebert.commands.distill import DistillCommand
 from edgebert.commands.export import ExportCommand
 
-COMMANDS = (ExportCommand,)
+COMMANDS = (DistillCommand, ExportCommand)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -162,12 +162,18 @@ def tokenize_corpus(texts: Sequence[str], tokenizer: Any, seq_len: int, packing:
     return TokenizedCorpus(sequences, masks)
 
 
+def padding_collator(tokenizer: Any, pad_to_multiple_of: int | None = 8) -> Any:
+    """Pads input_ids, attention_mask and special_tokens_mask; the distillation trainer masks the batch itself."""
+    from transformers import DataCollatorWithPadding
+
+    return DataCollatorWithPadding(tokenizer=tokenizer, pad_to_multiple_of=pad_to_multiple_of, return_tensors="pt")
+
+
 def mlm_collator(tokenizer: Any, mlm_probability: float = 0.15, pad_to_multiple_of: int | None = 8, seed: int | None = None) -> Any:
     """Dynamic masking (new masks every time a batch is drawn): 15 % of tokens, 80/10/10 mask/random/keep.
 
-    With `seed`, masks come from the collator's own generator instead of torch's global RNG; the trainer
-    re-seeds it from (seed, global step) before every step (`MaskSeedCallback`), so a resumed run draws the
-    same masks as an uninterrupted one.
+    With `seed`, masks come from the collator's own generator instead of torch's global RNG (the
+    distillation trainer re-seeds it per step so that --resume draws the masks an uninterrupted run draws).
     """
     from transformers import DataCollatorForLanguageModeling
 

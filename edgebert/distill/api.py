@@ -41,7 +41,7 @@ class _Log:
         self.console = Console(stderr=True, quiet=quiet, highlight=False)
 
     def __call__(self, message: str) -> None:
-        self.console.print(f"[distill] {message}", markup=False)
+        self.console.print(f"[distill] {message}", markup=False, soft_wrap=True)
 
 
 def _validate_numbers(steps: int, batch_size: int, grad_accum: int, seq_len: int, temperature: float, alphas: dict[str, float], lr: float) -> None:
@@ -158,7 +158,7 @@ def distill(
     if seq_len > int(getattr(teacher_config, "max_position_embeddings", 512)):
         raise UserError(f"--seq-len {seq_len} is beyond the teacher's position limit of {teacher_config.max_position_embeddings}")
 
-    from edgebert.data import corpus_fingerprint, load_corpus, load_sts_csv, mlm_collator, tokenize_corpus
+    from edgebert.data import corpus_fingerprint, load_corpus, load_sts_csv, mlm_collator, padding_collator, tokenize_corpus
 
     sts = load_sts_csv(eval_sts) if eval_sts else None
     corpus_list = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
@@ -226,7 +226,7 @@ def distill(
         torch.set_num_threads(threads)
     from edgebert.distill.student import build_student, make_projections
     from edgebert.distill.teacher import HeadFitConfig, prepare_teacher, weights_fingerprint
-    from edgebert.distill.trainer import DistillationModel, DistillationTrainer, MaskSeedCallback
+    from edgebert.distill.trainer import DistillationModel, DistillationTrainer
     from edgebert.evaluate import sts_spearman
     from edgebert.pooling import pooling_from_sentence_transformers
 
@@ -265,14 +265,16 @@ def distill(
         args=args,
         train_dataset=dataset,
         eval_dataset=[0] if sts is not None else None,
-        data_collator=collator,
+        data_collator=padding_collator(tokenizer),
         teacher=teacher_mlm,
         family=family,
         weights=weights,
         sts=sts,
         sts_tokenizer=tokenizer,
         pooling=pooling,
-        callbacks=[MaskSeedCallback(collator, seed), *(callbacks or [])],
+        callbacks=callbacks,
+        masker=collator,
+        mask_seed=seed,
     )
     log(f"training {steps} steps × batch {batch_size}×{grad_accum} (seq ≤ {seq_len}); checkpoints every {args.save_steps} steps in {checkpoint_dir}")
     result = trainer.train(resume_from_checkpoint=resume_from)
@@ -430,9 +432,9 @@ def _write_sentence_transformers_config(directory: Path, pooling: str, hidden: i
     (directory / "1_Pooling" / "config.json").write_text(json.dumps(pooling_cfg, indent=2) + "\n")
     st_config = {"max_seq_length": seq_len, "do_lower_case": False}
     teacher_st = teacher_dir / "sentence_bert_config.json"
-    if teacher_st.exists():
+    if teacher_st.exists():  # keep the teacher's inference settings (e.g. max_seq_length 256)
         try:
-            st_config = {**json.loads(teacher_st.read_text()), **{"max_seq_length": json.loads(teacher_st.read_text()).get("max_seq_length", seq_len)}}
+            st_config.update(json.loads(teacher_st.read_text()))
         except json.JSONDecodeError:
             pass
     (directory / "sentence_bert_config.json").write_text(json.dumps(st_config, indent=2) + "\n")

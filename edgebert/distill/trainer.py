@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 from torch import nn
-from transformers import Trainer, TrainerCallback
+from transformers import Trainer
 
 from edgebert.distill.losses import (
     IGNORE_INDEX,
@@ -102,28 +102,6 @@ class DistillationModel(nn.Module):
         return result
 
 
-class MaskSeedCallback(TrainerCallback):
-    """Seed the MLM collator's generator from (seed, rank, global step) before each step's batches are drawn.
-
-    Trainer draws a step's batches before it restores the RNG state of a checkpoint, so masks drawn from the
-    global RNG would differ after --resume; keyed on the step they are the same as in an uninterrupted run.
-    """
-
-    def __init__(self, collator: Any, seed: int) -> None:
-        self.collator = collator
-        self.seed = seed
-
-    def _reseed(self, args: Any, step: int) -> None:
-        key = (self.seed * 1_000_003 + int(getattr(args, "process_index", 0))) * 1_000_003 + step
-        self.collator.generator = torch.Generator().manual_seed(key % (2**63 - 1))
-
-    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._reseed(args, state.global_step)
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._reseed(args, state.global_step)
-
-
 class DistillationTrainer(Trainer):
     """Trainer whose loss is the weighted sum of the distillation terms against a frozen teacher."""
 
@@ -136,9 +114,14 @@ class DistillationTrainer(Trainer):
         sts: Any = None,
         sts_tokenizer: Any = None,
         pooling: str = "mean",
+        masker: Any = None,
+        mask_seed: int = 0,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        self.masker = masker
+        self.mask_seed = mask_seed
+        self._mask_step, self._mask_micro = -1, 0
         self.teacher = teacher.eval()
         self.family = family
         self.weights = weights
@@ -166,8 +149,30 @@ class DistillationTrainer(Trainer):
             logits = head(out.last_hidden_state[scored]) if self.weights.alpha_ce else None
         return out, logits
 
+    def mask(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """Dynamic masking (DataCollatorForLanguageModeling's 80/10/10) keyed on (seed, rank, step, micro-batch).
+
+        Masking here rather than in the data loader makes a resumed run draw exactly the masks of an
+        uninterrupted one: the loader prefetches the next batch, and Trainer restores the checkpoint's RNG only
+        after that first batch was drawn.
+        """
+        step = self.state.global_step
+        if step != self._mask_step:
+            self._mask_step, self._mask_micro = step, 0
+        key = ((self.mask_seed * 1_000_003 + self.args.process_index) * 1_000_003 + step) * 1_009 + self._mask_micro
+        self._mask_micro += 1
+        self.masker.generator = torch.Generator().manual_seed(key % (2**63 - 1))
+        inputs = dict(inputs)
+        special = inputs.pop("special_tokens_mask")
+        device = inputs["input_ids"].device
+        ids, labels = self.masker.torch_mask_tokens(inputs["input_ids"].cpu().clone(), special_tokens_mask=special.cpu().bool())
+        inputs["input_ids"], inputs["labels"] = ids.to(device), labels.to(device)
+        return inputs
+
     def compute_loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], return_outputs: bool = False, num_items_in_batch: Any = None) -> Any:
         w = self.weights
+        if "labels" not in inputs:
+            inputs = self.mask(inputs)
         labels = inputs["labels"]
         core = self.accelerator.unwrap_model(model)
         scored = core.scored(labels, inputs["attention_mask"])
