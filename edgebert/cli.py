@@ -7,10 +7,11 @@ import sys
 from collections.abc import Sequence
 
 from edgebert.errors import TargetUnavailable, UserError, VerificationError
+from edgebert.commands.compress import CompressCommand
 from edgebert.commands.distill import DistillCommand
 from edgebert.commands.export import ExportCommand
 
-COMMANDS = (DistillCommand, ExportCommand)
+COMMANDS = (DistillCommand, CompressCommand, ExportCommand)
 
 
 class _Parser(argparse.ArgumentParser):

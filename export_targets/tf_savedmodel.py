@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from edgebert.families import Family
+
 SIGNATURE = "serving_default"
 
 
@@ -41,7 +43,9 @@ def build_saved_model(
 
     gelu = _use_erf_gelu() if erf_gelu else "keras"
     tf_class = getattr(transformers, tf_class_name or os.environ.get("EDGEBERT_TF_CLASS", "TFBertModel"))
-    encoder = tf_class.from_pretrained(str(model_dir), from_pt=True)
+    from edgebert.families import family_for
+
+    encoder = load_tf_model(tf_class, model_dir, family_for(_model_type(model_dir)))
     config = encoder.config
     if getattr(config, "hidden_act", "gelu") not in ("gelu", "gelu_new", "relu", "gelu_fast", "quick_gelu"):
         raise SystemExit(f"unsupported hidden_act {config.hidden_act!r} for the TF.js path")
@@ -78,3 +82,70 @@ def build_saved_model(
         "tf_model_class": tf_class.__name__,
         "gelu": gelu if config.hidden_act == "gelu" else config.hidden_act,
     }
+
+
+def _model_type(model_dir: Path) -> str:
+    import json
+
+    return str(json.loads((Path(model_dir) / "config.json").read_text()).get("model_type", ""))
+
+
+def load_tf_model(tf_class: Any, model_dir: str | Path, family: Family) -> Any:
+    """`tf_class.from_pretrained(model_dir, from_pt=True)` that also honours `config.pruned_heads`.
+
+    transformers' TF BERT layers ignore `pruned_heads` (their `prune_heads` raises NotImplementedError), so a
+    head-pruned PyTorch checkpoint does not fit them ("cannot reshape array of size 768 into shape (32,32)").
+    This builds the TF model from its config, shrinks each layer's query/key/value Dense layers and the input of
+    its attention-output Dense to the heads that remain *before* the variables exist, then loads the PyTorch
+    weights the way from_pretrained(from_pt=True) does. Without pruned heads it is plain from_pretrained.
+    Runs in a TensorFlow process (TF.js / TFLite fallback converters).
+    """
+    import tensorflow as tf
+    from transformers import AutoConfig
+    from transformers.modeling_tf_pytorch_utils import (
+        load_pytorch_checkpoint_in_tf2_model,
+    )
+
+    model_dir = Path(model_dir)
+    config = AutoConfig.from_pretrained(model_dir)
+    pruned = {int(k): set(v) for k, v in (getattr(config, "pruned_heads", None) or {}).items() if v}
+    if not pruned:
+        return tf_class.from_pretrained(str(model_dir), from_pt=True)
+    weights = sorted(model_dir.glob("model*.safetensors")) or sorted(model_dir.glob("pytorch_model*.bin"))
+    if not weights:
+        raise FileNotFoundError(f"no PyTorch weights in {model_dir}")
+    model = tf_class(config)
+    layers = model
+    for name in family.tf_layers_path:
+        layers = getattr(layers, name)
+    for index, layer in enumerate(layers):
+        if not pruned.get(index):
+            continue
+        attention = layer
+        for name in family.tf_attention_context_module.split("."):
+            attention = getattr(attention, name)
+        output = layer
+        for name in family.tf_attention_output_module.split("."):
+            output = getattr(output, name)
+        heads = int(attention.num_attention_heads) - len(pruned[index])
+        width = heads * int(attention.attention_head_size)
+        attention.num_attention_heads = heads
+        attention.all_head_size = width
+        for name in ("query", "key", "value"):
+            old = getattr(attention, name)
+            setattr(attention, name, type(old).from_config({**old.get_config(), "units": width}))
+        hidden = int(config.hidden_size)
+
+        def build(self: Any, input_shape: Any = None, _width: int = width, _hidden: int = hidden) -> None:
+            if self.built:
+                return
+            self.built = True
+            with tf.name_scope(self.dense.name):
+                self.dense.build([None, None, _width])
+            with tf.name_scope(self.LayerNorm.name):
+                self.LayerNorm.build([None, None, _hidden])
+
+        output.build = build.__get__(output)
+    model.build_in_name_scope()
+    load_pytorch_checkpoint_in_tf2_model(model, [str(w) for w in weights], allow_missing_keys=True)
+    return model

@@ -1,0 +1,105 @@
+"""`edgebert compress` from the command line: exit 0 with a JSON summary, bad input one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import WORDS
+
+from edgebert import cli
+
+
+@pytest.fixture(scope="module")
+def calibration(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("calib") / "calib.txt"
+    path.write_text("\n".join(" ".join(WORDS[i : i + 9]) for i in range(0, len(WORDS) - 9, 3)) + "\n")
+    return path
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        code = cli.main(list(args))
+    except SystemExit as exc:  # argparse errors
+        code = int(exc.code)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err.strip()
+
+
+def assert_one_line_error(code: int, err: str, fragment: str) -> None:
+    assert code == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert fragment in lines[0] and "Traceback" not in err
+
+
+def test_compress_writes_a_smaller_model_and_prints_a_summary(
+    capsys: pytest.CaptureFixture[str], tiny_bert: Path, calibration: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "small"
+    code, stdout, err = run_cli(
+        capsys, "compress", "--model", str(tiny_bert), "--out", str(out), "--prune-heads", "0.25",
+        "--prune-ffn", "0.5", "--calibration", str(calibration), "--seq-len", "32",
+    )  # fmt: skip
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert summary["intermediate_size"] == 32
+    assert sum(summary["heads_per_layer"]) == 6
+    assert summary["encoder_parameters"]["after"] < summary["encoder_parameters"]["before"]
+    assert (out / "edgebert.json").exists() and (out / "model.safetensors").exists()
+    assert "pruned model written" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--prune-heads", "1.5"], "--prune-heads must be a fraction in [0, 1)"),
+        (["--prune-ffn", "-0.2"], "--prune-ffn must be a fraction in [0, 1)"),
+        (["--prune-heads", "0.5"], "pass --calibration"),
+        (["--heads-to-prune", '{"0": [0, 1, 2, 3]}'], "would remove all 4 heads of layer 0"),
+        (["--heads-to-prune", "{oops"], "not valid JSON"),
+        (["--prune-ffn", "0.5", "--ffn-scope", "global"], "--ffn-scope global is not supported"),
+        ([], "nothing to prune"),
+        (["--prune-heads", "abc"], "invalid float value"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_nothing_written(
+    capsys: pytest.CaptureFixture[str], tiny_bert: Path, tmp_path: Path, extra: list[str], fragment: str
+) -> None:
+    out = tmp_path / "out"
+    code, _, err = run_cli(capsys, "compress", "--model", str(tiny_bert), "--out", str(out), *extra)
+    assert_one_line_error(code, err, fragment)
+    assert not out.exists()
+
+
+def test_existing_out_without_force_is_exit_2(capsys: pytest.CaptureFixture[str], tiny_bert: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "x").write_text("x")
+    code, _, err = run_cli(capsys, "compress", "--model", str(tiny_bert), "--out", str(out), "--heads-to-prune", '{"0": [0]}')
+    assert_one_line_error(code, err, "pass --force")
+    code, _, err = run_cli(
+        capsys, "compress", "--model", str(tiny_bert), "--out", str(out), "--heads-to-prune", '{"0": [0]}', "--force", "--quiet"
+    )
+    assert code == 0 and err == ""
+
+
+def test_missing_model_is_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_cli(capsys, "compress", "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "o"), "--heads-to-prune", "{}")
+    assert_one_line_error(code, err, "does not exist")
+
+
+def test_help_lists_the_pruning_options(capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, _ = run_cli(capsys, "compress", "--help")
+    assert code == 0
+    for flag in ("--prune-heads", "--prune-ffn", "--heads-to-prune", "--calibration", "--head-scope"):
+        assert flag in stdout
+
+
+def test_mlm_importance_without_a_head_is_exit_2(capsys: pytest.CaptureFixture[str], tiny_bert: Path, calibration: Path, tmp_path: Path) -> None:
+    code, _, err = run_cli(
+        capsys, "compress", "--model", str(tiny_bert), "--out", str(tmp_path / "o"), "--prune-heads", "0.25",
+        "--calibration", str(calibration), "--importance", "mlm",
+    )  # fmt: skip
+    assert_one_line_error(code, err, "has none")
