@@ -7,11 +7,12 @@ import sys
 from collections.abc import Sequence
 
 from edgebert.errors import TargetUnavailable, UserError, VerificationError
+from edgebert.commands.bench import BenchCommand
 from edgebert.commands.compress import CompressCommand
 from edgebert.commands.distill import DistillCommand
 from edgebert.commands.export import ExportCommand
 
-COMMANDS = (DistillCommand, CompressCommand, ExportCommand)
+COMMANDS = (DistillCommand, CompressCommand, ExportCommand, BenchCommand)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,240 @@
+"""Run every item (each in its own worker process), keep going past failures, keep what was measured on Ctrl-C."""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from edgebert.artifact import atomic_output_dir, check_output_dir
+from edgebert.bench.items import ItemSpec, parse_items, resolve_item
+from edgebert.bench.measure import MeasureJob, measure_item
+from edgebert.errors import UserError
+
+INTERRUPT_GRACE_S = 15.0
+Echo = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+@dataclass
+class BenchConfig:
+    """A whole bench run: the items (reference included), what to measure, and how."""
+
+    items: list[ItemSpec]
+    reference: str  # the label of the reference item
+    job: MeasureJob = field(default_factory=MeasureJob)
+    isolate: bool = True  # one worker process per item (memory is the item's own; crashes stay contained)
+    timeout_s: float | None = None  # per item
+    command: list[str] = field(default_factory=list)
+
+    @property
+    def reference_item(self) -> ItemSpec:
+        return next(i for i in self.items if i.label == self.reference)
+
+
+@dataclass
+class BenchOutcome:
+    out_dir: Path
+    report: dict[str, Any]
+    interrupted: bool
+
+
+def build_config(
+    items: list[str],
+    reference: str | None = None,
+    torch_int8: bool = False,
+    tokenizer: str | None = None,
+    pooling: str = "mean",
+    job: MeasureJob | None = None,
+    isolate: bool = True,
+    timeout_s: float | None = None,
+    command: list[str] | None = None,
+) -> BenchConfig:
+    """Resolve and validate everything the run needs; UserError (exit 2) before anything is measured."""
+    job = job or MeasureJob()
+    _validate_job(job)
+    specs = parse_items(items, torch_int8=torch_int8, tokenizer=tokenizer, pooling=pooling)
+    if reference is None:
+        ref_label = specs[0].label
+    elif any(s.label == reference for s in specs):
+        ref_label = reference
+    else:
+        ref = resolve_item(reference, tokenizer=tokenizer, pooling=pooling)
+        same = [s for s in specs if (s.path, s.kind, s.torch_int8) == (ref.path, ref.kind, False)]
+        if same:
+            ref_label = same[0].label
+        else:
+            if ref.label in {s.label for s in specs}:
+                ref.label = f"{ref.label} (reference)"
+            specs.insert(0, ref)
+            ref_label = ref.label
+    return BenchConfig(items=specs, reference=ref_label, job=job, isolate=isolate, timeout_s=timeout_s, command=command or [])
+
+
+def _validate_job(job: MeasureJob) -> None:
+    for name, values in (("--seq-len", job.seq_lens), ("--batch", job.batches), ("--threads", job.threads)):
+        if not values:
+            raise UserError(f"{name} needs at least one value")
+        bad = [v for v in values if int(v) <= 0]
+        if bad:
+            raise UserError(f"{name} values must be positive integers, got {bad[0]}")
+    if job.repeats < 1:
+        raise UserError(f"--repeats must be at least 1, got {job.repeats}")
+    if job.warmup < 0:
+        raise UserError(f"--warmup must be 0 or more, got {job.warmup}")
+    if job.sts_limit is not None and job.sts_limit < 2:
+        raise UserError(f"--sts-limit must be at least 2 pairs, got {job.sts_limit}")
+    if job.sst2_limit is not None and job.sst2_limit < 1:
+        raise UserError(f"--sst2-limit must be at least 1, got {job.sst2_limit}")
+    if job.sts_path:
+        from edgebert.bench.metrics import load_sts_csv
+
+        load_sts_csv(job.sts_path, limit=job.sts_limit)  # UserError on a missing or malformed file
+    if job.sst2_path:
+        from edgebert.bench.metrics import load_sst2_tsv
+
+        load_sst2_tsv(job.sst2_path, limit=1)
+
+
+# ----------------------------------------------------------------------------------------- running
+
+
+class ItemInterrupted(Exception):
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__("interrupted")
+        self.result = result
+
+
+def run_item_in_process(spec: ItemSpec, job: MeasureJob, echo: Echo) -> dict[str, Any]:
+    holder: dict[str, Any] = {}
+    try:
+        return measure_item(spec, job, sink=lambda r: holder.update(result=dict(r)))
+    except KeyboardInterrupt as exc:
+        raise ItemInterrupted(holder.get("result", {"label": spec.label, "status": "interrupted"})) from exc
+
+
+def run_item_subprocess(spec: ItemSpec, job: MeasureJob, echo: Echo, timeout_s: float | None = None) -> dict[str, Any]:
+    """Measure `spec` in `python -m edgebert.bench.measure`; its last written result, whatever happens to it."""
+    with tempfile.TemporaryDirectory(prefix="edgebert-bench-") as scratch:
+        job_file = Path(scratch) / "job.json"
+        result_file = Path(scratch) / "result.json"
+        job_file.write_text(json.dumps({"item": spec.as_dict(), "job": job.as_dict()}))
+        env = {**os.environ, "USE_TF": os.environ.get("USE_TF", "0"), "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "edgebert.bench.measure", str(job_file), str(result_file)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            env=env,
+        )
+        tail: collections.deque[str] = collections.deque(maxlen=30)
+
+        def pump() -> None:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                if line.startswith("bench: "):
+                    echo("  " + line[len("bench: ") :].rstrip())
+                elif line.strip():
+                    tail.append(line.rstrip())
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+
+        def read_result() -> dict[str, Any]:
+            try:
+                return json.loads(result_file.read_text())
+            except (OSError, json.JSONDecodeError):
+                return {"label": spec.label, "spec": spec.as_dict()}
+
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            result = read_result()
+            result.update(status="failed", error=f"timed out after {timeout_s:g} s during {result.get('stage', 'load')}")
+            return result
+        except KeyboardInterrupt as exc:
+            # A terminal Ctrl-C reaches the worker too; either way give it a moment to write what it has.
+            try:
+                try:
+                    proc.wait(timeout=2.0)  # a terminal Ctrl-C already reached it: let it write and exit
+                except subprocess.TimeoutExpired:
+                    proc.send_signal(signal.SIGINT)
+                    proc.wait(timeout=INTERRUPT_GRACE_S)
+            except (subprocess.TimeoutExpired, KeyboardInterrupt):
+                proc.kill()
+                proc.wait()
+            result = read_result()
+            result["status"] = "interrupted"
+            result.setdefault("error", f"interrupted during {result.get('stage', 'load')}")
+            raise ItemInterrupted(result) from exc
+        reader.join(timeout=5)
+        result = read_result()
+        if proc.returncode != 0 and result.get("status") != "failed":
+            how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit code {proc.returncode}"
+            last = next((line for line in reversed(tail) if line.strip()), "")
+            result.update(status="failed", error=f"worker process died ({how}) during {result.get('stage', 'load')}: {last}"[:500])
+        if result.get("status") == "failed" and tail:
+            result["stderr_tail"] = list(tail)[-10:]
+        return result
+
+
+def run_bench(config: BenchConfig, out: str | Path, force: bool = False, echo: Echo = _stderr) -> BenchOutcome:
+    """Measure every item (the reference first) and write report.json / report.md / report.png into `out`."""
+    from edgebert.bench.report import build_report, machine_info, write_report
+
+    check_output_dir(Path(out), force)
+    started = dt.datetime.now(dt.timezone.utc)
+    machine = machine_info()
+    order = [config.reference_item] + [s for s in config.items if s.label != config.reference]
+    results: dict[str, dict[str, Any]] = {}
+    interrupted = False
+    with atomic_output_dir(Path(out), force=force) as work:
+        t0 = time.perf_counter()
+        for n, spec in enumerate(order, start=1):
+            echo(f"[{n}/{len(order)}] {spec.label} ({spec.kind}{'' if spec.kind != 'export' else ' ' + spec.target})")
+            load = [round(x, 2) for x in os.getloadavg()]
+            try:
+                if config.isolate:
+                    result = run_item_subprocess(spec, config.job, echo, config.timeout_s)
+                else:
+                    result = run_item_in_process(spec, config.job, echo)
+            except (ItemInterrupted, KeyboardInterrupt) as exc:
+                result = exc.result if isinstance(exc, ItemInterrupted) else {"label": spec.label, "status": "interrupted"}
+                result["status"] = "interrupted"
+                results[spec.label] = result
+                interrupted = True
+                echo(f"  interrupted: writing the report with what was measured to {out}")
+                break
+            result["loadavg_at_start"] = load
+            results[spec.label] = result
+            if result.get("status") != "ok":
+                echo(f"  FAILED: {result.get('error')}")
+        machine["loadavg_end"] = list(os.getloadavg())
+        report = build_report(
+            config,
+            results,
+            machine=machine,
+            started=started,
+            wall_s=time.perf_counter() - t0,
+            interrupted=interrupted,
+        )
+        write_report(work, report, echo=echo)
+    return BenchOutcome(out_dir=Path(out), report=report, interrupted=interrupted)

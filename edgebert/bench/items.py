@@ -1,0 +1,512 @@
+"""What a bench ITEM is, and how to open one: a tokenizer plus a `Runner` in the item's own runtime.
+
+An ITEM on the command line is one of
+- a model directory (config.json + weights + tokenizer): run in PyTorch; `--torch-int8` adds a second item,
+  the same model after `torch.ao.quantization.quantize_dynamic` (int8 `nn.Linear` weights);
+- an export directory (`edgebert.json` with `kind: export`): run by its target's own runner
+  (`export_targets.get_exporter(target).load_runner`: onnxruntime, the LiteRT interpreter, TF.js in Node);
+- a bare `.onnx` or `.tflite` file plus `--tokenizer DIR` (or tokenizer files beside it), so models made
+  elsewhere run on the same footing; outputs are `sentence_embedding` when present, otherwise the rank-3
+  hidden states pooled with `--pooling` (mean by default) and L2-normalised;
+- `default`: the packaged teacher (all-MiniLM-L6-v2).
+Any item may be written `LABEL=ITEM` to name it in the report.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgebert.artifact import MANIFEST, read_manifest
+from edgebert.errors import UserError
+from export_targets.base import Runner
+
+KINDS = ("pytorch", "export", "onnx", "tflite")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "tokenizer.model",
+    "spiece.model",
+    "vocab.json",
+    "merges.txt",
+)
+MODEL_DIR_FILES = ("config.json", "model.safetensors", "pytorch_model.bin")
+INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+
+
+@dataclass
+class ItemSpec:
+    """One thing to benchmark, as resolved from the command line (cheap: nothing is loaded)."""
+
+    label: str
+    path: str
+    kind: str  # one of KINDS
+    torch_int8: bool = False
+    tokenizer: str | None = None  # bare files only
+    pooling: str = "mean"  # bare files without a sentence_embedding output
+    target: str = ""  # export dirs: onnx | tflite | tfjs
+    quantization: str = "none"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ItemSpec:
+        return cls(**data)
+
+
+@dataclass
+class OpenItem:
+    """An item loaded for measuring: its tokenizer, what it ships, and a factory of runners per thread count."""
+
+    spec: ItemSpec
+    tokenizer: Any
+    target: str  # pytorch | onnx | tflite | tfjs
+    runtime: str
+    quantization: str
+    static_seq_len: int | None
+    model_bytes: int
+    files: dict[str, int]
+    tokenizer_bytes: int
+    params: int | None
+    params_source: str
+    make_runner: Any  # Callable[[int], Runner]
+    runs_out_of_process: bool = False  # the runtime lives in another process (TF.js in Node)
+    classifier: Any = None  # a torch sequence-classification model (SST-2), PyTorch items only
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "runtime": self.runtime,
+            "quantization": self.quantization,
+            "static_seq_len": self.static_seq_len,
+            "model_bytes": self.model_bytes,
+            "files": self.files,
+            "tokenizer_bytes": self.tokenizer_bytes,
+            "params": self.params,
+            "params_source": self.params_source,
+            "classifier": self.classifier is not None,
+            "notes": self.notes,
+        }
+
+
+# ----------------------------------------------------------------------------------------- resolving
+
+
+def parse_items(
+    texts: list[str],
+    torch_int8: bool = False,
+    tokenizer: str | None = None,
+    pooling: str = "mean",
+) -> list[ItemSpec]:
+    """ItemSpecs for the command-line ITEMs (UserError on anything that cannot be an item); labels made unique."""
+    if not texts:
+        raise UserError("give at least one ITEM: a model dir, an export dir, or a .onnx/.tflite file")
+    specs: list[ItemSpec] = []
+    for text in texts:
+        spec = resolve_item(text, tokenizer=tokenizer, pooling=pooling)
+        specs.append(spec)
+        if torch_int8 and spec.kind == "pytorch":
+            specs.append(
+                ItemSpec(
+                    label=f"{spec.label} torch-int8",
+                    path=spec.path,
+                    kind="pytorch",
+                    torch_int8=True,
+                    quantization="int8-dynamic",
+                    target="pytorch",
+                )
+            )
+    seen: dict[str, int] = {}
+    for spec in specs:
+        count = seen.get(spec.label, 0)
+        seen[spec.label] = count + 1
+        if count:
+            spec.label = f"{spec.label}#{count + 1}"
+    return specs
+
+
+def resolve_item(text: str, tokenizer: str | None = None, pooling: str = "mean") -> ItemSpec:
+    """One ITEM string (`[LABEL=]PATH`, or `default`) to an ItemSpec, validated without loading anything."""
+    label, target = _split_label(text)
+    if target == "default":
+        from edgebert.sources import default_model_dir
+
+        path = default_model_dir()
+        return ItemSpec(label=label or "teacher", path=str(path), kind="pytorch", target="pytorch")
+    path = Path(target).expanduser()
+    if not path.exists():
+        raise UserError(f"item {target} does not exist; pass a model dir, an export dir, or a .onnx/.tflite file")
+    if path.is_file():
+        suffix = path.suffix.lower()
+        if suffix not in (".onnx", ".tflite"):
+            raise UserError(f"item {path} is a {suffix or 'suffix-less'} file; only .onnx and .tflite files can be benched")
+        tok = Path(tokenizer).expanduser() if tokenizer else path.parent
+        if not tok.is_dir() or not any((tok / f).exists() for f in ("tokenizer.json", "vocab.txt", "tokenizer_config.json")):
+            raise UserError(f"item {path} needs a tokenizer: pass --tokenizer DIR (a dir with tokenizer.json or vocab.txt)")
+        if pooling not in ("mean", "cls", "max"):
+            raise UserError(f"--pooling {pooling} is not one of mean, cls, max")
+        return ItemSpec(
+            label=label or (path.parent.name if path.stem == "model" else path.stem),
+            path=str(path.absolute()),
+            kind=suffix[1:],
+            tokenizer=str(tok.absolute()),
+            pooling=pooling,
+            target=suffix[1:],
+            quantization="unknown",
+        )
+    manifest = read_manifest(path)
+    if manifest.get("kind") == "export" or "target" in manifest:
+        from export_targets import TARGETS
+
+        tgt = str(manifest.get("target", ""))
+        if tgt not in TARGETS:
+            raise UserError(f"export dir {path} has target '{tgt}' in {MANIFEST}; expected one of {', '.join(TARGETS)}")
+        for name in manifest.get("files", {}):
+            if not (path / name).exists():
+                raise UserError(f"export dir {path} is incomplete: {name} listed in {MANIFEST} is missing; re-export it")
+        return ItemSpec(
+            label=label or path.name,
+            path=str(path.absolute()),
+            kind="export",
+            target=tgt,
+            quantization=str(manifest.get("quantization", "none")),
+        )
+    if (path / "config.json").exists():
+        from edgebert.modelio import inspect_model_dir
+
+        inspect_model_dir(path)  # UserError when weights or tokenizer are missing
+        name = manifest.get("name") or (path.parent.name if path.name == "model" else path.name)
+        return ItemSpec(label=label or name, path=str(path.absolute()), kind="pytorch", target="pytorch")
+    loose = sorted(p.name for p in path.glob("*.onnx")) + sorted(p.name for p in path.glob("*.tflite"))
+    hint = f"; to bench {loose[0]}, pass the file itself with --tokenizer" if loose else ""
+    raise UserError(f"item {path} is neither a model dir (no config.json) nor an export dir (no {MANIFEST}){hint}")
+
+
+def _split_label(text: str) -> tuple[str | None, str]:
+    if "=" in text and not Path(text).expanduser().exists():
+        label, _, rest = text.partition("=")
+        if label.strip() and rest.strip():
+            return label.strip(), rest.strip()
+    return None, text
+
+
+# ----------------------------------------------------------------------------------------- opening
+
+
+def open_item(spec: ItemSpec) -> OpenItem:
+    """Load what the item needs to run (the model itself for PyTorch items; runners come from `make_runner`)."""
+    if spec.kind == "pytorch":
+        return _open_pytorch(spec)
+    if spec.kind == "export":
+        return _open_export(spec)
+    if spec.kind in ("onnx", "tflite"):
+        return _open_bare_file(spec)
+    raise ValueError(f"unknown item kind {spec.kind}")
+
+
+def _file_sizes(directory: Path, names: list[str] | tuple[str, ...]) -> dict[str, int]:
+    return {n: (directory / n).stat().st_size for n in names if (directory / n).is_file()}
+
+
+def _load_tokenizer(path: str | Path) -> Any:
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(str(path), use_fast=True, trust_remote_code=False)
+    except Exception as exc:  # noqa: BLE001
+        raise UserError(f"cannot load the tokenizer in {path} ({type(exc).__name__}: {exc})") from exc
+
+
+def count_params_from_config(model_dir: Path) -> int | None:
+    """Parameters of the encoder described by `model_dir/config.json`, built on the meta device (no weights)."""
+    config_path = Path(model_dir) / "config.json"
+    if not config_path.exists():
+        return None
+    import torch
+    from transformers import AutoConfig, AutoModel
+
+    config = AutoConfig.from_pretrained(str(model_dir), trust_remote_code=False)
+    with torch.device("meta"):
+        model = AutoModel.from_config(config)
+    return int(sum(p.numel() for p in model.parameters()))
+
+
+class TorchRunner(Runner):
+    """The PyTorch `SentenceEmbedder` behind the Runner interface; `threads` sets torch's intra-op pool."""
+
+    def __init__(self, embedder: Any, threads: int | None) -> None:
+        self.embedder = embedder
+        self.threads = threads
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        import torch
+
+        if self.threads and torch.get_num_threads() != self.threads:
+            torch.set_num_threads(self.threads)
+        with torch.inference_mode():
+            tensors = {k: torch.from_numpy(np.ascontiguousarray(v, dtype=np.int64)) for k, v in inputs.items() if k in INPUT_NAMES}
+            embedding, hidden = self.embedder(**tensors)
+        return {"sentence_embedding": embedding.float().numpy(), "last_hidden_state": hidden.float().numpy()}
+
+
+def quantize_torch_dynamic(module: Any) -> Any:
+    """`module` with int8 dynamic-quantized nn.Linear layers, in place (torch.ao.quantization.quantize_dynamic)."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.ao.quantization.quantize_dynamic(module, {torch.nn.Linear}, dtype=torch.qint8, inplace=True).eval()
+
+
+def _state_dict_bytes(module: Any) -> int:
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(module.state_dict(), buffer)
+    return buffer.getbuffer().nbytes
+
+
+def _open_pytorch(spec: ItemSpec) -> OpenItem:
+    import json
+
+    import torch
+
+    from edgebert.modelio import load_model
+
+    path = Path(spec.path)
+    loaded = load_model(path)
+    embedder = loaded.embedder
+    params = int(sum(p.numel() for p in embedder.parameters()))
+    weight_names = [n for n in MODEL_DIR_FILES if (path / n).exists()] + sorted(p.name for p in path.glob("model-*.safetensors"))
+    files = _file_sizes(path, weight_names)
+    notes: list[str] = []
+    classifier = None
+    config = json.loads((path / "config.json").read_text())
+    if any(str(a).endswith("ForSequenceClassification") for a in config.get("architectures") or []):
+        from transformers import AutoModelForSequenceClassification
+
+        classifier = AutoModelForSequenceClassification.from_pretrained(str(path), attn_implementation="eager").eval()
+    quantization = "none"
+    runtime = f"torch {torch.__version__} (eager, fp32)"
+    if spec.torch_int8:
+        embedder = quantize_torch_dynamic(embedder)
+        if classifier is not None:
+            classifier = quantize_torch_dynamic(classifier)
+        quantization = "int8-dynamic"
+        runtime = f"torch {torch.__version__} (eager, quantize_dynamic int8 Linear)"
+        size = _state_dict_bytes(embedder)
+        files = {"state_dict (torch.save, int8 Linear)": size, "config.json": files.get("config.json", 0)}
+        notes.append("size is the torch.save'd state_dict after quantize_dynamic (not a file on disk)")
+    return OpenItem(
+        spec=spec,
+        tokenizer=loaded.tokenizer,
+        target="pytorch",
+        runtime=runtime,
+        quantization=quantization,
+        static_seq_len=None,
+        model_bytes=sum(files.values()),
+        files=files,
+        tokenizer_bytes=sum(_file_sizes(path, TOKENIZER_FILES).values()),
+        params=params,
+        params_source="model parameters (fp32 count; int8 keeps the same count)" if spec.torch_int8 else "model parameters",
+        make_runner=lambda threads: TorchRunner(embedder, threads),
+        classifier=classifier,
+        notes=notes,
+    )
+
+
+def _open_export(spec: ItemSpec) -> OpenItem:
+    from export_targets import get_exporter
+
+    path = Path(spec.path)
+    manifest = read_manifest(path)
+    exporter = get_exporter(manifest["target"])
+    exporter.check_available()
+    tokenizer = _load_tokenizer(path)
+    files = _file_sizes(path, list(manifest.get("files", {})))
+    source = Path(str(manifest.get("source", {}).get("path", "")))
+    params = count_params_from_config(source) if str(source) and source.is_dir() else None
+    runtime = _runtime_name(manifest["target"], manifest)
+    out_of_process = manifest["target"] == "tfjs"
+    notes = []
+    if out_of_process:
+        notes.append("TF.js runs in Node (wasm backend, single-threaded); model-call times are measured inside Node")
+    return OpenItem(
+        spec=spec,
+        tokenizer=tokenizer,
+        target=str(manifest["target"]),
+        runtime=runtime,
+        quantization=str(manifest.get("quantization", "none")),
+        static_seq_len=int(manifest["seq_len"]) if manifest.get("static_shape") else None,
+        model_bytes=sum(files.values()),
+        files=files,
+        tokenizer_bytes=sum(_file_sizes(path, manifest.get("tokenizer_files", [])).values()),
+        params=params,
+        params_source=f"source model config ({source})" if params is not None else "unknown",
+        make_runner=lambda threads: exporter.load_runner(path, manifest, threads=threads),
+        runs_out_of_process=out_of_process,
+        notes=notes,
+    )
+
+
+def _runtime_name(target: str, manifest: dict[str, Any] | None = None) -> str:
+    import importlib.metadata as md
+
+    def version(dist: str) -> str:
+        try:
+            return md.version(dist)
+        except md.PackageNotFoundError:
+            return "?"
+
+    if target == "onnx":
+        return f"onnxruntime {version('onnxruntime')} (CPUExecutionProvider)"
+    if target == "tflite":
+        return f"ai-edge-litert {version('ai-edge-litert')} (LiteRT interpreter)"
+    if target == "tfjs":
+        backend = os.environ.get("EDGEBERT_TFJS_BACKEND", "wasm")
+        detail = (manifest or {}).get("target_details", {}).get("runtime")
+        return detail or f"@tensorflow/tfjs in Node ({backend})"
+    return target
+
+
+# ----------------------------------------------------------------------------------------- bare files
+
+
+def _embedding_outputs(outputs: dict[str, np.ndarray], mask: np.ndarray, pooling: str) -> dict[str, np.ndarray]:
+    """`sentence_embedding` when the model has it, else pool + normalise its rank-3 output (hidden states)."""
+    if "sentence_embedding" in outputs:
+        emb = np.asarray(outputs["sentence_embedding"], dtype=np.float32)
+        hidden = outputs.get("last_hidden_state")
+    else:
+        hidden = outputs.get("last_hidden_state")
+        if hidden is None:
+            hidden = next((v for v in outputs.values() if np.ndim(v) == 3), None)
+        if hidden is None:
+            raise ValueError(f"the model has no sentence_embedding or [batch, tokens, hidden] output (outputs: {sorted(outputs)})")
+        hidden = np.asarray(hidden, dtype=np.float32)
+        m = mask[:, : hidden.shape[1], None].astype(np.float32)
+        if pooling == "cls":
+            emb = hidden[:, 0]
+        elif pooling == "max":
+            emb = (hidden + (1.0 - m) * -1e9).max(axis=1)
+        else:
+            emb = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+    emb = emb / np.maximum(np.linalg.norm(emb, axis=-1, keepdims=True), 1e-12)
+    result = {"sentence_embedding": emb.astype(np.float32)}
+    if hidden is not None:
+        result["last_hidden_state"] = np.asarray(hidden, dtype=np.float32)
+    return result
+
+
+class BareOnnxRunner(Runner):
+    """Any ONNX sentence encoder: feeds the BERT inputs it declares (int64 or int32), pools when needed."""
+
+    def __init__(self, path: Path, pooling: str, threads: int | None) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name: i for i in self.session.get_inputs()}
+        unknown = [n for n in self.inputs if n not in INPUT_NAMES]
+        if unknown:
+            raise ValueError(f"{path.name} takes inputs {unknown} besides {list(INPUT_NAMES)}; not a BERT encoder")
+        self.outputs = [o.name for o in self.session.get_outputs()]
+        self.pooling = pooling
+        shape = self.inputs["input_ids"].shape
+        self.static_seq_len = shape[1] if len(shape) == 2 and isinstance(shape[1], int) else None
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        feed = {}
+        for name, info in self.inputs.items():
+            dtype = np.int32 if "int32" in info.type else np.int64
+            value = inputs.get(name)
+            feed[name] = (np.zeros_like(inputs["input_ids"]) if value is None else value).astype(dtype)
+        values = self.session.run(self.outputs, feed)
+        return _embedding_outputs(dict(zip(self.outputs, values)), inputs["attention_mask"], self.pooling)
+
+
+class BareTFLiteRunner(Runner):
+    """Any TFLite sentence encoder with a signature: static [1, T] inputs, rows run one at a time."""
+
+    def __init__(self, path: Path, pooling: str, threads: int | None) -> None:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        from ai_edge_litert.interpreter import Interpreter
+
+        self.interpreter = Interpreter(model_path=str(path), num_threads=threads)
+        signatures = self.interpreter.get_signature_list()
+        if not signatures:
+            raise ValueError(f"{path.name} has no signature; bench needs a TFLite model with a named signature")
+        key = "serving_default" if "serving_default" in signatures else sorted(signatures)[0]
+        self.runner = self.interpreter.get_signature_runner(key)
+        self.details = self.runner.get_input_details()
+        unknown = [n for n in self.details if n not in INPUT_NAMES]
+        if unknown:
+            raise ValueError(f"{path.name} takes inputs {unknown} besides {list(INPUT_NAMES)}; not a BERT encoder")
+        self.static_seq_len = int(self.details["input_ids"]["shape"][1])
+        self.pooling = pooling
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        length = inputs["input_ids"].shape[1]
+        if length > self.static_seq_len:
+            raise ValueError(f"inputs have {length} tokens but this TFLite model takes exactly {self.static_seq_len}")
+        pad = self.static_seq_len - length
+        feeds = {}
+        for name, d in self.details.items():
+            value = inputs.get(name)
+            value = np.zeros_like(inputs["input_ids"]) if value is None else value
+            feeds[name] = np.pad(value, ((0, 0), (0, pad))).astype(d["dtype"])
+        mask = feeds["attention_mask"] if "attention_mask" in feeds else (feeds["input_ids"] != 0)
+        rows = []
+        for r in range(inputs["input_ids"].shape[0]):
+            out = self.runner(**{n: v[r : r + 1] for n, v in feeds.items()})
+            rows.append(_embedding_outputs(out, mask[r : r + 1], self.pooling))
+        result = {"sentence_embedding": np.concatenate([o["sentence_embedding"] for o in rows])}
+        if all("last_hidden_state" in o for o in rows):
+            result["last_hidden_state"] = np.concatenate([o["last_hidden_state"][:, :length] for o in rows])
+        return result
+
+    def close(self) -> None:
+        self.runner = None
+        self.interpreter = None
+
+
+def _open_bare_file(spec: ItemSpec) -> OpenItem:
+    path = Path(spec.path)
+    tokenizer = _load_tokenizer(spec.tokenizer or path.parent)
+    cls = BareOnnxRunner if spec.kind == "onnx" else BareTFLiteRunner
+    probe = cls(path, spec.pooling, 1)  # fail early (load error) and learn the static length
+    static = probe.static_seq_len
+    probe.close()
+    data_files = [p.name for p in path.parent.glob(path.name + ".data")] + [p.name for p in path.parent.glob(path.stem + ".onnx_data")]
+    files = _file_sizes(path.parent, [path.name, *data_files])
+    tok_dir = Path(spec.tokenizer or path.parent)
+    return OpenItem(
+        spec=spec,
+        tokenizer=tokenizer,
+        target=spec.kind,
+        runtime=_runtime_name(spec.kind),
+        quantization="unknown",
+        static_seq_len=static,
+        model_bytes=sum(files.values()),
+        files=files,
+        tokenizer_bytes=sum(_file_sizes(tok_dir, TOKENIZER_FILES).values()),
+        params=None,
+        params_source="unknown (bare file)",
+        make_runner=lambda threads: cls(path, spec.pooling, threads),
+        notes=["bare file: quantization and parameters not recorded"],
+    )

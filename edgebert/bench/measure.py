@@ -1,0 +1,441 @@
+"""Measure one bench item: what it ships, peak memory, latency per (seq len, batch, threads), STS-B, SST-2.
+
+`measure_item` runs in a worker process of its own (`python -m edgebert.bench.measure JOB RESULT`, started by
+the harness) so that memory is the item's alone and a crashing runtime takes down only its item. It reports
+through `sink(result)` after every stage, so whatever was measured survives a failure or an interrupt.
+
+Method (also written into every report):
+- inputs for latency are real text truncated to exactly `seq_len` tokens (no padding), `batch` rows; static-shape
+  exports shorter than their fixed length are zero-padded to it (they always compute the fixed length);
+- model call alone and tokenizer + model: warm-up calls untimed, then `repeats` rounds of [runner.run(inputs)]
+  and [tokenizer(texts) -> runner.run(...)], each timed with perf_counter, interleaved so both see the same
+  machine conditions; runners that time themselves (TF.js, inside Node: process start-up and model load
+  excluded) use `Runner.time_calls`, and tokenizer + model is then the tokenizer time plus that model time;
+- peak memory: RSS of the worker process plus its children (Node for TF.js), sampled every 5 ms with psutil
+  from a baseline taken after the runtime libraries are imported until after model load and one call at each
+  configuration; delta = peak - baseline (model weights + runtime session + activations);
+- STS: unique sentences embedded once (batched, sorted by length; static exports one padded row at a time),
+  Spearman of cosine vs gold over the pairs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgebert.bench.items import ItemSpec, OpenItem, open_item
+from edgebert.parity import PARITY_SENTENCES, encode
+from export_targets.base import Runner
+
+MEMORY_SAMPLE_S = 0.005
+Sink = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class MeasureJob:
+    """What to measure, the same for every item of a run (JSON-serialisable for the worker)."""
+
+    seq_lens: list[int] = field(default_factory=lambda: [128])
+    batches: list[int] = field(default_factory=lambda: [1])
+    threads: list[int] = field(default_factory=lambda: [1])
+    warmup: int = 5
+    repeats: int = 30
+    sts_path: str | None = None
+    sts_limit: int | None = None
+    sts_limits: dict[str, int] = field(default_factory=dict)  # per target (e.g. {"tfjs": 200}): fewer pairs
+    sts_max_length: int = 128
+    sts_batch: int = 32
+    sst2_path: str | None = None
+    sst2_limit: int | None = 1000
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def log(message: str) -> None:
+    """A progress line for the harness (it echoes stderr lines starting with 'bench:')."""
+    sys.stderr.write(f"bench: {message}\n")
+    sys.stderr.flush()
+
+
+# ----------------------------------------------------------------------------------------- statistics
+
+
+def summarize(seconds: list[float]) -> dict[str, Any]:
+    """median / p90 / mean / min / max / std in milliseconds, plus the raw samples."""
+    ms = np.asarray(seconds, dtype=np.float64) * 1000.0
+    return {
+        "median": float(np.median(ms)),
+        "p90": float(np.percentile(ms, 90)),
+        "mean": float(ms.mean()),
+        "min": float(ms.min()),
+        "max": float(ms.max()),
+        "std": float(ms.std()),
+        "n": int(ms.size),
+        "raw": [round(float(x), 4) for x in ms],
+    }
+
+
+def timed(fn: Callable[[], Any], warmup: int, repeats: int) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+# ----------------------------------------------------------------------------------------- memory
+
+
+class RSSSampler:
+    """Peak RSS of this process plus its children, sampled in a background thread."""
+
+    def __init__(self, interval: float = MEMORY_SAMPLE_S) -> None:
+        import psutil
+
+        self.process = psutil.Process()
+        self.interval = interval
+        self.baseline = self.current()
+        self.peak = self.baseline
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def current(self) -> int:
+        import psutil
+
+        total = self.process.memory_info().rss
+        for child in self.process.children(recursive=True):
+            try:
+                total += child.memory_info().rss
+            except psutil.Error:
+                pass
+        return total
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.peak = max(self.peak, self.current())
+            except Exception:  # noqa: BLE001 - a vanished child between listing and reading
+                pass
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> RSSSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.current())
+
+    def as_dict(self) -> dict[str, Any]:
+        mb = 1024 * 1024
+        return {
+            "baseline_rss_mb": round(self.baseline / mb, 1),
+            "peak_rss_mb": round(self.peak / mb, 1),
+            "delta_rss_mb": round(max(0, self.peak - self.baseline) / mb, 1),
+            "method": f"psutil RSS of the worker + children, sampled every {self.interval * 1000:.0f} ms",
+        }
+
+
+def import_runtime(spec: ItemSpec) -> None:
+    """Import the item's runtime code before the memory baseline (so delta = model, session, activations).
+
+    Python imports are lazy all the way down (transformers' model classes, torch kernels), so PyTorch items
+    and exports with a known source also build their model on the meta device (no weights) first.
+    """
+    import torch  # noqa: F401 - transformers (tokenizers) imports it anyway
+    import transformers  # noqa: F401
+
+    from edgebert.artifact import read_manifest
+    from edgebert.bench.items import count_params_from_config
+
+    target = spec.target if spec.kind == "export" else spec.kind
+    try:
+        tokenizer_dir = spec.tokenizer if spec.kind in ("onnx", "tflite") else spec.path
+        transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir), use_fast=True)
+        if target == "onnx":
+            import onnxruntime  # noqa: F401
+        elif target == "tflite":
+            from ai_edge_litert import interpreter  # noqa: F401
+        if spec.kind == "pytorch":
+            count_params_from_config(Path(spec.path))
+        elif spec.kind == "export":
+            source = read_manifest(Path(spec.path)).get("source", {}).get("path")
+            if source and Path(source).is_dir():
+                count_params_from_config(Path(source))
+    except Exception:  # noqa: BLE001 - open_item reports a missing runtime or a broken dir as the item's error
+        pass
+
+
+# ----------------------------------------------------------------------------------------- latency
+
+
+def latency_texts(batch: int, seq_len: int) -> list[str]:
+    """`batch` different English texts of `seq_len` words, so truncation to `seq_len` tokens fills every position."""
+    words = PARITY_SENTENCES[-1].split()
+    texts = []
+    for row in range(batch):
+        start = (7 * row) % len(words)
+        texts.append(" ".join(words[(start + i) % len(words)] for i in range(seq_len)))
+    return texts
+
+
+def _pad_to(inputs: dict[str, np.ndarray], length: int) -> dict[str, np.ndarray]:
+    pad = length - inputs["input_ids"].shape[1]
+    if pad <= 0:
+        return inputs
+    return {k: np.pad(v, ((0, 0), (0, pad))) for k, v in inputs.items()}
+
+
+def make_tokenize(item: OpenItem, texts: list[str], seq_len: int) -> Callable[[], dict[str, np.ndarray]]:
+    """tokenizer(texts) truncated to `seq_len`, padded to the item's static length when it has one."""
+    static = item.static_seq_len
+
+    def tokenize() -> dict[str, np.ndarray]:
+        inputs = encode(item.tokenizer, texts, seq_len, pad_to_seq_len=True)
+        return _pad_to(inputs, static) if static else inputs
+
+    return tokenize
+
+
+def measure_latency(item: OpenItem, runner: Any, seq_len: int, batch: int, threads: int, warmup: int, repeats: int) -> dict[str, Any]:
+    """Latency of one configuration: model call alone, tokenizer alone, tokenizer + model."""
+    config: dict[str, Any] = {"seq_len": seq_len, "batch": batch, "threads": threads}
+    static = item.static_seq_len
+    if static and seq_len > static:
+        return {**config, "skipped": f"static export takes exactly {static} tokens"}
+    tokenize = make_tokenize(item, latency_texts(batch, seq_len), seq_len)
+    inputs = tokenize()
+    real = int(inputs["attention_mask"].sum())
+    native = type(runner).time_calls is not Runner.time_calls
+    if native or item.runs_out_of_process:
+        model_times = runner.time_calls(inputs, warmup, repeats)
+        tok_times = timed(tokenize, warmup, repeats)
+        e2e_times = [a + b for a, b in zip(tok_times, model_times)]
+        e2e_method = "tokenizer time + the runtime's own model time of the same repeat (the runtime times itself)"
+    else:
+        # Interleaved, so that both figures see the same machine conditions (the CPU may be shared).
+        for _ in range(warmup):
+            runner.run(inputs)
+            runner.run(tokenize())
+        model_times, tok_times, e2e_times = [], [], []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            runner.run(inputs)
+            t1 = time.perf_counter()
+            fresh = tokenize()
+            t2 = time.perf_counter()
+            runner.run(fresh)
+            t3 = time.perf_counter()
+            model_times.append(t1 - t0)
+            tok_times.append(t2 - t1)
+            e2e_times.append(t3 - t1)
+        e2e_method = "tokenizer(texts) then runner.run(inputs), timed together; interleaved with the model-only calls"
+    return {
+        **config,
+        "computed_seq_len": int(inputs["input_ids"].shape[1]),
+        "real_tokens_per_row": real // batch,
+        "model_ms": summarize(model_times),
+        "tokenize_ms": summarize(tok_times),
+        "e2e_ms": {**summarize(e2e_times), "method": e2e_method},
+        "sequences_per_s": batch / float(np.median(model_times)),
+    }
+
+
+# ----------------------------------------------------------------------------------------- accuracy
+
+
+def embed_sentences(item: OpenItem, runner: Any, sentences: list[str], max_length: int, batch_size: int) -> np.ndarray:
+    """Sentence embeddings in the item's runtime: length-sorted batches (static exports: padded rows)."""
+    static = item.static_seq_len
+    length = min(max_length, static) if static else max_length
+    lengths = [len(ids) for ids in item.tokenizer(sentences, truncation=True, max_length=length)["input_ids"]]
+    order = np.argsort(lengths, kind="stable")
+    out: list[np.ndarray] = [None] * len(sentences)  # type: ignore[list-item]
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        inputs = encode(item.tokenizer, [sentences[i] for i in chunk], length, pad_to_seq_len=bool(static))
+        if static:
+            inputs = _pad_to(inputs, static)
+        vectors = np.asarray(runner.run(inputs)["sentence_embedding"], dtype=np.float32)
+        for row, i in enumerate(chunk):
+            out[i] = vectors[row]
+    return np.stack(out)
+
+
+def measure_sts(item: OpenItem, runner: Any, job: MeasureJob) -> dict[str, Any]:
+    from edgebert.bench.metrics import load_sts_csv, sts_spearman_from_embeddings, unique_sentences
+
+    limit = job.sts_limits.get(item.target, job.sts_limit)
+    if job.sts_limit is not None and limit is not None:
+        limit = min(limit, job.sts_limit)
+    pairs = load_sts_csv(job.sts_path, limit=limit)
+    sentences, left, right = unique_sentences(pairs)
+    static = item.static_seq_len
+    length = min(job.sts_max_length, static) if static else job.sts_max_length
+    batch = job.sts_batch if not static else (32 if item.runs_out_of_process else 64)
+    start = time.perf_counter()
+    embeddings = embed_sentences(item, runner, sentences, job.sts_max_length, batch)
+    seconds = time.perf_counter() - start
+    truncated = sum(1 for ids in item.tokenizer(sentences)["input_ids"] if len(ids) > length)
+    unit = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
+    return {
+        "spearman": sts_spearman_from_embeddings(embeddings, left, right, pairs.scores),
+        "pairs": len(pairs),
+        "limit": limit,
+        "cosines": [round(float(c), 6) for c in (unit[left] * unit[right]).sum(axis=1)],
+        "unique_sentences": len(sentences),
+        "max_length": length,
+        "truncated_sentences": truncated,
+        "batch_size": batch,
+        "seconds": round(seconds, 2),
+        "path": str(job.sts_path),
+    }
+
+
+def measure_sst2(item: OpenItem, job: MeasureJob) -> dict[str, Any]:
+    import torch
+
+    from edgebert.bench.metrics import classifier_label_map, load_sst2_tsv
+
+    data = load_sst2_tsv(job.sst2_path, limit=job.sst2_limit)
+    model = item.classifier
+    to_label = classifier_label_map(getattr(model.config, "id2label", None))
+    correct = 0
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for i in range(0, len(data), 32):
+            enc = item.tokenizer(data.texts[i : i + 32], padding=True, truncation=True, max_length=job.sts_max_length, return_tensors="pt")
+            pred = model(**enc).logits.argmax(-1).tolist()
+            correct += sum(int(to_label(p) == y) for p, y in zip(pred, data.labels[i : i + 32]))
+    return {"accuracy": correct / len(data), "examples": len(data), "seconds": round(time.perf_counter() - start, 2), "path": str(job.sst2_path)}
+
+
+# ----------------------------------------------------------------------------------------- one item
+
+
+def _error(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:500]
+
+
+def measure_item(spec: ItemSpec, job: MeasureJob, sink: Sink | None = None) -> dict[str, Any]:
+    """Measure `spec`; `sink` gets the growing result after every stage. Errors end the item as failed."""
+    sink = sink or (lambda r: None)
+    result: dict[str, Any] = {"label": spec.label, "spec": spec.as_dict(), "status": "running", "stage": "load"}
+    try:
+        _measure(spec, job, result, sink)
+        result["status"] = "ok"
+    except KeyboardInterrupt:
+        result["status"] = "interrupted"
+        result["error"] = f"interrupted during {result.get('stage')}"
+        sink(result)
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure is this item's, the others still run
+        result["status"] = "failed"
+        result["error"] = _error(exc)
+        result["traceback"] = traceback.format_exc(limit=8)
+    if result["status"] == "ok":
+        result.pop("stage", None)
+    sink(result)
+    return result
+
+
+def _measure(spec: ItemSpec, job: MeasureJob, result: dict[str, Any], sink: Sink) -> None:
+    import_runtime(spec)
+    sampler = RSSSampler()
+    with sampler:
+        t0 = time.perf_counter()
+        item = open_item(spec)
+        result.update(item.describe())
+        first = item.make_runner(job.threads[0])
+        result["load_s"] = round(time.perf_counter() - t0, 2)
+        try:  # one call at every (seq, batch) so the memory peak covers the largest activations
+            for seq_len in job.seq_lens:
+                for batch in job.batches:
+                    if not (item.static_seq_len and seq_len > item.static_seq_len):
+                        first.run(make_tokenize(item, latency_texts(batch, seq_len), seq_len)())
+        finally:
+            first.close()
+    result["memory"] = sampler.as_dict()
+    log(f"{spec.label}: loaded in {result['load_s']} s, {item.model_bytes / 1e6:.1f} MB, peak +{result['memory']['delta_rss_mb']} MB RSS")
+    sink(result)
+
+    result["stage"] = "latency"
+    result["latency"] = []
+    for threads in job.threads:
+        runner = item.make_runner(threads)
+        try:
+            for seq_len in job.seq_lens:
+                for batch in job.batches:
+                    entry = measure_latency(item, runner, seq_len, batch, threads, job.warmup, job.repeats)
+                    result["latency"].append(entry)
+                    if "skipped" in entry:
+                        log(f"{spec.label}: seq {seq_len} batch {batch} threads {threads}: skipped ({entry['skipped']})")
+                    else:
+                        m = entry["model_ms"]
+                        log(
+                            f"{spec.label}: seq {seq_len} batch {batch} threads {threads}: model {m['median']:.2f} ms "
+                            f"(p90 {m['p90']:.2f}), tokenizer+model {entry['e2e_ms']['median']:.2f} ms"
+                        )
+                    sink(result)
+        finally:
+            runner.close()
+
+    if job.sts_path:
+        result["stage"] = "sts"
+        runner = item.make_runner(max(job.threads))
+        try:
+            result["sts"] = measure_sts(item, runner, job)
+        finally:
+            runner.close()
+        s = result["sts"]
+        log(f"{spec.label}: STS Spearman {s['spearman']:.4f} over {s['pairs']} pairs ({s['seconds']} s)")
+        sink(result)
+    if job.sst2_path and item.classifier is not None:
+        result["stage"] = "sst2"
+        result["sst2"] = measure_sst2(item, job)
+        log(f"{spec.label}: SST-2 accuracy {result['sst2']['accuracy']:.4f}")
+        sink(result)
+
+
+# ----------------------------------------------------------------------------------------- worker
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, default=str))
+    os.replace(tmp, path)
+
+
+def worker_main(argv: list[str]) -> int:
+    """`python -m edgebert.bench.measure JOB.json RESULT.json`: measure one item, keep RESULT.json current."""
+    job_file, result_file = Path(argv[0]), Path(argv[1])
+    payload = json.loads(job_file.read_text())
+    spec = ItemSpec.from_dict(payload["item"])
+    job = MeasureJob(**payload["job"])
+    try:
+        measure_item(spec, job, sink=lambda r: _write_json(result_file, r))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("USE_TF", "0")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    raise SystemExit(worker_main(sys.argv[1:]))
