@@ -33,7 +33,7 @@ CONVERT_TIMEOUT_S = 3600
 QUANTIZATION_RECIPES = {
     "none": "float32 weights",
     "uint8": "tfjs per-tensor affine uint8 weights, except the FFN down-projection kernels "
-    "(layer_._N/output/dense) kept float16: per-tensor uint8 cannot hold their outliers",
+    "(the family's tfjs_ffn_output_patterns, e.g. layer_._N/output/dense) kept float16: per-tensor uint8 cannot hold their outliers",
     "float16": "float16 weights (--quantize_float16 '*')",
 }
 STDERR_TAIL_LINES = 15
@@ -154,6 +154,7 @@ class TFJSExporter(Exporter):
                 "--input-names", ",".join(input_names),
                 "--quantize", options.quantize,
                 "--uint8-keep-float16", getattr(model.family, "ffn_output_module", "output.dense").replace(".", "/"),
+                "--uint8-keep-patterns", ",".join(model.family.tfjs_ffn_output_patterns),
                 "--out-dir", str(Path(work_dir).resolve()),
                 "--result", str(result_file),
             ]  # fmt: skip

@@ -39,17 +39,25 @@ DEFAULT_UINT8_KEEP = "output/dense"
 QUANTIZATIONS = ("none", "uint8", "float16")
 
 
-def quantize_flags(quantize: str, uint8_keep: str = DEFAULT_UINT8_KEEP) -> list[str]:
+def quantize_flags(quantize: str, uint8_keep: str = DEFAULT_UINT8_KEEP, keep_patterns: list[str] | None = None) -> list[str]:
     """tensorflowjs_converter flags for a quantization (patterns match graph weight names such as
-    `StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._5/output/dense/Tensordot/ReadVariableOp`)."""
+    `StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._5/output/dense/Tensordot/ReadVariableOp`).
+
+    `keep_patterns` (the family's `tfjs_ffn_output_patterns`, e.g. ALBERT's `*/ffn_output/*`) overrides the
+    BERT-layout patterns built from `uint8_keep`."""
     if quantize == "none":
         return []
     if quantize == "float16":
         return ["--quantize_float16", "*"]
-    if not uint8_keep:
+    if keep_patterns is not None:
+        keep = [p for p in keep_patterns if p]
+    elif uint8_keep:
+        # One digit, two digits: fnmatch's "*" crosses "/", so "layer_._*/output/dense" would also catch attention/output.
+        keep = [f"*/layer_._{digits}/{uint8_keep}/*" for digits in ("[0-9]", "[0-9][0-9]")]
+    else:
+        keep = []
+    if not keep:
         return ["--quantize_uint8", "*"]
-    # One digit, two digits: fnmatch's "*" crosses "/", so "layer_._*/output/dense" would also catch attention/output.
-    keep = [f"*/layer_._{digits}/{uint8_keep}/*" for digits in ("[0-9]", "[0-9][0-9]")]
     # A bare --quantize_uint8 is the converter's fallthrough: every float32 weight not matched by another flag.
     return ["--quantize_float16", ",".join(keep), "--quantize_uint8"]
 
@@ -57,7 +65,7 @@ def quantize_flags(quantize: str, uint8_keep: str = DEFAULT_UINT8_KEEP) -> list[
 OUTPUT_KEYS = ("sentence_embedding", "last_hidden_state")
 
 
-def convert_to_tfjs(saved_dir: Path, out_dir: Path, quantize: str, uint8_keep: str) -> list[str]:
+def convert_to_tfjs(saved_dir: Path, out_dir: Path, quantize: str, uint8_keep: str, keep_patterns: list[str] | None = None) -> list[str]:
     """Run tensorflowjs_converter (in this process) and return its argument list."""
     from tensorflowjs.converters import converter
 
@@ -67,7 +75,7 @@ def convert_to_tfjs(saved_dir: Path, out_dir: Path, quantize: str, uint8_keep: s
         "--signature_name=serving_default",
         "--saved_model_tags=serve",
         # Before another option: a bare --quantize_uint8 would swallow the next positional argument.
-        *quantize_flags(quantize, uint8_keep),
+        *quantize_flags(quantize, uint8_keep, keep_patterns),
         f"--weight_shard_size_bytes={WEIGHT_SHARD_SIZE_BYTES}",
         str(saved_dir),
         str(out_dir),
@@ -100,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_UINT8_KEEP,
         help="per-layer module (with '/') whose weights stay float16 under uint8; '' quantizes everything",
     )
+    parser.add_argument(
+        "--uint8-keep-patterns",
+        default=None,
+        help="comma-separated fnmatch patterns of graph weights kept float16 under uint8 (overrides --uint8-keep-float16)",
+    )
     parser.add_argument("--out-dir", required=True, type=Path)
     parser.add_argument("--result", required=True, type=Path)
     args = parser.parse_args(argv)
@@ -117,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         saved = Path(scratch) / "saved_model"
         converted = Path(scratch) / "tfjs"
         info = build_saved_model(args.model_dir, args.seq_len, args.pooling, input_names, saved)
-        converter_args = convert_to_tfjs(saved, converted, args.quantize, args.uint8_keep_float16)
+        keep_patterns = None if args.uint8_keep_patterns is None else args.uint8_keep_patterns.split(",")
+        converter_args = convert_to_tfjs(saved, converted, args.quantize, args.uint8_keep_float16, keep_patterns)
         model_json = json.loads((converted / "model.json").read_text())
         shards = [p for group in model_json["weightsManifest"] for p in group["paths"]]
         for name in ["model.json", *shards]:

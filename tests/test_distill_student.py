@@ -99,3 +99,34 @@ def test_projection_path_trains(teacher4) -> None:
 def test_impossible_students_are_user_errors(teacher4, spec: StudentSpec, message: str) -> None:
     with pytest.raises(UserError, match=message):
         resolve_shape(teacher4.config, spec, BERT)
+
+
+def test_student_at_init_is_kept_when_no_checkpoint_beats_it(tmp_path: Path) -> None:
+    """keep-best includes the student before training: a run that only makes it worse writes the initial student."""
+    import random
+
+    from conftest import WORDS, build_tiny_bert
+    from safetensors.torch import load_file
+
+    from edgebert.distill import distill
+
+    teacher = build_tiny_bert(tmp_path / "teacher", layers=2, seed=5)
+    rng = random.Random(1)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12))) for _ in range(40)) + "\n")
+    sts = tmp_path / "sts.csv"
+    pairs = [("the dog plays", "a dog is playing", 4.5), ("the cat", "hello world", 0.5), ("music on stage", "guitar music", 3),
+             ("the man", "the woman", 2), ("the quick brown fox", "a lazy dog", 1), ("love the app", "great app", 4)]  # fmt: skip
+    sts.write_text("".join(f"{a},{b},{s}\n" for a, b, s in pairs))
+    out = tmp_path / "student"
+    report = distill(
+        teacher, corpus, out, student_layers=2, steps=4, batch_size=4, seq_len=24, lr=5.0, warmup_ratio=0.0,
+        head_steps=2, head_batch_size=4, save_steps=2, eval_sts=sts, eval_steps=2, logging_steps=1,
+        cache_dir=tmp_path / "cache", quiet=True,
+    )  # fmt: skip
+    scores = report.manifest["metrics"]["sts_spearman"]
+    assert scores["best_trained"] <= scores["student_init"]  # lr 5.0 wrecks the copied layers
+    assert scores["kept"] == "init" and scores["student_final"] == scores["student_init"]
+    saved, source = load_file(str(out / "model.safetensors")), load_file(str(teacher / "model.safetensors"))
+    for key in ("encoder.layer.0.output.dense.weight", "embeddings.word_embeddings.weight"):
+        assert torch.equal(saved[f"bert.{key}"], source[key]), key

@@ -22,6 +22,10 @@ class DistillCommand:
         student.add_argument("--student-hidden", type=int, default=None, help="width (default: the teacher's; smaller = TinyBERT shape)")
         student.add_argument("--student-heads", type=int, default=None, help="attention heads (default: keeps the teacher's head size)")
         student.add_argument("--student-ffn", type=int, default=None, help="feed-forward size (default: scaled with the width)")
+        student.add_argument(
+            "--embedding-dim", type=int, default=None,
+            help="ALBERT-style factorised embeddings: vocab×E then E×hidden, from a truncated SVD of the teacher's tables",
+        )  # fmt: skip
         student.add_argument("--layer-map", default=None, help="teacher layer per student layer, e.g. 0,2,5 (default: evenly spaced)")
         losses = parser.add_argument_group("losses")
         losses.add_argument("--alpha-mlm", type=float, default=2.0, help="masked-LM cross-entropy weight")
@@ -44,6 +48,10 @@ class DistillCommand:
         training.add_argument("--eval-steps", type=int, default=None, help="evaluation interval (default: --save-steps)")
         training.add_argument("--logging-steps", type=int, default=None, help="log interval")
         training.add_argument("--head-steps", type=int, default=200, help="steps to fit a head-less teacher's MLM head (cached)")
+        training.add_argument(
+            "--student-head-steps", type=int, default=None,
+            help="steps to fit a factorised student's MLM head before distilling (default: --head-steps; 0: off)",
+        )  # fmt: skip
         training.add_argument("--max-passages", type=int, default=None, help="use only the first N passages of the corpus")
         training.add_argument("--seed", type=int, default=42)
         training.add_argument("--precision", default="auto", help="auto, fp32, fp16, bf16 (half precision needs a GPU)")
@@ -67,6 +75,8 @@ class DistillCommand:
             student_heads=args.student_heads,
             student_ffn=args.student_ffn,
             layer_map=args.layer_map,
+            embedding_dim=args.embedding_dim,
+            student_head_steps=args.student_head_steps,
             steps=args.steps,
             batch_size=args.batch_size,
             grad_accum=args.grad_accum,
@@ -101,7 +111,7 @@ class DistillCommand:
         if sts:
             print(
                 f"STS Spearman: teacher {sts['teacher']:.4f} | student init {sts['student_init']:.4f} "
-                f"| distilled {sts['student_final']:.4f}"
+                f"| distilled {sts['student_final']:.4f} (kept: {sts.get('kept')})"
             )
         print(f"steps/s {m['steps_per_second']} | train {m['train_runtime_s']} s | wall {m['wall_time_s']} s")
         return 0

@@ -19,6 +19,7 @@ from edgebert.artifact import (
 )
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
+from edgebert.families import FAMILIES
 from edgebert.modelio import inspect_model_dir
 from edgebert.sources import resolve_model
 
@@ -166,6 +167,9 @@ def compress(
     if out.absolute() == Path(model_dir).absolute():
         raise UserError(f"--out {out} is the input model directory; write the pruned model somewhere else")
     _, family = inspect_model_dir(model_dir)
+    if not family.prunable:
+        prunable = ", ".join(f.name for f in FAMILIES if f.prunable)
+        raise UserError(f"structured pruning of {family.name} models is not supported yet; supported: {prunable}")
     from edgebert.compress.importance import METHODS, MLM
 
     if importance not in METHODS:

@@ -87,6 +87,8 @@ def distill(
     student_heads: int | None = None,
     student_ffn: int | None = None,
     layer_map: list[int] | str | None = None,
+    embedding_dim: int | None = None,
+    student_head_steps: int | None = None,
     steps: int = 1000,
     batch_size: int = 32,
     grad_accum: int = 1,
@@ -124,6 +126,12 @@ def distill(
 ) -> DistillReport:
     """Distil `teacher` into a smaller student trained on `corpus`; write a standard HF model dir to `out`.
 
+    `embedding_dim` gives the student ALBERT-style factorised embeddings (vocab × E, then E × hidden; an
+    AlbertModel without layer sharing, see edgebert/distill/factorize.py); its MLM head, which cannot be copied
+    from the teacher's, is fitted with the body frozen for `student_head_steps` (default: `head_steps`) first.
+    With `eval_sts`, the student at initialisation competes with the checkpoints for "best" and is kept if none
+    beats it.
+
     Bad input raises UserError before anything is written. Checkpoints live in `out/checkpoints` while
     training (so `resume=True` continues an interrupted run); on success the student, its tokenizer, the
     sentence-transformers pooling config and `edgebert.json` are written to `out`.
@@ -153,7 +161,7 @@ def distill(
     teacher_config = AutoConfig.from_pretrained(teacher_dir, trust_remote_code=False)
     if isinstance(layer_map, str):
         layer_map = parse_layer_map(layer_map)
-    spec = StudentSpec(student_layers, student_hidden, student_heads, student_ffn, layer_map)
+    spec = StudentSpec(student_layers, student_hidden, student_heads, student_ffn, layer_map, embedding_dim)
     shape = resolve_shape(teacher_config, spec, family)
     if seq_len > int(getattr(teacher_config, "max_position_embeddings", 512)):
         raise UserError(f"--seq-len {seq_len} is beyond the teacher's position limit of {teacher_config.max_position_embeddings}")
@@ -191,6 +199,7 @@ def distill(
         "max_grad_norm": max_grad_norm,
         "seed": seed,
         "teacher_head": {"steps": head_steps, "batch_size": head_batch_size, "lr": head_lr},
+        **({"student_head_steps": _student_head_steps(student_head_steps, head_steps)} if embedding_dim else {}),
         "max_passages": max_passages,
     }
     corpus_info = {
@@ -224,7 +233,7 @@ def distill(
 
     if threads:
         torch.set_num_threads(threads)
-    from edgebert.distill.student import build_student, make_projections
+    from edgebert.distill.student import build_student, make_projections, student_family
     from edgebert.distill.teacher import HeadFitConfig, prepare_teacher, weights_fingerprint
     from edgebert.distill.trainer import DistillationModel, DistillationTrainer
     from edgebert.evaluate import sts_spearman
@@ -239,21 +248,34 @@ def distill(
     log(f"teacher MLM head ({head_info['source']}): held-out masked-token accuracy {head_info['mlm_accuracy']:.3f}")
     pooling = read_manifest(teacher_dir).get("model", {}).get("pooling") or pooling_from_sentence_transformers(teacher_dir) or family.default_pooling
 
-    student, shape, init_info = build_student(teacher_mlm, spec, family, seed=seed)
-    log(f"student: {shape.kind} {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}")
+    word_weights = None
+    if spec.embedding_dim:
+        from edgebert.distill.factorize import corpus_word_weights
+
+        word_weights = corpus_word_weights(dataset.sequences, int(teacher_config.vocab_size))
+    student, shape, init_info = build_student(teacher_mlm, spec, family, seed=seed, word_weights=word_weights)
+    s_family = student_family(shape, family)
+    factorised = f", factorised embeddings {shape.embedding_dim} ({s_family.name})" if shape.embedding_dim else ""
+    log(f"student: {shape.kind} {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
+    s_head_steps = _student_head_steps(student_head_steps, head_steps)
+    if shape.embedding_dim and s_head_steps and (alpha_mlm or alpha_ce):  # also on --resume: part of the initial student
+        init_info["head"] = _fit_student_head(student, s_family, dataset, collator, head_cfg, s_head_steps, log)
     if cos_layers == "mapped":
         cos_pairs = [(i + 1, t + 1) for i, t in enumerate(shape.layer_map)]
     else:
         cos_pairs = [(shape.layers, shape.teacher_layers)]
     need_hidden = bool(alpha_cos or alpha_pooled)
     projections = make_projections(shape.hidden, shape.teacher_hidden, len(cos_pairs)) if need_hidden else None
-    model = DistillationModel(student, family, cos_pairs if need_hidden else [], projections, ce_positions)
+    model = DistillationModel(student, s_family, cos_pairs if need_hidden else [], projections, ce_positions)
 
     sts_scores: dict[str, Any] = {}
+    initial_state = None
     if sts is not None:
-        uses_tt = family.uses_token_type_ids
-        sts_scores["teacher"] = round(sts_spearman(getattr(teacher_mlm, family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=uses_tt), 5)
-        sts_scores["student_init"] = round(sts_spearman(getattr(student, family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=uses_tt), 5)
+        from edgebert.distill.factorize import clone_state
+
+        sts_scores["teacher"] = round(sts_spearman(getattr(teacher_mlm, family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=family.uses_token_type_ids), 5)
+        sts_scores["student_init"] = round(sts_spearman(getattr(student, s_family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=s_family.uses_token_type_ids), 5)
+        initial_state = clone_state(student)  # kept if no checkpoint beats it
         log(f"STS Spearman: teacher {sts_scores['teacher']:.4f}, student at init {sts_scores['student_init']:.4f}")
 
     args = _training_args(
@@ -268,6 +290,7 @@ def distill(
         data_collator=padding_collator(tokenizer),
         teacher=teacher_mlm,
         family=family,
+        student_family=s_family,
         weights=weights,
         sts=sts,
         sts_tokenizer=tokenizer,
@@ -281,11 +304,23 @@ def distill(
     train_metrics = result.metrics
 
     if sts is not None:
-        sts_scores["student_final"] = round(sts_spearman(getattr(student, family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=family.uses_token_type_ids), 5)
-        sts_scores["history"] = [
+        best_trained = trainer.state.best_metric
+        if best_trained is None:  # no evaluation during training: the trained student is the candidate
+            best_trained = round(sts_spearman(getattr(student, s_family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=s_family.uses_token_type_ids), 5)
+        sts_scores["best_checkpoint"] = trainer.state.best_model_checkpoint
+        sts_scores["best_trained"] = best_trained
+        if best_trained <= sts_scores["student_init"]:
+            # Nothing beat the student at initialisation (e.g. layers copied from a strong teacher): keep it.
+            student.load_state_dict(initial_state)
+            student.tie_weights()
+            sts_scores["kept"] = "init"
+            log(f"no checkpoint beat the student at initialisation ({best_trained} <= {sts_scores['student_init']}); keeping it")
+        else:
+            sts_scores["kept"] = Path(trainer.state.best_model_checkpoint).name if trainer.state.best_model_checkpoint else "final"
+        sts_scores["student_final"] = round(sts_spearman(getattr(student, s_family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=s_family.uses_token_type_ids), 5)
+        sts_scores["history"] = [  # checkpoint evaluations; the student at init is "student_init"
             {"step": e["step"], "spearman": e["eval_sts_spearman"]} for e in trainer.state.log_history if "eval_sts_spearman" in e
         ]
-        sts_scores["best_checkpoint"] = trainer.state.best_model_checkpoint
         log(f"STS Spearman after distillation: {sts_scores['student_final']:.4f} (teacher {sts_scores['teacher']:.4f})")
 
     losses = [
@@ -299,15 +334,17 @@ def distill(
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "edgebert_version": __version__,
         "model": {
-            "family": family.name,
-            "architecture": family.mlm_class,
+            "family": s_family.name,
+            "architecture": s_family.mlm_class,
+            "embedding_dim": shape.embedding_dim,
             "pooling": pooling,
             "hidden_size": shape.hidden,
             "layers": shape.layers,
             "heads": shape.heads,
             "ffn": shape.ffn,
             "vocab_size": int(teacher_config.vocab_size),
-            "parameters": sum(p.numel() for p in getattr(student, family.mlm_base_attr).parameters()),
+            "parameters": sum(p.numel() for p in getattr(student, s_family.mlm_base_attr).parameters()),
+            "embedding_parameters": _embedding_parameters(getattr(student, s_family.mlm_base_attr), s_family),
         },
         "lineage": {
             "teacher": str(teacher_dir),
@@ -336,6 +373,44 @@ def distill(
         shutil.rmtree(checkpoint_dir, ignore_errors=True)
     log(f"student written to {out} ({manifest['metrics']['wall_time_s']} s)")
     return DistillReport(out_dir=out, manifest=manifest)
+
+
+def _student_head_steps(student_head_steps: int | None, head_steps: int) -> int:
+    return head_steps if student_head_steps is None else max(0, int(student_head_steps))
+
+
+def _embedding_parameters(base: Any, family: Any) -> int:
+    """Parameters of the embedding block: tables + LayerNorm (+ the E → H projection of factorised families)."""
+    count = 0
+    for _, path in family.embedding_modules:
+        module = base
+        for name in path.split("."):
+            module = getattr(module, name)
+        count += sum(p.numel() for p in module.parameters())
+    return count
+
+
+def _fit_student_head(student: Any, family: Any, dataset: Any, collator: Any, head_cfg: Any, steps: int, log: _Log) -> dict[str, Any]:
+    """Fit a factorised student's MLM head (dense + LayerNorm + bias; body and tied decoder frozen) on the corpus."""
+    from dataclasses import replace
+
+    from edgebert.distill.teacher import _SubsetView, fit_mlm_head
+
+    n_eval = min(head_cfg.eval_sequences, max(1, len(dataset) // 20))
+    heldout = [dataset[i] for i in range(len(dataset) - n_eval, len(dataset))]
+    train = _SubsetView(dataset, len(dataset) - n_eval)
+    trainable = {n: p.requires_grad for n, p in student.named_parameters()}
+    for p in student.parameters():
+        p.requires_grad_(False)
+    log(f"student MLM head: fitting it with the body frozen ({steps} steps)")
+    try:
+        info = fit_mlm_head(student, family, train, heldout, collator, replace(head_cfg, steps=steps), log=log)
+    finally:
+        for n, p in student.named_parameters():
+            p.requires_grad_(trainable.get(n, True))
+    student.train()
+    log(f"student MLM head: held-out masked-token accuracy {info['before']['accuracy']:.3f} → {info['after']['accuracy']:.3f}")
+    return {k: v for k, v in info.items() if k != "config"}
 
 
 def _training_args(

@@ -1,4 +1,5 @@
-"""Build a student from a teacher: fewer layers (DistilBERT shape) and/or narrower (TinyBERT shape).
+"""Build a student from a teacher: fewer layers (DistilBERT shape) and/or narrower (TinyBERT shape), optionally
+with ALBERT-style factorised embeddings (`embedding_dim`; see edgebert/distill/factorize.py).
 
 The copy reads like nanoGPT's `from_pretrained`: every student tensor is named after the teacher tensor it
 comes from (layer i of the student ← layer `layer_map[i]` of the teacher), and shapes are asserted before
@@ -30,6 +31,7 @@ class StudentSpec:
     heads: int | None = None
     ffn: int | None = None
     layer_map: list[int] | None = None
+    embedding_dim: int | None = None  # ALBERT-style factorised embeddings (vocab × E, then E × hidden)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -46,6 +48,7 @@ class StudentShape:
     layer_map: list[int]
     teacher_layers: int
     teacher_hidden: int
+    embedding_dim: int | None = None
     kind: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -106,7 +109,20 @@ def resolve_shape(teacher_config: Any, spec: StudentSpec, family: Family) -> Stu
         raise UserError(f"--layer-map has {len(layer_map)} entries but the student has {layers} layers")
     if any(i < 0 or i >= t_layers for i in layer_map):
         raise UserError(f"--layer-map {layer_map} names layers outside the teacher's 0..{t_layers - 1}")
-    return StudentShape(layers, hidden, heads, ffn, layer_map, t_layers, t_hidden)
+    embedding_dim = spec.embedding_dim
+    if embedding_dim is not None and not 2 <= embedding_dim <= hidden:
+        raise UserError(
+            f"--embedding-dim {embedding_dim} must be between 2 and the student's hidden size {hidden} "
+            "(a factorised embedding narrower than the hidden size is what saves bytes)"
+        )
+    return StudentShape(layers, hidden, heads, ffn, layer_map, t_layers, t_hidden, embedding_dim)
+
+
+def student_family(shape: StudentShape, teacher_family: Family) -> Family:
+    """The student's family: the teacher's, or ALBERT when the embeddings are factorised."""
+    from edgebert.families import ALBERT
+
+    return ALBERT if shape.embedding_dim else teacher_family
 
 
 def student_config(teacher_config: Any, shape: StudentShape, family: Family) -> Any:
@@ -183,11 +199,21 @@ def make_projections(student_hidden: int, teacher_hidden: int, count: int) -> nn
     return nn.ModuleList(nn.Linear(student_hidden, teacher_hidden) for _ in range(count))
 
 
-def build_student(teacher: nn.Module, spec: StudentSpec, family: Family, seed: int = 0) -> tuple[nn.Module, StudentShape, dict[str, Any]]:
-    """A masked-LM student initialised from `teacher` (a masked-LM model of `family`)."""
+def build_student(
+    teacher: nn.Module, spec: StudentSpec, family: Family, seed: int = 0, word_weights: torch.Tensor | None = None
+) -> tuple[nn.Module, StudentShape, dict[str, Any]]:
+    """A masked-LM student initialised from `teacher` (a masked-LM model of `family`).
+
+    `word_weights` [V] only matters for factorised embeddings: how much each word row counts in the SVD."""
     import transformers
 
     shape = resolve_shape(teacher.config, spec, family)
+    if shape.embedding_dim:
+        from edgebert.distill.factorize import build_factorized_student
+
+        student, init = build_factorized_student(teacher, shape, family, seed=seed, word_weights=word_weights)
+        init.pop("_factorization", None)
+        return student, shape, init
     config = student_config(teacher.config, shape, family)
     torch.manual_seed(seed)
     student = getattr(transformers, family.mlm_class)(config)

@@ -111,6 +111,7 @@ class DistillationTrainer(Trainer):
         teacher: nn.Module,
         family: Family,
         weights: LossWeights,
+        student_family: Family | None = None,
         sts: Any = None,
         sts_tokenizer: Any = None,
         pooling: str = "mean",
@@ -123,7 +124,8 @@ class DistillationTrainer(Trainer):
         self.mask_seed = mask_seed
         self._mask_step, self._mask_micro = -1, 0
         self.teacher = teacher.eval()
-        self.family = family
+        self.family = family  # the teacher's
+        self.student_family = student_family or family  # ALBERT for factorised-embedding students
         self.weights = weights
         self.sts = sts
         self.sts_tokenizer = sts_tokenizer
@@ -219,8 +221,10 @@ class DistillationTrainer(Trainer):
         if self.sts is None:
             return {}
         core = self.accelerator.unwrap_model(self.model)
-        base = getattr(core.student, self.family.mlm_base_attr)
-        rho = sts_spearman(base, self.sts_tokenizer, self.sts, pooling=self.pooling, uses_token_type_ids=self.family.uses_token_type_ids)
+        base = getattr(core.student, self.student_family.mlm_base_attr)
+        rho = sts_spearman(
+            base, self.sts_tokenizer, self.sts, pooling=self.pooling, uses_token_type_ids=self.student_family.uses_token_type_ids
+        )
         metrics = {f"{metric_key_prefix}_sts_spearman": round(rho, 5)}
         self.log(metrics)
         self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)

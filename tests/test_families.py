@@ -1,0 +1,108 @@
+"""The per-family facts: lookup, layer lists, module roles that resolve on real models, export name patterns."""
+
+from __future__ import annotations
+
+import fnmatch
+
+import pytest
+import torch
+from torch import nn
+
+from edgebert.errors import UserError
+from edgebert.families import ALBERT, BERT, FAMILIES, family_for, supported_model_types
+
+
+def _tiny(family_name: str) -> nn.Module:
+    from transformers import AlbertConfig, AlbertModel, BertConfig, BertModel
+
+    torch.manual_seed(0)
+    if family_name == "bert":
+        return BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2, intermediate_size=32))
+    return AlbertModel(AlbertConfig(
+        vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=3, num_hidden_groups=3, inner_group_num=1,
+        num_attention_heads=2, intermediate_size=32,
+    ))  # fmt: skip
+
+
+def _get(module: nn.Module, path: str) -> nn.Module:
+    for name in path.split("."):
+        module = getattr(module, name)
+    return module
+
+
+def test_lookup_and_unknown_types() -> None:
+    assert family_for("bert") is BERT and family_for("albert") is ALBERT
+    assert {"bert", "albert"} <= set(supported_model_types())
+    assert len({f.name for f in FAMILIES}) == len(FAMILIES)
+    with pytest.raises(UserError, match="not supported yet; supported: bert, albert"):
+        family_for("gpt2")
+
+
+@pytest.mark.parametrize("family", [BERT, ALBERT], ids=lambda f: f.name)
+def test_module_roles_resolve_on_a_real_model(family) -> None:
+    model = _tiny(family.name)
+    layers = family.layers(model)
+    assert len(layers) == 3 and len({id(layer) for layer in layers}) == 3
+    shapes = {}
+    for role, _ in family.layer_modules:
+        module = _get(layers[1], family.layer_module(role))
+        assert isinstance(module, (nn.Linear, nn.LayerNorm)), role
+        shapes[role] = tuple(module.weight.shape)
+    assert shapes["ffn_input"] == (32, 16) and shapes["ffn_output"] == (16, 32) and shapes["query"] == (16, 16)
+    assert family.layer_module("ffn_output") == family.ffn_output_module
+    assert family.layer_module("attention_output") == family.attention_output_module
+    for role, path in family.embedding_modules:
+        assert isinstance(_get(model, path), (nn.Embedding, nn.LayerNorm, nn.Linear)), role
+    assert (family.embedding_module("projection") is not None) == (family.embedding_size_field is not None)
+    assert family.input_names() == ["input_ids", "attention_mask", "token_type_ids"]
+
+
+def test_mlm_classes_match_the_fields() -> None:
+    import transformers
+
+    for family in FAMILIES:
+        cls = getattr(transformers, family.mlm_class)
+        config = _tiny(family.name).config
+        mlm = cls(config)
+        assert hasattr(mlm, family.mlm_base_attr) and hasattr(mlm, family.mlm_head_prefix)
+        names = dict(mlm.named_parameters())
+        assert family.mlm_bias_key in names
+        assert any(n.startswith(family.mlm_head_fit_prefixes) for n in names)
+        assert getattr(transformers, family.tf_model_class, None) is not None or family.tf_model_class.startswith("TF")
+
+
+def test_onnx_ffn_down_projection_names(tmp_path) -> None:
+    """The int8 recipe keeps exactly one FFN down-projection MatMul per layer in float, for both families."""
+    from edgebert.compress.onnx_quantize import ffn_down_projections
+
+    for family in (BERT, ALBERT):
+        model = _tiny(family.name).eval()
+        path = tmp_path / f"{family.name}.onnx"
+        ids = torch.ones(1, 6, dtype=torch.long)
+        with torch.no_grad():
+            torch.onnx.export(model, (ids, ids), str(path), input_names=["input_ids", "attention_mask"], opset_version=18, dynamo=False)
+        names = ffn_down_projections(path, family)
+        assert len(names) == 3, (family.name, names)
+        assert not any("attention" in n for n in names)
+
+
+def test_tfjs_keep_patterns_hit_only_ffn_down_projections() -> None:
+    from export_targets.tfjs_convert import quantize_flags
+
+    bert = "StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._{}/{}/Tensordot/ReadVariableOp"
+    albert = "StatefulPartitionedCall/tf_albert_model/albert/encoder/albert_layer_groups_._{}/albert_layers_._0/{}/Tensordot/ReadVariableOp"
+    cases = [
+        (BERT, bert, "output/dense", ("attention/output/dense", "intermediate/dense")),
+        (ALBERT, albert, "ffn_output", ("attention/dense", "ffn", "attention/query")),
+    ]
+    for family, template, ffn_down, others in cases:
+        flags = quantize_flags("uint8", keep_patterns=list(family.tfjs_ffn_output_patterns))
+        assert flags[0] == "--quantize_float16" and flags[-1] == "--quantize_uint8"
+        patterns = flags[1].split(",")
+
+        def hits(name: str, patterns: list[str] = patterns) -> bool:
+            return any(fnmatch.fnmatch(name, p) for p in patterns)
+
+        assert hits(template.format(3, ffn_down)) and hits(template.format(11, ffn_down))
+        assert not any(hits(template.format(3, other)) for other in others)
+    assert quantize_flags("uint8", "output/dense", keep_patterns=[]) == ["--quantize_uint8", "*"]
