@@ -7,6 +7,7 @@ Verification runs the artifact in Node with @tensorflow/tfjs 4.22.0 on the wasm 
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import os
@@ -72,7 +73,7 @@ def _bundle_resource_line(shards: list[str]) -> str:
 
 
 class TFJSRunner(Runner):
-    """Runs a tfjs graph model in Node (`js/run_tfjs.mjs`, wasm backend, cpu fallback), one process per request."""
+    """Runs a tfjs graph model in Node (`js/run_tfjs.mjs --serve`, wasm backend, cpu fallback), one process per runner."""
 
     def __init__(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> None:
         self.node = find_node()
@@ -83,6 +84,8 @@ class TFJSRunner(Runner):
         self.threads = threads  # the wasm backend in Node runs single-threaded; kept for the interface
         self.backend = os.environ.get("EDGEBERT_TFJS_BACKEND", "wasm")
         self.last_backend: str | None = None
+        self._process: subprocess.Popen | None = None
+        self._stderr: Any = None
 
     def _request(self, inputs: dict[str, np.ndarray], **fields: Any) -> dict[str, Any]:
         rows = {}
@@ -96,25 +99,61 @@ class TFJSRunner(Runner):
                 )
             rows[name] = array.astype(np.int32).tolist()
         request = {"model_dir": str(self.export_dir), "inputs": rows, "backend": self.backend, **fields}
-        proc = subprocess.run(
-            [self.node, str(JS_RUNNER)],
-            input=json.dumps(request),
-            capture_output=True,
-            text=True,
-            cwd=str(JS_DIR),
-        )
-        if proc.returncode != 0:
-            raise TargetUnavailable(f"the TF.js runner failed in Node (exit {proc.returncode}):\n{_tail(proc.stderr)}")
+        process = self._server()
         try:
-            answer = json.loads(proc.stdout)
-        except json.JSONDecodeError as exc:
-            raise TargetUnavailable(f"the TF.js runner wrote no JSON answer:\n{_tail(proc.stderr)}") from exc
+            process.stdin.write(json.dumps(request) + "\n")
+            process.stdin.flush()
+            line = process.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        if not line:
+            self.close()
+            raise TargetUnavailable(f"the TF.js runner in Node stopped (exit {process.poll()}):\n{self._stderr_tail()}")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise TargetUnavailable(f"the TF.js runner failed in Node: {answer['error']}\n{self._stderr_tail()}")
         self.last_backend = answer.get("backend")
         return answer
 
+    def _server(self) -> subprocess.Popen:
+        """The long-lived `node run_tfjs.mjs --serve` process (model loaded once, reused by every call)."""
+        if self._process is None or self._process.poll() is not None:
+            self._stderr = tempfile.TemporaryFile(mode="w+")
+            self._process = subprocess.Popen(
+                [self.node, str(JS_RUNNER), "--serve"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                text=True,
+                cwd=str(JS_DIR),
+            )
+        return self._process
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        return _tail(self._stderr.read())
+
+    def close(self) -> None:
+        """Stop the Node process (closing its stdin ends it)."""
+        process, self._process = self._process, None
+        if process is not None:
+            try:
+                process.stdin.close()
+                process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                process.kill()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        outputs = self._request(inputs, mode="run")["outputs"]
-        return {name: np.asarray(outputs[name], dtype=np.float32) for name in OUTPUT_NAMES}
+        outputs = self._request(inputs, mode="run", encoding="base64")["outputs"]
+        return {
+            name: np.frombuffer(base64.b64decode(outputs[name]["f32"]), dtype="<f4").reshape(outputs[name]["shape"])
+            for name in OUTPUT_NAMES
+        }
 
     def time_calls(self, inputs: dict[str, np.ndarray], warmup: int, repeats: int) -> list[float]:
         """Seconds per call, measured inside Node (model load and process start-up excluded)."""

@@ -2,11 +2,15 @@
 //
 // Reads one JSON request on stdin:
 //   {"model_dir": "...", "inputs": {"input_ids": [[...]], "attention_mask": [[...]], "token_type_ids": [[...]]},
-//    "mode": "run" | "time", "warmup": 2, "repeats": 10, "backend": "wasm" | "cpu"}
+//    "mode": "run" | "time", "warmup": 2, "repeats": 10, "backend": "wasm" | "cpu", "encoding": "json" | "base64"}
 // and writes one JSON answer on stdout:
 //   run:  {"backend", "outputs": {"sentence_embedding": [[...]], "last_hidden_state": [[[...]]]}}
+//         (with "encoding": "base64": {"outputs": {key: {"shape": [...], "f32": "<base64 little-endian float32>"}}})
 //   time: {"backend", "times_s": [...]}  (seconds per call over every row of `inputs`, measured here in Node)
 // Each row is one execute() of the static [1, seq_len] graph. Anything else tfjs prints goes to stderr.
+//
+// `node run_tfjs.mjs --serve` keeps the process (and each loaded model) alive: one JSON request per stdin
+// line, one JSON answer per stdout line, errors answered as {"error": "..."}; it ends when stdin closes.
 //
 // Install: npm ci --prefix export_targets/js   (pure JS + wasm from the npm registry; no tfjs-node)
 
@@ -86,12 +90,40 @@ function outputNodes(modelDir) {
   return OUTPUT_KEYS.map((k) => (outputs[k] && outputs[k].name) || k);
 }
 
-async function main() {
-  const request = JSON.parse(await readStdin());
-  const tf = await import('@tensorflow/tfjs');
-  const backend = await setBackend(tf, request.backend || 'wasm');
-  const model = await tf.loadGraphModel(fileHandler(request.model_dir));
-  const nodes = outputNodes(request.model_dir);
+function encodeOutputs(results, encoding) {
+  const outputs = {};
+  OUTPUT_KEYS.forEach((key, i) => {
+    const rows = results.map((values) => values[i][0]); // drop each call's batch axis of 1
+    if (encoding !== 'base64') {
+      outputs[key] = rows;
+      return;
+    }
+    const flat = Float32Array.from(rows.flat(Infinity));
+    const shape = [rows.length];
+    for (let level = rows[0]; Array.isArray(level); level = level[0]) shape.push(level.length);
+    outputs[key] = { shape, f32: Buffer.from(flat.buffer).toString('base64') };
+  });
+  return outputs;
+}
+
+let tfModule = null;
+let activeBackend = null;
+const models = new Map(); // model_dir -> {model, nodes}
+
+async function loaded(request) {
+  if (!tfModule) {
+    tfModule = await import('@tensorflow/tfjs');
+    activeBackend = await setBackend(tfModule, request.backend || 'wasm');
+  }
+  if (!models.has(request.model_dir)) {
+    const model = await tfModule.loadGraphModel(fileHandler(request.model_dir));
+    models.set(request.model_dir, { model, nodes: outputNodes(request.model_dir) });
+  }
+  return { tf: tfModule, backend: activeBackend, ...models.get(request.model_dir) };
+}
+
+async function handle(request) {
+  const { tf, backend, model, nodes } = await loaded(request);
 
   const names = Object.keys(request.inputs);
   const rows = request.inputs[names[0]].length;
@@ -129,15 +161,35 @@ async function main() {
     answer = { backend, times_s: times };
   } else {
     const results = await call();
-    const outputs = {};
-    OUTPUT_KEYS.forEach((key, i) => {
-      outputs[key] = results.map((values) => values[i][0]); // drop each call's batch axis of 1
-    });
+    const outputs = encodeOutputs(results, request.encoding);
     answer = { backend, output_nodes: Object.fromEntries(OUTPUT_KEYS.map((k, i) => [k, nodes[i]])), outputs };
   }
   for (const feed of feeds) Object.values(feed).forEach((t) => t.dispose());
-  model.dispose();
-  writeAnswer(JSON.stringify(answer));
+  return answer;
+}
+
+async function serve() {
+  const readline = await import('node:readline');
+  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    let answer;
+    try {
+      answer = await handle(JSON.parse(line));
+    } catch (err) {
+      console.error(err && err.stack ? err.stack : String(err));
+      answer = { error: err && err.message ? err.message : String(err) };
+    }
+    writeAnswer(JSON.stringify(answer) + '\n');
+  }
+}
+
+async function main() {
+  if (process.argv.includes('--serve')) {
+    await serve();
+    return;
+  }
+  writeAnswer(JSON.stringify(await handle(JSON.parse(await readStdin()))));
 }
 
 main().catch((err) => {
