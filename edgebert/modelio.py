@@ -54,6 +54,37 @@ def inspect_model_dir(path: Path) -> tuple[dict[str, Any], Family]:
     return config, family
 
 
+def has_mlm_head(model_dir: Path, family: Family) -> bool:
+    """Whether the safetensors weights of `model_dir` hold the family's own masked-LM head."""
+    path = Path(model_dir) / "model.safetensors"
+    if not path.exists() or not family.mlm_head_fit_prefixes:
+        return False
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as fh:
+        return any(k.startswith(family.mlm_head_fit_prefixes[0]) for k in fh.keys())  # noqa: SIM118 - not a dict
+
+
+def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+    """`cls.from_pretrained` the safe way (safetensors first, no remote code, eager attention) with its loading
+    info; unreadable weights become a UserError."""
+    model_dir = Path(model_dir)
+    try:
+        return cls.from_pretrained(
+            model_dir,
+            trust_remote_code=False,
+            use_safetensors=(model_dir / "model.safetensors").exists() or None,
+            attn_implementation="eager",
+            output_loading_info=True,
+            **kwargs,
+        )
+    except Exception as exc:  # noqa: BLE001 - truncated/corrupt files raise many different types
+        raise UserError(
+            f"cannot load the weights in {model_dir}: they look truncated or corrupt ({type(exc).__name__}); "
+            "re-save the model"
+        ) from exc
+
+
 def load_model(path: Path, pooling: str | None = None) -> LoadedModel:
     """Load config, tokenizer and weights of `path` into an eval-mode `SentenceEmbedder`."""
     from transformers import AutoConfig, AutoModel, AutoTokenizer
@@ -68,19 +99,7 @@ def load_model(path: Path, pooling: str | None = None) -> LoadedModel:
         tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"cannot load the tokenizer in {path} ({type(exc).__name__}: {exc}); re-save it") from exc
-    try:
-        encoder, info = AutoModel.from_pretrained(
-            path,
-            config=config,
-            trust_remote_code=False,
-            use_safetensors=(path / "model.safetensors").exists() or None,
-            attn_implementation="eager",
-            output_loading_info=True,
-        )
-    except Exception as exc:  # noqa: BLE001 - truncated/corrupt files raise many different types
-        raise UserError(
-            f"cannot load the weights in {path}: they look truncated or corrupt ({type(exc).__name__}); re-save the model"
-        ) from exc
+    encoder, info = load_weights(AutoModel, path, config=config)
     missing = [k for k in info.get("missing_keys", []) if "pooler" not in k]
     if missing:
         raise UserError(

@@ -90,11 +90,11 @@ def test_items_bad_input_is_a_user_error(tmp_path: Path, make, message: str) -> 
 
 
 def test_bad_options_exit_2_with_one_line(tiny_bert: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from edgebert.bench.__main__ import main
+    from edgebert.cli import main
 
-    assert main([str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
-    assert main([str(tiny_bert), "--out", str(tmp_path / "o"), "--repeats", "0"]) == 2
-    assert main([str(tiny_bert), "--out", str(tmp_path / "o"), "--sts", str(tmp_path / "none.csv")]) == 2
+    assert main(["bench", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
+    assert main(["bench", str(tiny_bert), "--out", str(tmp_path / "o"), "--repeats", "0"]) == 2
+    assert main(["bench", str(tiny_bert), "--out", str(tmp_path / "o"), "--sts", str(tmp_path / "none.csv")]) == 2
     errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(errors) == 3 and all(line.startswith("edgebert: error: ") for line in errors)
     assert not (tmp_path / "o").exists()
@@ -223,11 +223,11 @@ def test_cli_worker_processes_reference_and_failed_item(
     tiny_bert: Path, tiny_onnx: Path, broken_onnx: Path, sts_csv: Path, tmp_path: Path
 ) -> None:
     """The real path: one worker process per item, --reference naming an item, a failed item -> exit 1."""
-    from edgebert.bench.__main__ import main
+    from edgebert.cli import main
 
     out = tmp_path / "cli"
     code = main([
-        f"onnx={tiny_onnx}", str(broken_onnx), "--reference", str(tiny_bert), "--out", str(out),
+        "bench", f"onnx={tiny_onnx}", str(broken_onnx), "--reference", str(tiny_bert), "--out", str(out),
         "--sts", str(sts_csv), "--sts-limit-for", "onnx=4", "--seq-len", "16", "--repeats", "2", "--warmup", "1",
     ])  # fmt: skip
     assert code == 1

@@ -20,7 +20,7 @@ from edgebert.artifact import (
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
 from edgebert.families import FAMILIES
-from edgebert.modelio import inspect_model_dir
+from edgebert.modelio import has_mlm_head, inspect_model_dir, load_weights
 from edgebert.sources import resolve_model
 
 # sentence-transformers files copied unchanged, so the pruned model keeps its pooling in every tool.
@@ -45,32 +45,13 @@ def _log(quiet: bool, message: str) -> None:
         sys.stderr.write(f"edgebert compress: {message}\n")
 
 
-def _has_own_mlm_head(model_dir: Path, family: Family) -> bool:
-    path = Path(model_dir) / "model.safetensors"
-    if not path.exists():
-        return False
-    from safetensors import safe_open
-
-    with safe_open(str(path), framework="pt") as fh:
-        return any(k.startswith(family.mlm_head_fit_prefixes[0]) for k in fh.keys())  # noqa: SIM118 - safe_open is not a dict
-
-
 def _load(model_dir: Path, family: Family) -> tuple[Any, Any, Any]:
     """(full model to save, its base encoder, its masked-LM head or None); eager attention, eval mode."""
     import transformers
 
-    with_head = family.mlm_class is not None and _has_own_mlm_head(model_dir, family)
+    with_head = family.mlm_class is not None and has_mlm_head(model_dir, family)
     cls = getattr(transformers, family.mlm_class) if with_head else transformers.AutoModel
-    try:
-        model, info = cls.from_pretrained(
-            model_dir,
-            trust_remote_code=False,
-            attn_implementation="eager",
-            output_loading_info=True,
-            use_safetensors=(Path(model_dir) / "model.safetensors").exists() or None,
-        )
-    except Exception as exc:
-        raise UserError(f"cannot load the weights in {model_dir} ({type(exc).__name__}); re-save the model") from exc
+    model, info = load_weights(cls, model_dir)
     missing = [k for k in info.get("missing_keys", []) if "pooler" not in k]
     if missing:
         raise UserError(f"the weights in {model_dir} do not match its config (e.g. {missing[0]} missing); re-save the model")
@@ -174,7 +155,7 @@ def compress(
 
     if importance not in METHODS:
         raise UserError(f"--importance must be one of {', '.join(METHODS)}, got {importance!r}")
-    if needs_importance and importance == MLM and not _has_own_mlm_head(model_dir, family):
+    if needs_importance and importance == MLM and not has_mlm_head(model_dir, family):
         raise UserError(f"--importance mlm needs a model with its own masked-LM head, and {model_dir} has none; use auto")
     texts: list[str] = []
     held_out: list[str] = []

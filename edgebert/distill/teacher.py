@@ -25,6 +25,7 @@ import torch
 
 from edgebert.errors import UserError
 from edgebert.families import Family
+from edgebert.modelio import has_mlm_head, load_weights
 
 HEAD_FILE = "mlm_head.safetensors"
 HEAD_META = "mlm_head.json"
@@ -58,17 +59,6 @@ def weights_fingerprint(model_dir: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def _has_mlm_head(model_dir: Path, family: Family) -> bool:
-    path = Path(model_dir) / "model.safetensors"
-    prefix = family.mlm_head_fit_prefixes[0]
-    if path.exists():
-        from safetensors import safe_open
-
-        with safe_open(str(path), framework="pt") as fh:
-            return any(k.startswith(prefix) for k in fh.keys())
-    return False
-
-
 def load_teacher_mlm(model_dir: Path, family: Family) -> tuple[Any, bool]:
     """The teacher as the family's masked-LM class (eval mode, frozen) and whether the head is its own."""
     import transformers
@@ -76,20 +66,12 @@ def load_teacher_mlm(model_dir: Path, family: Family) -> tuple[Any, bool]:
     if family.mlm_class is None:
         raise UserError(f"{family.name} teachers cannot be distilled yet (no masked-LM class known)")
     cls = getattr(transformers, family.mlm_class)
-    own_head = _has_mlm_head(model_dir, family)
+    own_head = has_mlm_head(model_dir, family)
     verbosity = transformers.logging.get_verbosity()
     if not own_head:  # the missing head is expected: it is fitted next, so skip the "newly initialized" warning
         transformers.logging.set_verbosity_error()
     try:
-        model, info = cls.from_pretrained(
-            model_dir,
-            trust_remote_code=False,
-            attn_implementation="eager",
-            output_loading_info=True,
-            use_safetensors=(Path(model_dir) / "model.safetensors").exists() or None,
-        )
-    except Exception as exc:  # noqa: BLE001
-        raise UserError(f"cannot load the teacher weights in {model_dir} ({type(exc).__name__}); re-save the model") from exc
+        model, info = load_weights(cls, model_dir)
     finally:
         transformers.logging.set_verbosity(verbosity)
     missing = [k for k in info.get("missing_keys", []) if not k.startswith(family.mlm_head_prefix + ".")]
