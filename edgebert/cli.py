@@ -11,8 +11,9 @@ from edgebert.commands.bench import BenchCommand
 from edgebert.commands.compress import CompressCommand
 from edgebert.commands.distill import DistillCommand
 from edgebert.commands.export import ExportCommand
+from edgebert.commands.pipeline import PipelineCommand
 
-COMMANDS = (DistillCommand, CompressCommand, ExportCommand, BenchCommand)
+COMMANDS = (DistillCommand, CompressCommand, ExportCommand, BenchCommand, PipelineCommand)
 
 
 class _Parser(argparse.ArgumentParser):

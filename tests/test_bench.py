@@ -278,3 +278,16 @@ def test_teacher_sts_agrees_with_an_independent_computation(packaged_teacher: Pa
     theirs = spearmanr((a * b).sum(1), pairs.scores).statistic
     assert ours == pytest.approx(theirs, abs=1e-4)
     assert 0.75 < ours < 0.95
+
+
+def test_parameter_count_of_a_pruned_model_reads_the_real_shapes(tiny_bert: Path, tmp_path: Path) -> None:
+    """Pruned heads and FFN neurons count as removed; no model is built (BertModel cannot prune on meta)."""
+    from edgebert.bench.items import count_params_from_config
+    from edgebert.compress.compress import compress
+    from edgebert.modelio import load_model
+
+    pruned = tmp_path / "pruned"
+    compress(tiny_bert, pruned, heads_to_prune={0: [0, 1]}, quiet=True)
+    encoder = load_model(pruned).embedder.encoder
+    assert count_params_from_config(pruned) == sum(p.numel() for p in encoder.parameters())
+    assert count_params_from_config(pruned) < count_params_from_config(tiny_bert)

@@ -228,17 +228,33 @@ def _load_tokenizer(path: str | Path) -> Any:
 
 
 def count_params_from_config(model_dir: Path) -> int | None:
-    """Parameters of the encoder described by `model_dir/config.json`, built on the meta device (no weights)."""
-    config_path = Path(model_dir) / "config.json"
-    if not config_path.exists():
-        return None
-    import torch
-    from transformers import AutoConfig, AutoModel
+    """Parameters of the encoder in `model_dir`, read from the safetensors header (no weights loaded).
 
-    config = AutoConfig.from_pretrained(str(model_dir), trust_remote_code=False)
-    with torch.device("meta"):
-        model = AutoModel.from_config(config)
-    return int(sum(p.numel() for p in model.parameters()))
+    Shapes come from the file, so pruned heads and FFN neurons count as removed; the family's masked-LM head
+    (not part of what is exported) is left out. None when the directory has no safetensors weights.
+    """
+    import json
+
+    from safetensors import safe_open
+
+    from edgebert.families import family_for
+
+    weights = Path(model_dir) / "model.safetensors"
+    config_path = Path(model_dir) / "config.json"
+    if not weights.exists() or not config_path.exists():
+        return None
+    family = family_for(str(json.loads(config_path.read_text()).get("model_type", "")))
+    head = f"{family.mlm_head_prefix}." if getattr(family, "mlm_head_prefix", None) else None
+    total = 0
+    with safe_open(str(weights), framework="np") as fh:
+        for key in fh.keys():  # noqa: SIM118 - safe_open is not a dict
+            if head and key.startswith(head):
+                continue
+            count = 1
+            for dim in fh.get_slice(key).get_shape():
+                count *= int(dim)
+            total += count
+    return total
 
 
 class TorchRunner(Runner):

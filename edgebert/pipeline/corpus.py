@@ -1,0 +1,97 @@
+"""Corpus preparation: STS-B csv / SST-2 tsv sentences into plain text files that `edgebert.data` reads.
+
+`edgebert.data.load_corpus` reads text files line by line; a csv/tsv would be read with its commas, scores and
+labels. So the pipeline extracts the sentences (deduplicated, in file order) into `<work>/corpus/<name>.txt`,
+rewritten only when the content changes (the corpus fingerprint, and so `distill --resume`, stay stable).
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+from pathlib import Path
+
+from edgebert.errors import UserError
+
+TABLE_SUFFIXES = (".csv", ".tsv")
+
+
+def _write_if_changed(path: Path, lines: list[str]) -> Path:
+    body = "\n".join(lines) + "\n"
+    if not path.exists() or path.read_text(encoding="utf-8") != body:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(body, encoding="utf-8")
+        tmp.replace(path)
+    return path
+
+
+def table_sentences(path: Path) -> list[str]:
+    """Sentences of an STS-B csv (sentence1, sentence2, score) or an SST-2 tsv (sentence, label; header ok)."""
+    sentences: list[str] = []
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            if path.suffix.lower() == ".csv":
+                for row in csv.reader(fh):
+                    if len(row) >= 3:
+                        sentences.extend(row[:2])
+            else:
+                for n, row in enumerate(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)):
+                    if n == 0 and row and row[0].strip().lower() in ("sentence", "text"):
+                        continue
+                    if row:
+                        sentences.append(row[0])
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UserError(f"cannot read corpus table {path} ({type(exc).__name__}: {exc})") from exc
+    seen: set[str] = set()
+    out = []
+    for s in sentences:
+        s = " ".join(s.split())
+        if s and s not in seen:
+            seen.add(s)
+            out.append(s)
+    if not out:
+        raise UserError(f"corpus table {path} has no sentences (expected an STS-B csv or an SST-2 tsv)")
+    return out
+
+
+def prepare_corpus(sources: list[Path], corpus_dir: Path) -> list[Path]:
+    """The corpus as `distill()` takes it: text files/dirs unchanged, csv/tsv turned into text files."""
+    prepared: list[Path] = []
+    for source in sources:
+        if not source.exists():
+            raise UserError(f"corpus {source} does not exist; pass --corpus with text files (.gz ok), dirs, STS csv or SST tsv")
+        if source.is_file() and source.suffix.lower() in TABLE_SUFFIXES:
+            name = f"{source.parent.name}-{source.stem}.txt"
+            prepared.append(_write_if_changed(corpus_dir / name, table_sentences(source)))
+        else:
+            prepared.append(source)
+    return prepared
+
+
+def write_sts_subset(source: Path, limit: int | None, out: Path) -> Path:
+    """The first `limit` rows of an STS csv (all when None) as a csv in the work dir."""
+    if not source.is_file():
+        raise UserError(f"distill.eval_sts {source} does not exist; pass an STS-B csv (sentence1,sentence2,score)")
+    if limit is None:
+        return source
+    with open(source, newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.reader(fh) if len(r) >= 3][:limit]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    import io
+
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    if not out.exists() or out.read_text(encoding="utf-8") != buf.getvalue():
+        out.write_text(buf.getvalue(), encoding="utf-8")
+    return out
+
+
+def write_calibration(corpus: list[Path], n: int, out: Path, seed: int = 0) -> Path:
+    """`n` passages sampled (seeded) from the prepared corpus, one per line, for compress's importance ranking."""
+    from edgebert.data import load_corpus
+
+    texts = load_corpus([str(p) for p in corpus])
+    rng = random.Random(seed)
+    picked = rng.sample(texts, min(n, len(texts)))
+    return _write_if_changed(out, [" ".join(t.split()) for t in picked])

@@ -1,0 +1,281 @@
+"""Pipeline recipes: a TOML file parsed (tomllib) into dataclasses; an unknown key is a UserError naming it.
+
+Sections: top-level `name`, `description`, `teacher`, `corpus`; [distill] (the `distill()` keyword arguments),
+[compress] (optional pruning), [export] (targets × quantizations), [bench] (what `edgebert bench` measures) and
+[targets] (what the run must reach). Relative paths are resolved against the repository root (the directory that
+holds `benchmarks/`), as in the benchmark suites, so `../shared/data/...` means the data beside the checkout.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from edgebert.errors import UserError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PRESETS_DIR = REPO_ROOT / "benchmarks" / "presets"
+# The development corpus: the first file is required, the STS-B / SST-2 sentences are added when present.
+DEFAULT_CORPUS = ("../shared/data/corpus/sotu.txt.gz",)
+DEFAULT_CORPUS_OPTIONAL = ("../shared/data/stsb/train.csv", "../shared/data/sst2/train.tsv")
+TARGET_QUANTIZATIONS = {"onnx": ("none", "int8", "fp16"), "tflite": ("none", "int8", "fp16"), "tfjs": ("none", "uint8", "float16")}
+
+
+@dataclass
+class DistillSection:
+    """Keyword arguments of `edgebert.distill.distill` (same names, same defaults unless the recipe sets them)."""
+
+    student_layers: int | None = None
+    student_hidden: int | None = None
+    student_heads: int | None = None
+    student_ffn: int | None = None
+    layer_map: list[int] | None = None
+    embedding_dim: int | None = None
+    student_head_steps: int | None = None
+    steps: int = 1000
+    batch_size: int = 32
+    grad_accum: int = 1
+    seq_len: int = 128
+    packing: str = "truncate"
+    lr: float = 1e-4
+    warmup_ratio: float = 0.05
+    weight_decay: float = 0.0
+    max_grad_norm: float = 5.0
+    alpha_mlm: float = 2.0
+    alpha_ce: float = 5.0
+    alpha_cos: float = 1.0
+    alpha_pooled: float = 0.0
+    temperature: float = 2.0
+    ce_positions: str = "masked"
+    cos_layers: str = "last"
+    mlm_probability: float = 0.15
+    eval_steps: int | None = None
+    save_steps: int | None = None
+    logging_steps: int | None = None
+    head_steps: int = 200
+    head_batch_size: int = 32
+    head_lr: float = 1e-3
+    max_passages: int | None = None
+    seed: int = 42
+    threads: int | None = None
+    # pipeline-only: an STS csv used to pick the best checkpoint, and how many of its pairs to use (a held-out
+    # slice written to the work dir; keep the bench's STS set out of it)
+    eval_sts: str | None = None
+    eval_sts_limit: int | None = None
+
+    def kwargs(self) -> dict[str, Any]:
+        skip = {"eval_sts", "eval_sts_limit"}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip}
+
+
+@dataclass
+class CompressSection:
+    """Keyword arguments of `edgebert.compress.compress`; the stage runs only when something is pruned."""
+
+    prune_heads: float = 0.0
+    prune_ffn: float = 0.0
+    head_scope: str = "global"
+    ffn_scope: str = "layer"
+    calibration: str | None = None  # default: passages sampled from the corpus into the work dir
+    calibration_samples: int = 256
+    importance: str = "auto"
+    seq_len: int = 128
+    batch_size: int = 16
+    seed: int = 0
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.prune_heads or self.prune_ffn)
+
+
+@dataclass
+class ExportSection:
+    """Student exports (target → quantizations, 'none' = fp32) and the teacher's fp32 exports for comparison."""
+
+    targets: dict[str, list[str]] = field(default_factory=lambda: {"onnx": ["int8"], "tflite": ["int8"], "tfjs": ["uint8"]})
+    seq_len: int = 128
+    min_cosine: float | None = None
+    teacher_targets: list[str] = field(default_factory=lambda: ["onnx"])  # fp32 teacher exports benched beside
+
+    def student_exports(self) -> list[tuple[str, str]]:
+        return [(t, q) for t, qs in self.targets.items() for q in qs]
+
+
+@dataclass
+class BenchSection:
+    """What `edgebert bench` measures; the reference is always the teacher in PyTorch fp32."""
+
+    sts: str | None = "../shared/data/stsb/dev.csv"
+    sts_limit: int | None = None
+    sts_limit_for: dict[str, int] = field(default_factory=dict)
+    seq_len: list[int] = field(default_factory=lambda: [128])
+    batch: list[int] = field(default_factory=lambda: [1])
+    threads: list[int] = field(default_factory=lambda: [1])
+    warmup: int = 5
+    repeats: int = 30
+    timeout: float | None = None
+    torch_int8: bool = False
+    student_pytorch: bool = True  # bench the (compressed) student in PyTorch too
+    in_process: bool = False  # no worker process per item (faster for tiny models; memory is approximate)
+
+
+@dataclass
+class TargetsSection:
+    """What the pipeline's bench must show; None = not checked."""
+
+    max_mb: float | None = None  # every student export, on disk (1 MB = 10^6 bytes, as in the bench report)
+    min_sts_retention: float | None = None  # every student export, vs the teacher in PyTorch fp32
+    min_onnx_speedup: float | None = None  # best student ONNX export vs the teacher's fp32 ONNX export
+    min_tfjs_speedup: float | None = None  # best student TF.js export vs the teacher's fp32 TF.js export
+    max_wall_minutes: float | None = None  # the whole pipeline
+
+
+@dataclass
+class Recipe:
+    name: str = "custom"
+    description: str = ""
+    teacher: str = "default"
+    corpus: list[str] | None = None  # None: the development corpus (DEFAULT_CORPUS + optional STS/SST sentences)
+    distill: DistillSection = field(default_factory=DistillSection)
+    compress: CompressSection = field(default_factory=CompressSection)
+    export: ExportSection = field(default_factory=ExportSection)
+    bench: BenchSection = field(default_factory=BenchSection)
+    targets: TargetsSection = field(default_factory=TargetsSection)
+    source: str | None = None  # the file it came from
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def fingerprint(self) -> str:
+        """What a resumed run must share with the run it resumes (everything but where the recipe came from)."""
+        body = {k: v for k, v in self.as_dict().items() if k != "source"}
+        return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+SECTIONS = {"distill": DistillSection, "compress": CompressSection, "export": ExportSection, "bench": BenchSection, "targets": TargetsSection}
+TOP_LEVEL = {"name", "description", "teacher", "corpus"}
+
+
+def resolve_path(path: str | Path, base: Path = REPO_ROOT) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else (base / p).resolve()
+
+
+def _build(cls: type, table: Any, where: str) -> Any:
+    if not isinstance(table, dict):
+        raise UserError(f"recipe: [{where}] must be a table, got {type(table).__name__}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(table) - names)
+    if unknown:
+        raise UserError(f"recipe: unknown key '{where}.{unknown[0]}'; known keys in [{where}]: {', '.join(sorted(names))}")
+    return cls(**table)
+
+
+def _check_type(value: Any, kinds: tuple[type, ...], key: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) and bool not in kinds:
+        raise UserError(f"recipe: {key} must be {' or '.join(k.__name__ for k in kinds)}, got {value!r}")
+    if not isinstance(value, kinds):
+        raise UserError(f"recipe: {key} must be {' or '.join(k.__name__ for k in kinds)}, got {value!r}")
+
+
+def _validate_types(recipe: Recipe) -> None:
+    """Each field against its annotation (int / float / str / bool / list / dict), so typos fail before training."""
+    kinds = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
+    for section in SECTIONS:
+        obj = getattr(recipe, section)
+        for f in dataclasses.fields(obj):
+            ann = str(f.type).replace(" | None", "")
+            value = getattr(obj, f.name)
+            key = f"{section}.{f.name}"
+            if ann in kinds:
+                _check_type(value, kinds[ann], key)
+            elif ann.startswith("list"):
+                _check_type(value, (list,), key)
+            elif ann.startswith("dict"):
+                _check_type(value, (dict,), key)
+
+
+def _validate(recipe: Recipe) -> None:
+    _validate_types(recipe)
+    if recipe.corpus is not None and (not isinstance(recipe.corpus, list) or not all(isinstance(c, str) for c in recipe.corpus)):
+        raise UserError("recipe: corpus must be a list of paths")
+    for target, quants in recipe.export.targets.items():
+        if target not in TARGET_QUANTIZATIONS:
+            raise UserError(f"recipe: export.targets has unknown target '{target}'; choose from {', '.join(TARGET_QUANTIZATIONS)}")
+        if not isinstance(quants, list) or not quants:
+            raise UserError(f"recipe: export.targets.{target} must be a non-empty list of quantizations")
+        for q in quants:
+            if q not in TARGET_QUANTIZATIONS[target]:
+                raise UserError(
+                    f"recipe: export.targets.{target} has unknown quantization '{q}'; choose from {', '.join(TARGET_QUANTIZATIONS[target])}"
+                )
+    if not recipe.export.targets:
+        raise UserError("recipe: export.targets is empty; name at least one target")
+    for target in recipe.export.teacher_targets:
+        if target not in TARGET_QUANTIZATIONS:
+            raise UserError(f"recipe: export.teacher_targets has unknown target '{target}'")
+    t = recipe.targets
+    if t.min_onnx_speedup is not None and "onnx" not in recipe.export.teacher_targets:
+        raise UserError("recipe: targets.min_onnx_speedup needs 'onnx' in export.teacher_targets (the teacher's fp32 ONNX export)")
+    if t.min_tfjs_speedup is not None and "tfjs" not in recipe.export.teacher_targets:
+        raise UserError("recipe: targets.min_tfjs_speedup needs 'tfjs' in export.teacher_targets (the teacher's fp32 TF.js export)")
+    if t.min_sts_retention is not None and not recipe.bench.sts:
+        raise UserError("recipe: targets.min_sts_retention needs bench.sts (an STS-B csv)")
+    if recipe.compress.enabled and recipe.distill.embedding_dim:
+        raise UserError(
+            "recipe: [compress] prunes BERT students only, and distill.embedding_dim makes an ALBERT-style (factorised) "
+            "student; drop one of them"
+        )
+    if recipe.compress.enabled and recipe.compress.seq_len > recipe.distill.seq_len * 4:
+        pass  # compress checks its own limits
+    if recipe.distill.steps < 1:
+        raise UserError(f"recipe: distill.steps must be at least 1, got {recipe.distill.steps}")
+
+
+def parse_recipe(text: str, source: str | None = None) -> Recipe:
+    """A Recipe from TOML text; UserError on syntax errors, unknown keys and wrong types."""
+    where = source or "recipe"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{where} is not valid TOML ({exc})") from exc
+    unknown = sorted(set(data) - TOP_LEVEL - set(SECTIONS))
+    if unknown:
+        raise UserError(
+            f"recipe: unknown key '{unknown[0]}' in {where}; known: {', '.join(sorted(TOP_LEVEL))} and sections "
+            + ", ".join(f"[{s}]" for s in SECTIONS)
+        )
+    top = {k: data[k] for k in TOP_LEVEL if k in data}
+    for key in ("name", "description", "teacher"):
+        if key in top and not isinstance(top[key], str):
+            raise UserError(f"recipe: {key} must be a string, got {top[key]!r}")
+    sections = {name: _build(cls, data.get(name, {}), name) for name, cls in SECTIONS.items()}
+    recipe = Recipe(**top, **sections, source=source)
+    _validate(recipe)
+    return recipe
+
+
+def load_recipe(path: str | Path) -> Recipe:
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise UserError(f"--recipe {path} is not a file; pass a TOML recipe (see benchmarks/presets/)")
+    return parse_recipe(path.read_text(encoding="utf-8"), source=str(path))
+
+
+def preset_names() -> list[str]:
+    return sorted(p.stem for p in PRESETS_DIR.glob("*.toml")) if PRESETS_DIR.is_dir() else []
+
+
+def load_preset(name: str) -> Recipe:
+    path = PRESETS_DIR / f"{name}.toml"
+    if not path.is_file():
+        known = ", ".join(preset_names()) or f"none found in {PRESETS_DIR}"
+        raise UserError(f"--preset {name} is unknown; choose one of: {known} (or pass --recipe FILE)")
+    return load_recipe(path)

@@ -1,0 +1,449 @@
+"""`run_pipeline(...)`: distill → compress → export (every target × quantization) → bench → report, resumable.
+
+Every stage writes into `<work>/<stage>/...` through the verbs' own APIs (so each output is complete once its
+`edgebert.json` / `report.json` exists) and is recorded in `<work>/pipeline-state.json` with its wall time. With
+`resume=True` a finished stage (marker present) is skipped and an unfinished distillation continues from its last
+checkpoint. The final report (bench's report.md/json/png + pipeline.json with stages, times and target verdicts)
+is moved into `out` in one step.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from edgebert import __version__
+from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir
+from edgebert.errors import UserError
+from edgebert.pipeline.recipe import (
+    DEFAULT_CORPUS,
+    DEFAULT_CORPUS_OPTIONAL,
+    Recipe,
+    resolve_path,
+)
+
+STATE_FILE = "pipeline-state.json"
+SCHEMA = "edgebert.pipeline/1"
+REPORT_FILES = ("report.json", "report.md", "report.png")
+TEACHER_LABEL = "teacher"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def _stderr(message: str) -> None:
+    sys.stderr.write(f"[pipeline] {message}\n")
+    sys.stderr.flush()
+
+
+@dataclass
+class PipelineReport:
+    out_dir: Path
+    work_dir: Path
+    summary: dict[str, Any]
+
+    @property
+    def targets_met(self) -> bool | None:
+        return self.summary["targets"]["all_met"]
+
+
+# ------------------------------------------------------------------------------------------------- state
+
+
+class State:
+    """`<work>/pipeline-state.json`: the recipe fingerprint and one entry per stage (status, times, output)."""
+
+    def __init__(self, work: Path, data: dict[str, Any]) -> None:
+        self.path = work / STATE_FILE
+        self.data = data
+
+    @classmethod
+    def load(cls, work: Path) -> State | None:
+        path = work / STATE_FILE
+        if not path.exists():
+            return None
+        try:
+            return cls(work, json.loads(path.read_text()))
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path} is not valid JSON ({exc.msg}); delete the work dir or pass --force") from exc
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(self.data, indent=2, default=str) + "\n")
+        os.replace(tmp, self.path)
+
+    @property
+    def stages(self) -> dict[str, Any]:
+        return self.data.setdefault("stages", {})
+
+    def entry(self, name: str) -> dict[str, Any] | None:
+        return self.stages.get(name)
+
+    def record(self, name: str, **fields: Any) -> None:
+        self.stages.setdefault(name, {}).update(fields)
+        self.save()
+
+
+def _marker(path: Path) -> Path:
+    """The file whose existence says a stage output is complete."""
+    return path / ("report.json" if path.name == "bench" else MANIFEST)
+
+
+def _run_stage(state: State, name: str, out: Path, fn: Callable[[], Any], log: Callable[[str], None], resume: bool) -> bool:
+    """Run `fn` unless `out` is already complete; record status and wall time. True when it ran."""
+    entry = state.entry(name) or {}
+    if _marker(out).exists() and (resume or entry.get("status") == "done"):
+        if entry.get("status") != "done":  # finished, but the state was not written (killed in between)
+            state.record(name, status="done", out=str(out), wall_s=entry.get("wall_s"), recovered=True)
+        log(f"{name}: done already ({out}), skipped")
+        state.record(name, skipped_in_last_run=True)
+        return False
+    log(f"{name}: running → {out}")
+    started = time.perf_counter()
+    attempts = int(entry.get("attempts", 0)) + 1
+    state.record(name, status="running", out=str(out), started=_now(), attempts=attempts, skipped_in_last_run=False)
+    try:
+        fn()
+    except BaseException as exc:
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        state.record(name, status=status, error=f"{type(exc).__name__}: {exc}", failed_after_s=round(time.perf_counter() - started, 2))
+        raise
+    wall = round(time.perf_counter() - started, 2)
+    state.record(name, status="done", finished=_now(), wall_s=wall, error=None)
+    log(f"{name}: done in {wall:.1f} s")
+    return True
+
+
+# -------------------------------------------------------------------------------------------- stage bodies
+# Module-level so tests can replace one (e.g. make an export raise to simulate an interruption).
+
+
+def run_distill(teacher: str, corpus: list[Path], out: Path, recipe: Recipe, eval_sts: Path | None, resume: bool, cache_dir: Any, quiet: bool) -> None:
+    from edgebert.distill import distill
+
+    distill(
+        teacher,
+        [str(c) for c in corpus],
+        out,
+        **recipe.distill.kwargs(),
+        eval_sts=str(eval_sts) if eval_sts else None,
+        resume=resume,
+        cache_dir=cache_dir,
+        quiet=quiet,
+    )
+
+
+def run_compress(model: Path, out: Path, recipe: Recipe, calibration: Path, quiet: bool) -> None:
+    from edgebert.compress.compress import compress
+
+    c = recipe.compress
+    compress(
+        model,
+        out,
+        prune_heads=c.prune_heads,
+        prune_ffn=c.prune_ffn,
+        head_scope=c.head_scope,
+        ffn_scope=c.ffn_scope,
+        calibration=calibration,
+        calibration_samples=c.calibration_samples,
+        importance=c.importance,
+        seq_len=c.seq_len,
+        batch_size=c.batch_size,
+        seed=c.seed,
+        quiet=quiet,
+    )
+
+
+def run_export(target: str, quantize: str, model: Path | str, out: Path, seq_len: int, min_cosine: float | None, quiet: bool) -> None:
+    from edgebert.export import export
+
+    export(target, model=model, out=out, quantize=quantize, seq_len=seq_len, min_cosine=min_cosine, quiet=quiet)
+
+
+def run_bench_stage(items: list[str], recipe: Recipe, out: Path, log: Callable[[str], None]) -> dict[str, Any]:
+    from edgebert.bench.harness import build_config, run_bench
+    from edgebert.bench.measure import MeasureJob
+
+    b = recipe.bench
+    job = MeasureJob(
+        seq_lens=list(b.seq_len),
+        batches=list(b.batch),
+        threads=list(b.threads),
+        warmup=b.warmup,
+        repeats=b.repeats,
+        sts_path=str(resolve_path(b.sts)) if b.sts else None,
+        sts_limit=b.sts_limit,
+        sts_limits=dict(b.sts_limit_for),
+        sts_max_length=max(b.seq_len),
+    )
+    config = build_config(
+        items,
+        reference=TEACHER_LABEL,
+        torch_int8=b.torch_int8,
+        job=job,
+        isolate=not b.in_process,
+        timeout_s=b.timeout,
+        command=["edgebert", "pipeline", "(bench stage)"],
+    )
+    outcome = run_bench(config, out, force=True, echo=lambda m: log(f"bench: {m}"))
+    if outcome.interrupted:
+        raise KeyboardInterrupt
+    return outcome.report
+
+
+# ----------------------------------------------------------------------------------------------- verdicts
+
+
+def _by_label(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {i["label"]: i for i in report.get("items", [])}
+
+
+def _check(value: float | None, limit: float, at_most: bool) -> bool:
+    return value is not None and (value <= limit if at_most else value >= limit)
+
+
+def evaluate_targets(recipe: Recipe, report: dict[str, Any], student_labels: dict[tuple[str, str], str], total_wall_s: float) -> dict[str, Any]:
+    """One verdict per target in the recipe's [targets], each with the per-export values behind it."""
+    t = recipe.targets
+    items = _by_label(report)
+    verdicts: dict[str, Any] = {}
+
+    def per_export(limit: float, value_of: Callable[[dict[str, Any]], float | None], at_most: bool, only: str | None = None) -> dict[str, Any]:
+        rows = {}
+        for (target, _), label in student_labels.items():
+            if only and target != only:
+                continue
+            item = items.get(label, {})
+            value = value_of(item) if item.get("status") == "ok" else None
+            rows[label] = {"value": value, "met": _check(value, limit, at_most), "status": item.get("status", "missing")}
+        return {"limit": limit, "met": bool(rows) and all(r["met"] for r in rows.values()), "exports": rows}
+
+    def size_mb(item: dict[str, Any]) -> float | None:
+        return round(item["model_bytes"] / 1e6, 3) if item.get("model_bytes") else None
+
+    def retention(item: dict[str, Any]) -> float | None:
+        value = (item.get("derived") or {}).get("sts_retention")
+        return round(value, 4) if value is not None else None
+
+    def speedup_vs(teacher_label: str) -> Callable[[dict[str, Any]], float | None]:
+        ref = (items.get(teacher_label) or {}).get("derived") or {}
+
+        def value(item: dict[str, Any]) -> float | None:
+            mine = (item.get("derived") or {}).get("latency_ms")
+            theirs = ref.get("latency_ms")
+            return round(theirs / mine, 3) if mine and theirs else None
+
+        return value
+
+    if t.max_mb is not None:
+        verdicts["max_mb"] = per_export(t.max_mb, size_mb, at_most=True)
+    if t.min_sts_retention is not None:
+        verdicts["min_sts_retention"] = per_export(t.min_sts_retention, retention, at_most=False)
+    if t.min_onnx_speedup is not None:
+        verdicts["min_onnx_speedup"] = per_export(t.min_onnx_speedup, speedup_vs(f"{TEACHER_LABEL}-onnx"), at_most=False, only="onnx")
+        verdicts["min_onnx_speedup"]["versus"] = f"{TEACHER_LABEL}-onnx"
+    if t.min_tfjs_speedup is not None:
+        verdicts["min_tfjs_speedup"] = per_export(t.min_tfjs_speedup, speedup_vs(f"{TEACHER_LABEL}-tfjs"), at_most=False, only="tfjs")
+        verdicts["min_tfjs_speedup"]["versus"] = f"{TEACHER_LABEL}-tfjs"
+    if t.max_wall_minutes is not None:
+        minutes = round(total_wall_s / 60, 2)
+        verdicts["max_wall_minutes"] = {"limit": t.max_wall_minutes, "value": minutes, "met": minutes <= t.max_wall_minutes}
+    return {"all_met": all(v["met"] for v in verdicts.values()) if verdicts else None, **verdicts}
+
+
+# --------------------------------------------------------------------------------------------------- run
+
+
+def _resolve_corpus(recipe: Recipe, corpus: list[str] | None) -> list[Path]:
+    if corpus:  # from the command line: relative to the working directory, every entry must exist
+        return [Path(c).expanduser().absolute() for c in corpus]
+    if recipe.corpus:  # from the recipe: relative to the repository root
+        return [resolve_path(c) for c in recipe.corpus]
+    required = [resolve_path(c) for c in DEFAULT_CORPUS]
+    missing = [p for p in required if not p.exists()]
+    if missing:
+        raise UserError(f"the default corpus {missing[0]} is absent; pass --corpus FILE... (text files, .gz ok, STS csv, SST tsv)")
+    return required + [p for p in (resolve_path(c) for c in DEFAULT_CORPUS_OPTIONAL) if p.exists()]
+
+
+def _resolve_teacher(spec: str) -> str:
+    if spec == "default":
+        return spec
+    candidate = resolve_path(spec)
+    return str(candidate) if not Path(spec).is_absolute() and candidate.exists() else spec
+
+
+def _prepare_work(work: Path, recipe: Recipe, resume: bool, force: bool) -> State:
+    if work.exists() and not work.is_dir():
+        raise UserError(f"--work {work} is a file, not a directory; choose another path")
+    state = State.load(work) if work.is_dir() else None
+    used = work.is_dir() and any(work.iterdir())
+    if used and state is None:
+        raise UserError(f"--work {work} is not empty and holds no pipeline run; choose another path")
+    if state is not None and resume:
+        if state.data.get("recipe_fingerprint") != recipe.fingerprint():
+            raise UserError(
+                f"--resume: the recipe differs from the run in {work} (see {work / STATE_FILE}); "
+                "pass the same preset/recipe and --steps, or --force to start over"
+            )
+        return state
+    if state is not None and not force:
+        raise UserError(f"--work {work} holds a previous pipeline run; pass --resume to continue it or --force to start over")
+    if state is not None and force:
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    state = State(work, {"schema": SCHEMA, "recipe_fingerprint": recipe.fingerprint(), "recipe": recipe.as_dict(), "created": _now()})
+    state.save()
+    return state
+
+
+def run_pipeline(
+    recipe: Recipe,
+    out: str | Path,
+    *,
+    work: str | Path | None = None,
+    resume: bool = False,
+    force: bool = False,
+    corpus: list[str] | None = None,
+    cache_dir: str | Path | None = None,
+    quiet: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> PipelineReport:
+    """Run the whole recipe; bad input raises UserError before anything is written."""
+    log = log or (lambda m: None if quiet else _stderr(m))
+    out = Path(out).expanduser().absolute()
+    work = Path(work).expanduser().absolute() if work else out.with_name(out.name + ".work")
+    if work == out or out in work.parents:
+        raise UserError(f"--work {work} must not be --out or inside it; --out receives only the final report")
+    check_output_dir(out, force)
+    corpus_sources = _resolve_corpus(recipe, corpus)
+    teacher = _resolve_teacher(recipe.teacher)
+    from edgebert.sources import resolve_model
+
+    teacher_dir = resolve_model(teacher)
+    eval_source = resolve_path(recipe.distill.eval_sts) if recipe.distill.eval_sts else None
+    if eval_source is not None and not eval_source.is_file():
+        raise UserError(f"distill.eval_sts {eval_source} does not exist")
+    bench_sts = resolve_path(recipe.bench.sts) if recipe.bench.sts else None
+    if bench_sts is not None and not bench_sts.is_file():
+        raise UserError(f"bench.sts {bench_sts} does not exist; pass an STS-B csv or drop bench.sts")
+    calibration_given = resolve_path(recipe.compress.calibration) if recipe.compress.calibration else None
+    if calibration_given is not None and not calibration_given.is_file():
+        raise UserError(f"compress.calibration {calibration_given} does not exist")
+    for source in corpus_sources:
+        if not source.exists():
+            raise UserError(f"corpus {source} does not exist; pass text files (.gz ok), dirs, an STS-B csv or an SST-2 tsv")
+
+    # ---- every check passed: from here on we write (into the work dir only, until the final report)
+    state = _prepare_work(work, recipe, resume, force)
+    state.data["runs"] = state.data.get("runs", 0) + 1
+    state.save()
+    from edgebert.pipeline.corpus import (
+        prepare_corpus,
+        write_calibration,
+        write_sts_subset,
+    )
+
+    prepared = prepare_corpus(corpus_sources, work / "corpus")
+    eval_sts = write_sts_subset(eval_source, recipe.distill.eval_sts_limit, work / "corpus" / "eval-sts.csv") if eval_source else None
+    log(f"recipe {recipe.name} ({recipe.fingerprint()}); teacher {teacher_dir}; corpus: {', '.join(str(p) for p in prepared)}")
+
+    # distill
+    student = work / "distill" / "student"
+    _run_stage(state, "distill", student, lambda: run_distill(teacher, prepared, student, recipe, eval_sts, resume, cache_dir, quiet), log, resume)
+    model = student
+
+    # compress
+    if recipe.compress.enabled:
+        pruned = work / "compress" / "student"
+        calibration = calibration_given or write_calibration(
+            prepared, recipe.compress.calibration_samples + 64, work / "corpus" / "calibration.txt", seed=recipe.compress.seed
+        )
+        _run_stage(state, "compress", pruned, lambda: run_compress(student, pruned, recipe, calibration, quiet), log, resume)
+        model = pruned
+
+    # export: the teacher's fp32 exports (for the speed-up targets), then every student target × quantization
+    e = recipe.export
+    bench_items = [f"{TEACHER_LABEL}={teacher_dir}"]
+    for target in e.teacher_targets:
+        d = work / "export" / f"teacher-{target}"
+        _run_stage(state, f"export:teacher-{target}", d, lambda t=target, d=d: run_export(t, "none", teacher_dir, d, e.seq_len, None, quiet), log, resume)
+        bench_items.append(f"{TEACHER_LABEL}-{target}={d}")
+    if recipe.bench.student_pytorch:
+        bench_items.append(f"student={model}")
+    student_labels: dict[tuple[str, str], str] = {}
+    for target, quant in e.student_exports():
+        name = f"student-{target}" + ("" if quant == "none" else f"-{quant}")
+        d = work / "export" / name
+        _run_stage(
+            state, f"export:{name}", d, lambda t=target, q=quant, d=d: run_export(t, q, model, d, e.seq_len, e.min_cosine, quiet), log, resume
+        )
+        bench_items.append(f"{name}={d}")
+        student_labels[(target, quant)] = name
+
+    # bench
+    bench_dir = work / "bench"
+    _run_stage(state, "bench", bench_dir, lambda: run_bench_stage(bench_items, recipe, bench_dir, log), log, resume)
+    report = json.loads((bench_dir / "report.json").read_text())
+
+    # report
+    stages = [{"stage": name, **entry} for name, entry in state.stages.items()]
+    total = sum(float(s.get("wall_s") or 0) for s in stages)
+    verdicts = evaluate_targets(recipe, report, student_labels, total)
+    failed_items = [i["label"] for i in report.get("items", []) if i.get("status") != "ok"]
+    summary = {
+        "schema": SCHEMA,
+        "edgebert_version": __version__,
+        "created": _now(),
+        "recipe": recipe.as_dict(),
+        "recipe_fingerprint": recipe.fingerprint(),
+        "teacher": str(teacher_dir),
+        "corpus": {"sources": [str(p) for p in corpus_sources], "prepared": [str(p) for p in prepared]},
+        "work_dir": str(work),
+        "runs": state.data.get("runs"),
+        "stages": stages,
+        "total_stage_wall_s": round(total, 2),
+        "targets": verdicts,
+        "bench": {"reference": report.get("reference"), "failed_items": failed_items, "status": report.get("status")},
+        "headline": _headline(report, student_labels),
+    }
+    with atomic_output_dir(out, force=force) as tmp:
+        for name in REPORT_FILES:
+            if (bench_dir / name).exists():
+                shutil.copy2(bench_dir / name, tmp / name)
+        if recipe.source and Path(recipe.source).is_file():
+            shutil.copy2(recipe.source, tmp / "recipe.toml")
+        (tmp / "pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    state.data["finished"] = _now()
+    state.save()
+    log(f"report written to {out} (targets met: {verdicts['all_met']})")
+    return PipelineReport(out_dir=out, work_dir=work, summary=summary)
+
+
+def _headline(report: dict[str, Any], student_labels: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
+    """One row per student export: MB, STS retention, latency (ms) and speed-up vs the reference."""
+    items = _by_label(report)
+    rows = []
+    for label in student_labels.values():
+        item = items.get(label, {})
+        d = item.get("derived") or {}
+        rows.append(
+            {
+                "label": label,
+                "status": item.get("status", "missing"),
+                "mb": round(item["model_bytes"] / 1e6, 3) if item.get("model_bytes") else None,
+                "sts_spearman": (item.get("sts") or {}).get("spearman"),
+                "sts_retention": d.get("sts_retention"),
+                "latency_ms": d.get("latency_ms"),
+            }
+        )
+    return rows

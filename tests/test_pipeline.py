@@ -1,0 +1,261 @@
+"""edgebert pipeline: recipe parsing, a tiny end-to-end run, --resume after an interruption, bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from edgebert.errors import UserError
+from edgebert.pipeline import load_preset, parse_recipe, run_pipeline
+from edgebert.pipeline import run as pipeline_run
+from edgebert.pipeline.corpus import table_sentences
+
+WORDS = ["the", "a", "man", "woman", "dog", "cat", "plays", "playing", "guitar", "music", "stage", "quick", "brown", "fox", "jumps", "over", "lazy", "people", "nation", "year"]
+
+
+def _sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12)))
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("pipeline-data")
+    rng = random.Random(0)
+    (d / "corpus.txt").write_text("\n".join(_sentence(rng) for _ in range(120)) + "\n")
+    rows = [f"{_sentence(rng)},{_sentence(rng)},{rng.uniform(0, 5):.1f}" for _ in range(24)]
+    (d / "sts.csv").write_text("\n".join(rows) + "\n")
+    (d / "sst.tsv").write_text("sentence\tlabel\n" + "".join(f"{_sentence(rng)} \t{i % 2}\n" for i in range(10)))
+    return {"dir": d, "corpus": d / "corpus.txt", "sts": d / "sts.csv", "sst": d / "sst.tsv"}
+
+
+def tiny_recipe(teacher: Path, data: dict[str, Path], compress: bool = True) -> str:
+    return f"""
+name = "test"
+teacher = "{teacher}"
+corpus = ["{data['corpus']}", "{data['sts']}", "{data['sst']}"]
+
+[distill]
+student_layers = 1
+steps = 3
+batch_size = 4
+seq_len = 32
+head_steps = 5
+eval_sts = "{data['sts']}"
+eval_sts_limit = 12
+eval_steps = 3
+logging_steps = 1
+
+[compress]
+prune_heads = {0.25 if compress else 0}
+calibration_samples = 8
+seq_len = 32
+
+[export]
+targets = {{ onnx = ["none", "int8"] }}
+seq_len = 32
+teacher_targets = ["onnx"]
+
+[bench]
+sts = "{data['sts']}"
+seq_len = [32]
+warmup = 1
+repeats = 3
+in_process = true
+
+[targets]
+max_mb = 100.0
+min_sts_retention = -100.0
+min_onnx_speedup = 1000.0
+"""
+
+
+# ------------------------------------------------------------------------------------------------ recipes
+
+
+def test_presets_parse() -> None:
+    for name in ("small", "tiny"):
+        recipe = load_preset(name)
+        assert recipe.name == name
+        assert set(recipe.export.targets) == {"onnx", "tflite", "tfjs"}
+        assert recipe.targets.max_mb and recipe.targets.min_sts_retention and recipe.targets.min_onnx_speedup
+        assert recipe.distill.embedding_dim and not recipe.compress.enabled
+    assert load_preset("tiny").targets.max_mb < load_preset("small").targets.max_mb
+
+
+def test_recipe_parses_sections_and_defaults() -> None:
+    recipe = parse_recipe('[distill]\nstudent_layers = 2\nsteps = 7\n[export]\ntargets = { onnx = ["int8"] }\n')
+    assert recipe.distill.student_layers == 2 and recipe.distill.steps == 7
+    assert recipe.distill.kwargs()["alpha_ce"] == 5.0  # distill()'s default
+    assert "eval_sts" not in recipe.distill.kwargs()
+    assert recipe.export.student_exports() == [("onnx", "int8")]
+    assert not recipe.compress.enabled
+    assert recipe.fingerprint() == parse_recipe('[distill]\nstudent_layers = 2\nsteps = 7\n[export]\ntargets = { onnx = ["int8"] }\n').fingerprint()
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[distill]\nstudent_layerz = 2\n", "distill.student_layerz"),
+        ("[distil]\nsteps = 2\n", "distil"),
+        ("colour = 'red'\n", "colour"),
+        ("[targets]\nmax_megabytes = 4\n", "targets.max_megabytes"),
+        ("[distill]\nsteps = 'many'\n", "distill.steps"),
+        ("[export]\ntargets = { onnx = ['int4'] }\n", "int4"),
+        ("[export]\ntargets = { coreml = ['none'] }\n", "coreml"),
+        ("[distill]\nembedding_dim = 64\n[compress]\nprune_heads = 0.3\n", "compress"),
+        ("[distill\n", "not valid TOML"),
+    ],
+)
+def test_recipe_errors_name_the_key(text: str, needle: str) -> None:
+    with pytest.raises(UserError, match=needle):
+        parse_recipe(text)
+
+
+def test_table_sentences(data: dict[str, Path]) -> None:
+    sts = table_sentences(data["sts"])
+    assert 24 < len(sts) <= 48 and not any(c.isdigit() or c == "," for s in sts for c in s)  # no scores, no commas
+    sst = table_sentences(data["sst"])
+    assert len(sst) == 10 and "sentence" not in sst and not any(c.isdigit() or c == "\t" for s in sst for c in s)
+
+
+# ----------------------------------------------------------------------------------------------- full run
+
+
+@pytest.fixture(scope="module")
+def full_run(tiny_bert: Path, data: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    base = tmp_path_factory.mktemp("pipeline-run")
+    recipe_file = base / "recipe.toml"
+    recipe_file.write_text(tiny_recipe(tiny_bert, data, compress=False))
+    from edgebert.pipeline import load_recipe
+
+    report = run_pipeline(load_recipe(recipe_file), base / "out", work=base / "work", cache_dir=base / "cache", quiet=True)
+    return {"report": report, "base": base}
+
+
+def test_full_run_writes_report_and_verdicts(full_run: dict[str, object]) -> None:
+    report = full_run["report"]
+    out = report.out_dir
+    for name in ("report.json", "report.md", "report.png", "pipeline.json", "recipe.toml"):
+        assert (out / name).is_file(), name
+    summary = json.loads((out / "pipeline.json").read_text())
+    stages = {s["stage"]: s for s in summary["stages"]}
+    assert list(stages) == ["distill", "export:teacher-onnx", "export:student-onnx", "export:student-onnx-int8", "bench"]
+    assert all(s["status"] == "done" and s["wall_s"] > 0 for s in stages.values())
+    bench = json.loads((out / "report.json").read_text())
+    labels = [i["label"] for i in bench["items"]]
+    assert labels[:2] == ["teacher", "teacher-onnx"] and "student-onnx-int8" in labels
+    assert bench["reference"] == "teacher" and all(i["status"] == "ok" for i in bench["items"])
+    t = summary["targets"]
+    assert t["max_mb"]["met"] is True and set(t["max_mb"]["exports"]) == {"student-onnx", "student-onnx-int8"}
+    assert t["min_sts_retention"]["met"] is True
+    assert t["min_onnx_speedup"]["met"] is False and t["min_onnx_speedup"]["exports"]["student-onnx"]["value"] > 0
+    assert t["all_met"] is False
+    assert [r["label"] for r in summary["headline"]] == ["student-onnx", "student-onnx-int8"]
+
+
+def test_compress_stage_feeds_the_exports(tiny_bert: Path, data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Stops before the bench (the bench of a pruned model is covered in test_bench.py).
+    seen: list[Path] = []
+    monkeypatch.setattr(pipeline_run, "run_export", lambda target, quant, model, out, *a, **k: seen.append(Path(model)))
+    monkeypatch.setattr(pipeline_run, "run_bench_stage", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("stop here")))
+    with pytest.raises(RuntimeError, match="stop here"):
+        run_pipeline(parse_recipe(tiny_recipe(tiny_bert, data)), tmp_path / "out", work=tmp_path / "work", cache_dir=tmp_path / "cache", quiet=True)
+    pruned = tmp_path / "work" / "compress" / "student"
+    config = json.loads((pruned / "config.json").read_text())
+    assert config["pruned_heads"] and (tmp_path / "work" / "corpus" / "calibration.txt").is_file()
+    assert seen[0] == tiny_bert and seen[1:] == [pruned, pruned]  # teacher-onnx, then the pruned student's exports
+    state = json.loads((tmp_path / "work" / "pipeline-state.json").read_text())
+    assert state["stages"]["compress"]["status"] == "done"
+
+
+def test_second_run_without_resume_is_refused(full_run: dict[str, object], tiny_bert: Path, data: dict[str, Path]) -> None:
+    base = full_run["base"]
+    recipe = parse_recipe(tiny_recipe(tiny_bert, data))
+    with pytest.raises(UserError, match="--resume"):
+        run_pipeline(recipe, base / "out2", work=base / "work", quiet=True)
+    assert not (base / "out2").exists()
+
+
+# ------------------------------------------------------------------------------------------------- resume
+
+
+def test_resume_after_interruption_skips_finished_stages(
+    tiny_bert: Path, data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recipe_text = tiny_recipe(tiny_bert, data, compress=False)
+    work, out = tmp_path / "work", tmp_path / "out"
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated crash in the bench stage")
+
+    monkeypatch.setattr(pipeline_run, "run_bench_stage", boom)
+    with pytest.raises(RuntimeError, match="simulated"):
+        run_pipeline(parse_recipe(recipe_text), out, work=work, cache_dir=tmp_path / "cache", quiet=True)
+    assert not out.exists()
+    state = json.loads((work / "pipeline-state.json").read_text())
+    assert state["stages"]["distill"]["status"] == "done"
+    assert state["stages"]["bench"]["status"] == "failed" and "simulated" in state["stages"]["bench"]["error"]
+    student_manifest = work / "distill" / "student" / "edgebert.json"
+    export_manifest = work / "export" / "student-onnx-int8" / "edgebert.json"
+    mtimes = (student_manifest.stat().st_mtime_ns, export_manifest.stat().st_mtime_ns)
+    monkeypatch.undo()
+
+    # a different recipe (here: more steps) cannot resume this run
+    with pytest.raises(UserError, match="recipe differs"):
+        run_pipeline(parse_recipe(recipe_text.replace("steps = 3", "steps = 4")), out, work=work, resume=True, quiet=True)
+
+    calls: list[str] = []
+    for name in ("run_distill", "run_export"):
+        original = getattr(pipeline_run, name)
+
+        def spy(*args: object, _name: str = name, _original: object = original, **kwargs: object) -> object:
+            calls.append(_name)
+            return _original(*args, **kwargs)  # type: ignore[operator]
+
+        monkeypatch.setattr(pipeline_run, name, spy)
+    report = run_pipeline(parse_recipe(recipe_text), out, work=work, resume=True, cache_dir=tmp_path / "cache", quiet=True)
+    assert calls == []  # nothing but the bench was redone
+    assert (student_manifest.stat().st_mtime_ns, export_manifest.stat().st_mtime_ns) == mtimes
+    summary = json.loads((out / "pipeline.json").read_text())
+    stages = {s["stage"]: s for s in summary["stages"]}
+    assert summary["runs"] == 2
+    assert stages["distill"]["skipped_in_last_run"] is True and stages["distill"]["attempts"] == 1
+    assert stages["bench"]["status"] == "done" and stages["bench"]["attempts"] == 2
+    assert (out / "report.md").is_file() and report.summary["targets"]["max_mb"]["met"]
+
+
+# -------------------------------------------------------------------------------------------------- CLI
+
+
+@pytest.fixture
+def cli():
+    from edgebert.cli import main
+
+    return main
+
+
+def test_bad_input_exits_2(cli, tmp_path: Path, tiny_bert: Path, data: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert cli(["pipeline", "--preset", "huge", "--out", str(out)]) == 2
+    assert "--preset huge is unknown" in capsys.readouterr().err
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[distill]\nstudent_layerz = 1\n")
+    assert cli(["pipeline", "--recipe", str(bad), "--out", str(out)]) == 2
+    assert "distill.student_layerz" in capsys.readouterr().err
+    good = tmp_path / "good.toml"
+    good.write_text(tiny_recipe(tiny_bert, data))
+    assert cli(["pipeline", "--recipe", str(good), "--out", str(out), "--corpus", str(tmp_path / "nope.txt")]) == 2
+    assert "nope.txt does not exist" in capsys.readouterr().err
+    assert cli(["pipeline", "--recipe", str(good), "--out", str(out), "--steps", "0"]) == 2
+    with pytest.raises(SystemExit) as exc:
+        cli(["pipeline", "--out", str(out)])  # neither --preset nor --recipe
+    assert exc.value.code == 2
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "keep.txt").write_text("x")
+    assert cli(["pipeline", "--recipe", str(good), "--out", str(out), "--work", str(foreign)]) == 2
+    assert "holds no pipeline run" in capsys.readouterr().err
+    assert not out.exists() and (foreign / "keep.txt").exists() and len(list(foreign.iterdir())) == 1
