@@ -1,8 +1,10 @@
 #!/usr/bin/env python
-"""Run a bench suite: export what it lists (skipping exports already in --work), then `edgebert bench` them all.
+"""Run a bench suite: compress and export what it lists (skipping outputs already there), then `edgebert bench` them all.
 
     .venv/bin/python benchmarks/run_suite.py benchmarks/teacher.toml --work /tmp/bench-work --out benchmarks/results/teacher
 
+`[[compress]]` entries (model, out, and any `edgebert compress` options as keys, e.g. prune_heads = 0.33) run
+`edgebert compress` first, so `[[model]]` / `[[export]]` entries can use their `out`.
 An export that fails (e.g. a target whose toolchain is missing) is reported and left out of the bench;
 the bench itself marks any item that fails to load or run as failed and carries on.
 """
@@ -45,6 +47,22 @@ def main() -> int:
 
     suite = tomllib.loads(args.suite.read_text())
     bench = suite.get("bench", {})
+    for entry in suite.get("compress", []):
+        options = {k: v for k, v in entry.items() if k not in ("model", "out")}
+        model_arg = entry["model"] if entry["model"] == "default" else str((ROOT / entry["model"]).resolve())
+        out = (ROOT / entry["out"]).resolve()
+        cmd = edgebert("compress", "--model", model_arg, "--out", str(out))
+        for key, value in options.items():
+            if value is False:
+                continue
+            if key == "calibration":
+                value = str((ROOT / value).resolve())
+            cmd += [f"--{key.replace('_', '-')}", *([] if value is True else [str(value)])]
+        if not (out / "edgebert.json").exists():
+            print("$", " ".join(cmd), flush=True)
+            if not args.dry_run and subprocess.run(cmd).returncode != 0:
+                print(f"compress {out} failed", flush=True)
+                return 1
     items: list[str] = []
     for model in suite.get("model", []):
         path = model["path"] if model["path"] == "default" else str((ROOT / model["path"]).resolve())
@@ -52,7 +70,7 @@ def main() -> int:
     exports_dir = args.work / "exports"
     for entry in suite.get("export", []):
         model = entry["model"]
-        name = "teacher" if model == "default" else slug(Path(model).name)
+        name = entry.get("name") or ("teacher" if model == "default" else slug(Path(model).name))
         model_arg = model if model == "default" else str((ROOT / model).resolve())
         for target, quants in entry["targets"].items():
             for quant in quants:
