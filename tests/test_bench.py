@@ -245,37 +245,23 @@ def test_cli_worker_processes_reference_and_failed_item(
 
 @pytest.mark.integration
 def test_teacher_sts_agrees_with_an_independent_computation(packaged_teacher: Path, shared_data: Path) -> None:
-    """Harness STS for the PyTorch teacher vs transformers + numpy mean pooling + scipy.stats.spearmanr."""
-    import torch
-    from scipy.stats import spearmanr
-    from transformers import AutoModel, AutoTokenizer
+    """Harness STS for the PyTorch teacher vs benchmarks/check_teacher_sts.py (transformers + numpy + scipy)."""
+    import importlib.util
 
     from edgebert.bench.items import open_item, resolve_item
     from edgebert.bench.measure import measure_sts
-    from edgebert.data import load_sts_csv
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "check_teacher_sts.py"
+    spec = importlib.util.spec_from_file_location("check_teacher_sts", script)
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
 
     sts = shared_data / "stsb" / "dev.csv"
     limit = 300
     item = open_item(resolve_item(str(packaged_teacher)))
     ours = measure_sts(item, item.make_runner(2), MeasureJob(sts_path=str(sts), sts_limit=limit))["spearman"]
-
-    pairs = load_sts_csv(sts, limit=limit)
-    tok = AutoTokenizer.from_pretrained(packaged_teacher)
-    model = AutoModel.from_pretrained(packaged_teacher).eval()
-
-    def embed(texts: list[str]) -> np.ndarray:
-        out = []
-        for i in range(0, len(texts), 64):
-            enc = tok(texts[i : i + 64], padding=True, truncation=True, max_length=128, return_tensors="pt")
-            with torch.no_grad():
-                hidden = model(**enc).last_hidden_state.numpy()
-            mask = enc["attention_mask"].numpy()[:, :, None]
-            out.append((hidden * mask).sum(1) / mask.sum(1))
-        vectors = np.concatenate(out)
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-    a, b = embed(pairs.sentences1), embed(pairs.sentences2)
-    theirs = spearmanr((a * b).sum(1), pairs.scores).statistic
+    theirs, pairs = check.independent_spearman(str(packaged_teacher), str(sts), limit=limit)
+    assert pairs == limit
     assert ours == pytest.approx(theirs, abs=1e-4)
     assert 0.75 < ours < 0.95
 
