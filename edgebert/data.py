@@ -65,7 +65,8 @@ def load_dataset_texts(spec: str, split: str = "train", column: str = "text") ->
 
 
 def load_corpus(sources: str | Path | Sequence[str | Path]) -> list[str]:
-    """Passages (one per non-blank line) from text files (.gz fine), directories of them, or dataset names."""
+    """Passages (one per non-blank line) from text files (.gz fine), directories of them, or dataset names; the
+    sentences of an STS-B csv / SST-2 tsv table (`table_sentences`)."""
     if isinstance(sources, (str, Path)):
         sources = [sources]
     if not sources:
@@ -74,7 +75,9 @@ def load_corpus(sources: str | Path | Sequence[str | Path]) -> list[str]:
     for source in sources:
         spec = str(source)
         path = Path(spec).expanduser()
-        if path.is_file():
+        if path.is_file() and path.suffix.lower() in TABLE_SUFFIXES:
+            found = table_sentences(path)
+        elif path.is_file():
             found = _read_lines(path)
         elif path.is_dir():
             files = _corpus_files(path)
@@ -236,3 +239,35 @@ def load_sts_csv(path: str | Path, limit: int | None = None) -> STSPairs:
 def iter_batches(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+TABLE_SUFFIXES = (".csv", ".tsv")
+
+
+def table_sentences(path: Path) -> list[str]:
+    """Sentences of an STS-B csv (sentence1, sentence2, score) or an SST-2 tsv (sentence, label; header ok)."""
+    sentences: list[str] = []
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            if path.suffix.lower() == ".csv":
+                for row in csv.reader(fh):
+                    if len(row) >= 3:
+                        sentences.extend(row[:2])
+            else:
+                for n, row in enumerate(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)):
+                    if n == 0 and row and row[0].strip().lower() in ("sentence", "text"):
+                        continue
+                    if row:
+                        sentences.append(row[0])
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UserError(f"cannot read corpus table {path} ({type(exc).__name__}: {exc})") from exc
+    seen: set[str] = set()
+    out = []
+    for s in sentences:
+        s = " ".join(s.split())
+        if s and s not in seen:
+            seen.add(s)
+            out.append(s)
+    if not out:
+        raise UserError(f"corpus table {path} has no sentences (expected an STS-B csv or an SST-2 tsv)")
+    return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import platform
 import time
 from dataclasses import dataclass
@@ -18,6 +19,9 @@ from edgebert.progress import Stages
 from edgebert.sources import resolve_model
 
 DEFAULT_SEQ_LEN = 128
+# Quantization recipes that calibrate activation ranges on text (`--calibration`).
+CALIBRATED_QUANTIZATIONS = ("int8-static",)
+DEFAULT_CALIBRATION_SAMPLES = 200
 
 
 @dataclass
@@ -46,11 +50,16 @@ def export(
     seq_len: int = DEFAULT_SEQ_LEN,
     force: bool = False,
     min_cosine: float | None = None,
+    calibration: str | Path | None = None,
     calibration_texts: list[str] | None = None,
+    calibration_samples: int | None = None,
     quiet: bool = False,
 ) -> ExportReport:
     """Export `model` (dir, hub id or None for the default teacher) to `target`, verified against PyTorch.
 
+    Calibrated recipes (`int8-static`) take their sentences from the text file `calibration` (one passage
+    per line, .gz ok) or from `calibration_texts`: the first `calibration_samples` (default 200) that are not
+    parity sentences.
     Raises UserError for bad input (nothing written), VerificationError when parity is below tolerance
     and TargetUnavailable when the target's toolchain is missing; `out` is only created on success.
     """
@@ -62,6 +71,7 @@ def export(
     if quantize != "none" and quantize not in exporter.quantizations:
         offered = ", ".join(("none",) + exporter.quantizations)
         raise UserError(f"--quantize {quantize} is not offered by target {target}; choose one of: {offered}")
+    texts, calibration_record = calibration_set(quantize, calibration, calibration_texts, calibration_samples)
     if seq_len <= 0:
         raise UserError(f"--seq-len must be a positive number of tokens, got {seq_len}")
     if out is not None:
@@ -84,7 +94,7 @@ def export(
         loaded = load_model(model_dir)
     out_dir = Path(out) if out is not None else default_out_dir(loaded, target, quantize)
     check_output_dir(out_dir, force)
-    options = ExportOptions(seq_len=seq_len, quantize=quantize, calibration_texts=tuple(calibration_texts or ()))
+    options = ExportOptions(seq_len=seq_len, quantize=quantize, calibration_texts=texts)
     threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
 
     with atomic_output_dir(out_dir, force=force) as work:
@@ -92,6 +102,8 @@ def export(
             result = exporter.convert(loaded, work, options)
         with stages.stage("saving tokenizer"):
             tokenizer_files = [Path(f).name for f in loaded.tokenizer.save_pretrained(str(work))]
+        if calibration_record is not None:
+            result.extra.setdefault("quantization", {})["calibration"] = calibration_record
         manifest = _manifest(loaded, target, options, result, tokenizer_files, work)
         write_manifest(work, manifest)
         with stages.stage(f"verifying in the {target} runtime against PyTorch"):
@@ -112,6 +124,60 @@ def export(
             )
         write_manifest(work, manifest)
     return ExportReport(out_dir=out_dir, manifest=manifest)
+
+
+def calibration_set(
+    quantize: str,
+    path: str | Path | None,
+    texts: list[str] | None,
+    samples: int | None = None,
+) -> tuple[tuple[str, ...], dict[str, Any] | None]:
+    """The calibration sentences of a calibrated recipe and their manifest record; ((), None) for the others.
+
+    Passages equal to a parity sentence (ignoring case and whitespace) are dropped, so that parity is
+    measured on text the quantization ranges have not seen. UserError when a calibrated recipe has no
+    text, or when text is given to a recipe that does not use it.
+    """
+    given = path is not None or texts is not None
+    if quantize not in CALIBRATED_QUANTIZATIONS:
+        if given:
+            raise UserError(f"--calibration is only used by --quantize {' / '.join(CALIBRATED_QUANTIZATIONS)}")
+        return (), None
+    if not given:
+        raise UserError(
+            f"--quantize {quantize} calibrates activation ranges on text: pass --calibration FILE "
+            "(one passage per line, .gz ok)"
+        )
+    if path is not None and texts is not None:
+        raise UserError("pass calibration text as a file or as a list of passages, not both")
+    samples = DEFAULT_CALIBRATION_SAMPLES if samples is None else samples
+    if samples <= 0:
+        raise UserError(f"--calibration-samples must be a positive number of passages, got {samples}")
+    record: dict[str, Any] = {}
+    if path is not None:
+        from edgebert.compress.importance import read_calibration
+        from edgebert.data import corpus_fingerprint
+
+        file = Path(path).expanduser()
+        texts = read_calibration(file, max_passages=samples + len(PARITY_SENTENCES))
+        record.update(file=str(file.absolute()), file_fingerprint=corpus_fingerprint(file))
+    parity = {_normalized(s) for s in PARITY_SENTENCES}
+    candidates = [t for t in texts or [] if t.strip()]
+    kept = [t for t in candidates if _normalized(t) not in parity]
+    if not kept:
+        raise UserError("the calibration text has no passages besides the parity sentences; pass other text")
+    used = tuple(kept[:samples])
+    record.update(
+        passages=len(used),
+        passages_sha256=hashlib.sha256("\n".join(used).encode()).hexdigest()[:16],
+        dropped_parity_sentences=len(candidates) - len(kept),
+        max_passages=samples,
+    )
+    return used, record
+
+
+def _normalized(text: str) -> str:
+    return " ".join(text.split()).lower()
 
 
 def _verify(runner: Any, loaded: LoadedModel, seq_len: int, static_shape: bool, threshold: float) -> dict[str, Any]:

@@ -89,6 +89,10 @@ class Family:
     )
     # Parameter name (within the masked-LM model) of the MLM head's output bias.
     mlm_bias_key: str = "cls.predictions.bias"
+    # State-dict keys (within the masked-LM model) of the MLM head's tensors indexed by vocabulary id (the decoder
+    # weight is tied to the word embeddings): vocabulary trimming (edgebert/compress/vocab.py) slices them with the
+    # word table (`word_embeddings_key`). Keys a transformers version does not have are skipped.
+    mlm_vocab_keys: tuple[str, ...] = ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias", "cls.predictions.bias")
 
     def layer_module(self, role: str) -> str:
         """Module path of `role` (see `layer_modules`) inside one layer."""
@@ -172,6 +176,7 @@ ALBERT = Family(
         ("projection", "encoder.embedding_hidden_mapping_in"),
     ),
     mlm_bias_key="predictions.bias",
+    mlm_vocab_keys=("predictions.decoder.weight", "predictions.decoder.bias", "predictions.bias"),
 )
 
 FAMILIES: tuple[Family, ...] = (BERT, ALBERT)

@@ -85,6 +85,20 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
         ) from exc
 
 
+def load_for_rewrite(model_dir: Path, family: Family) -> tuple[Any, bool]:
+    """(model in eval mode, whether it has its MLM head): the family's masked-LM class when the weights hold a head,
+    else AutoModel; weights that do not match the config (anything missing but the pooler) are a UserError."""
+    import transformers
+
+    with_head = family.mlm_class is not None and has_mlm_head(model_dir, family)
+    cls = getattr(transformers, family.mlm_class) if with_head else transformers.AutoModel
+    model, info = load_weights(cls, model_dir)
+    missing = [k for k in info.get("missing_keys", []) if "pooler" not in k]
+    if missing:
+        raise UserError(f"the weights in {model_dir} do not match its config (e.g. {missing[0]} missing); re-save the model")
+    return model.eval(), with_head
+
+
 def load_model(path: Path, pooling: str | None = None) -> LoadedModel:
     """Load config, tokenizer and weights of `path` into an eval-mode `SentenceEmbedder`."""
     from transformers import AutoConfig, AutoModel, AutoTokenizer

@@ -32,12 +32,16 @@ PARITY_SENTENCES: tuple[str, ...] = (
     ),
 )
 
-DEFAULT_MIN_COSINE = {"none": 0.9999, "fp16": 0.9999, "float16": 0.9999}
+# int8-static is held to the integer-weight tolerance, 0.99. all-MiniLM-L6-v2, seq 128, calibrated on 100 and 200
+# passages of sotu.txt.gz (two sampling seeds): min cosine 0.9935-0.9945 (ONNX) and 0.992-0.994 (TFLite); the
+# dynamic int8 recipes measure 0.991 and 0.996. The same recipes with the FFN projections static measured 0.980
+# (ONNX) and 0.914 (TFLite): 0.99 rejects both, 0.98 would have let the ONNX one through.
+DEFAULT_MIN_COSINE = {"none": 0.9999, "fp16": 0.9999, "float16": 0.9999, "int8-static": 0.99}
 DEFAULT_MIN_COSINE_QUANTIZED = 0.99
 
 
 def default_min_cosine(quantization: str) -> float:
-    """The parity tolerance for a quantization: 0.9999 for fp32/fp16, 0.99 for integer weights."""
+    """The parity tolerance for a quantization: 0.9999 for fp32/fp16, 0.99 for integer weights (int8-static too)."""
     return DEFAULT_MIN_COSINE.get(quantization, DEFAULT_MIN_COSINE_QUANTIZED)
 
 

@@ -36,10 +36,10 @@ class OnnxRunner(Runner):
 
 
 class OnnxExporter(Exporter):
-    """torch.onnx export of the SentenceEmbedder; int8 (dynamic, per-channel) and fp16 variants."""
+    """torch.onnx export of the SentenceEmbedder; int8 (dynamic, per-channel), int8-static (QDQ) and fp16 variants."""
 
     name = "onnx"
-    quantizations = ("int8", "fp16")
+    quantizations = ("int8", "int8-static", "fp16")
     install_hint = "pip install 'edgebert[onnx]'"
 
     def check_available(self) -> None:
@@ -50,6 +50,7 @@ class OnnxExporter(Exporter):
     def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
         import tempfile
 
+        extra: dict[str, Any] = {"opset": OPSET, "exporter": "torch.onnx (TorchScript)"}
         with tempfile.TemporaryDirectory(prefix="edgebert-onnx-") as scratch:
             fp32 = Path(scratch) / MODEL_FILE
             self._export_fp32(model, fp32, options.seq_len)
@@ -59,13 +60,9 @@ class OnnxExporter(Exporter):
             else:
                 from edgebert.compress.onnx_quantize import quantize_onnx
 
-                quantize_onnx(fp32, target, options.quantize, model.family)
-        return ConvertResult(
-            files=[MODEL_FILE],
-            input_dtype="int64",
-            static_shape=False,
-            extra={"opset": OPSET, "exporter": "torch.onnx (TorchScript)"},
-        )
+                feeds = calibration_feeds(model, options) if options.calibration_texts else None
+                extra["quantization"] = quantize_onnx(fp32, target, options.quantize, model.family, feeds)
+        return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=False, extra=extra)
 
     @staticmethod
     def _export_fp32(model: LoadedModel, path: Path, seq_len: int) -> None:
@@ -93,3 +90,15 @@ class OnnxExporter(Exporter):
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         return OnnxRunner(Path(export_dir) / MODEL_FILE, threads=threads)
+
+
+def calibration_feeds(model: LoadedModel, options: ExportOptions) -> list[dict[str, np.ndarray]]:
+    """One int64 feed per calibration sentence at its natural length (truncated to seq_len), as apps run it."""
+    from edgebert.parity import encode
+
+    names = model.family.input_names()
+    feeds = []
+    for text in options.calibration_texts:
+        encoded = encode(model.tokenizer, [text], options.seq_len, pad_to_seq_len=False)
+        feeds.append({n: encoded[n] for n in names})
+    return feeds

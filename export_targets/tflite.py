@@ -5,8 +5,9 @@ inputs and returns a dict of the two named outputs. Fallback (only when the prim
 `EDGEBERT_TFLITE_CONVERTER=tensorflow`): `TFBertModel.from_pretrained(from_pt=True)` -> `tf.function` with
 int32 inputs -> SavedModel -> `tf.lite.TFLiteConverter`, run in a subprocess because TensorFlow must be
 enabled in transformers before it is first imported (edgebert sets USE_TF=0 in torch processes).
-Quantization (int8 dynamic range, fp16 weights) is a post-conversion rewrite of the flatbuffer by
-ai-edge-quantizer (`edgebert.compress.tflite_quantize`), the same for both paths.
+Quantization (int8 dynamic range, fp16 weights, int8-static calibrated on `--calibration` sentences) is a
+post-conversion rewrite of the flatbuffer by ai-edge-quantizer (`edgebert.compress.tflite_quantize`), the same
+for both paths.
 """
 
 from __future__ import annotations
@@ -73,10 +74,10 @@ class TFLiteRunner(Runner):
 
 
 class TFLiteExporter(Exporter):
-    """litert-torch conversion of the SentenceEmbedder; int8 (dynamic range) and fp16 weight variants."""
+    """litert-torch conversion of the SentenceEmbedder; int8 (dynamic range), int8-static and fp16 variants."""
 
     name = "tflite"
-    quantizations = ("int8", "fp16")
+    quantizations = ("int8", "int8-static", "fp16")
     install_hint = "pip install 'edgebert[tflite]'"
 
     def check_available(self) -> None:
@@ -109,21 +110,33 @@ class TFLiteExporter(Exporter):
                 extra["converter"] = "tensorflow (TFBertModel from_pt + TFLiteConverter)"
                 if primary_error:
                     extra["litert_torch_error"] = primary_error
-            data = fp32.read_bytes()
-            if options.quantize != "none":
-                from edgebert.compress.tflite_quantize import quantize_tflite
-
-                data = quantize_tflite(data, options.quantize)
-                extra["quantizer"] = (
-                    "ai-edge-quantizer dynamic_wi8_afp32" if options.quantize == "int8" else "litert_torch full_fp16_recipe"
-                )
+            data = self._quantize(fp32.read_bytes(), model, options, extra)
         target = work_dir / MODEL_FILE
         target.write_bytes(data)
         self._check_signature(target, names, options.seq_len)
-        from edgebert.compress.tflite_quantize import weight_dtypes
+        from edgebert.compress.tflite_quantize import activation_dtypes, weight_dtypes
 
         extra["weight_dtypes"] = weight_dtypes(str(target))
+        if "quantization" in extra:
+            extra["quantization"]["activation_dtypes"] = activation_dtypes(str(target))
         return ConvertResult(files=[MODEL_FILE], input_dtype="int32", static_shape=True, extra=extra)
+
+    @staticmethod
+    def _quantize(data: bytes, model: LoadedModel, options: ExportOptions, extra: dict[str, Any]) -> bytes:
+        """Apply `options.quantize` to the float32 flatbuffer `data`, describing it in `extra`."""
+        from edgebert.compress import tflite_quantize as tq
+
+        if options.quantize == "none":
+            return data
+        if options.quantize == tq.STATIC:
+            samples = calibration_inputs(model, options)
+            extra["quantizer"] = "ai-edge-quantizer static_wi8_ai8 (calibrated) with float islands"
+            extra["quantization"] = tq.static_recipe_details(model.family, SIGNATURE, OUTPUT_NAMES)
+            return tq.quantize_tflite_static(data, model.family, samples, SIGNATURE, OUTPUT_NAMES)
+        extra["quantizer"] = (
+            "ai-edge-quantizer dynamic_wi8_afp32" if options.quantize == "int8" else "litert_torch full_fp16_recipe"
+        )
+        return tq.quantize_tflite(data, options.quantize)
 
     @staticmethod
     def _convert_litert_torch(model: LoadedModel, path: Path, seq_len: int) -> None:
@@ -191,6 +204,18 @@ class TFLiteExporter(Exporter):
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         signature = manifest.get("target_details", {}).get("signature", SIGNATURE)
         return TFLiteRunner(Path(export_dir) / MODEL_FILE, signature, int(manifest["seq_len"]), threads=threads)
+
+
+def calibration_inputs(model: LoadedModel, options: ExportOptions) -> list[dict[str, np.ndarray]]:
+    """The signature inputs for each calibration sentence: int32 [1, seq_len], padded as the runner pads."""
+    from edgebert.parity import encode
+
+    names = model.family.input_names()
+    inputs = []
+    for text in options.calibration_texts:
+        encoded = encode(model.tokenizer, [text], options.seq_len, pad_to_seq_len=True)
+        inputs.append({n: encoded[n].astype(np.int32) for n in names})
+    return inputs
 
 
 def _sample_inputs(names: list[str], seq_len: int) -> dict[str, np.ndarray]:

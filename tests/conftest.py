@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,30 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not found at {SHARED_DATA} (only present in the project's workspace)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def tiny_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """40 passages of 4-12 random WORDS (seeded), one per line: a distillation corpus for tiny BERTs."""
+    import random
+
+    rng = random.Random(1)
+    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    path.write_text("\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12))) for _ in range(40)) + "\n")
+    return path
+
+
+@pytest.fixture()
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """`run_cli(*argv)` runs `edgebert <argv>` in-process: (exit code, stdout, stripped stderr); argparse exits count."""
+    from edgebert import cli
+
+    def run(*args: str) -> tuple[int, str, str]:
+        try:
+            code = cli.main(list(args))
+        except SystemExit as exc:
+            code = int(exc.code)
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err.strip()
+
+    return run

@@ -103,3 +103,13 @@ def test_mlm_importance_without_a_head_is_exit_2(capsys: pytest.CaptureFixture[s
         "--calibration", str(calibration), "--importance", "mlm",
     )  # fmt: skip
     assert_one_line_error(code, err, "has none")
+
+
+def test_seq_len_beyond_the_position_limit_is_exit_2(capsys: pytest.CaptureFixture[str], tiny_bert: Path, tmp_path: Path) -> None:
+    import json as _json
+
+    limit = _json.loads((tiny_bert / "config.json").read_text())["max_position_embeddings"]
+    out = tmp_path / "out"
+    code, _, err = run_cli(capsys, "compress", "--model", str(tiny_bert), "--out", str(out), "--heads-to-prune", '{"0": [1]}', "--seq-len", str(limit + 1))
+    assert_one_line_error(code, err, "position limit")
+    assert not out.exists()

@@ -101,19 +101,15 @@ def test_impossible_students_are_user_errors(teacher4, spec: StudentSpec, messag
         resolve_shape(teacher4.config, spec, BERT)
 
 
-def test_student_at_init_is_kept_when_no_checkpoint_beats_it(tmp_path: Path) -> None:
+def test_student_at_init_is_kept_when_no_checkpoint_beats_it(tmp_path: Path, tiny_corpus: Path) -> None:
     """keep-best includes the student before training: a run that only makes it worse writes the initial student."""
-    import random
-
-    from conftest import WORDS, build_tiny_bert
+    from conftest import build_tiny_bert
     from safetensors.torch import load_file
 
     from edgebert.distill import distill
 
     teacher = build_tiny_bert(tmp_path / "teacher", layers=2, seed=5)
-    rng = random.Random(1)
-    corpus = tmp_path / "c.txt"
-    corpus.write_text("\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12))) for _ in range(40)) + "\n")
+    corpus = tiny_corpus
     sts = tmp_path / "sts.csv"
     pairs = [("the dog plays", "a dog is playing", 4.5), ("the cat", "hello world", 0.5), ("music on stage", "guitar music", 3),
              ("the man", "the woman", 2), ("the quick brown fox", "a lazy dog", 1), ("love the app", "great app", 4)]  # fmt: skip

@@ -105,10 +105,10 @@ def test_missing_toolchain_is_reported_with_a_hint(monkeypatch: pytest.MonkeyPat
         TFLiteExporter().check_available()
 
 
-def test_quantize_offers_int8_and_fp16_only(tiny_bert: Path, tmp_path: Path) -> None:
+def test_quantize_offers_int8_static_and_fp16_only(tiny_bert: Path, tmp_path: Path) -> None:
     from edgebert.errors import UserError
 
-    assert TFLiteExporter.quantizations == ("int8", "fp16")
+    assert TFLiteExporter.quantizations == ("int8", "int8-static", "fp16")
     with pytest.raises(UserError, match="not offered"):
         export("tflite", model=tiny_bert, out=tmp_path / "x", quantize="int4", seq_len=SEQ_LEN, quiet=True)
     assert not (tmp_path / "x").exists()

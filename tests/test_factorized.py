@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
@@ -171,16 +170,13 @@ def test_embedding_dim_bounds_are_user_errors(teacher, dim: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- distillation
-def test_short_distill_run_with_embedding_dim(tiny_bert: Path, tmp_path: Path) -> None:
-    from conftest import WORDS
+def test_short_distill_run_with_embedding_dim(tiny_bert: Path, tiny_corpus: Path, tmp_path: Path) -> None:
     from transformers import AutoModel
 
     from edgebert.distill import distill
     from edgebert.modelio import load_model
 
-    rng = random.Random(0)
-    corpus = tmp_path / "c.txt"
-    corpus.write_text("\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 14))) for _ in range(60)) + "\n")
+    corpus = tiny_corpus
     sts = tmp_path / "sts.csv"
     sts.write_text("the dog plays,a dog is playing,4.5\nthe cat,hello world,0.5\nmusic on stage,guitar music,3\nthe man,the woman,2\n")
     out = tmp_path / "student"

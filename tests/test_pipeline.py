@@ -11,7 +11,7 @@ import pytest
 from edgebert.errors import UserError
 from edgebert.pipeline import load_preset, parse_recipe, run_pipeline
 from edgebert.pipeline import run as pipeline_run
-from edgebert.pipeline.corpus import table_sentences
+from edgebert.data import table_sentences
 
 WORDS = ["the", "a", "man", "woman", "dog", "cat", "plays", "playing", "guitar", "music", "stage", "quick", "brown", "fox", "jumps", "over", "lazy", "people", "nation", "year"]
 

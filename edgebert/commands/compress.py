@@ -1,4 +1,5 @@
-"""`edgebert compress`: structured pruning of attention heads and FFN neurons into a smaller model directory."""
+"""`edgebert compress`: structured pruning of attention heads and FFN neurons into a smaller model directory,
+optionally healed by a short distillation from the unpruned model, optionally magnitude-sparsified."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ class CompressCommand:
     """`edgebert compress`: remove the least important heads and FFN neurons, physically shrinking the weights."""
 
     name = "compress"
-    help = "prune attention heads and FFN neurons (ranked on calibration text) into a smaller model directory"
+    help = "prune heads and FFN neurons (optionally heal), magnitude-sparsify, or trim the vocabulary into a smaller model dir"
 
     @staticmethod
     def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +42,44 @@ class CompressCommand:
             default="layer",
             help="only 'layer': a global FFN cut would give layers different widths, which stock classes cannot load",
         )
+        healing = parser.add_argument_group("healing (optional): distil the unpruned model back into the pruned one")
+        healing.add_argument("--heal-steps", type=int, default=None, metavar="N", help="distillation steps after pruning (needs --heal-corpus)")
+        healing.add_argument("--heal-corpus", nargs="+", default=None, metavar="FILE", help="text to heal on, one passage per line (.gz ok)")
+        healing.add_argument(
+            "--heal-losses",
+            default="cos=1,pooled=1",
+            metavar="SPEC",
+            help="loss weights, TERM=W pairs of mlm, ce, cos (every layer), pooled; default cos=1,pooled=1 (embedding fidelity)",
+        )
+        healing.add_argument("--heal-lr", type=float, default=3e-4, help="peak learning rate of the healing run")
+        healing.add_argument("--heal-batch-size", type=int, default=16, metavar="N")
+        healing.add_argument("--heal-seq-len", type=int, default=None, metavar="N", help="tokens per healing sequence (default: --seq-len)")
+        healing.add_argument(
+            "--heal-train-embeddings", action="store_true", help="also train the embeddings (frozen by default: pruning leaves them intact)"
+        )
+        healing.add_argument("--cache-dir", default=None, help="where fitted teacher MLM heads are cached (mlm/ce heal losses only)")
+        sparsity = parser.add_argument_group("magnitude sparsity (optional; compressed size only)")
+        sparsity.add_argument(
+            "--magnitude-sparsity",
+            type=float,
+            default=0.0,
+            metavar="F",
+            help="zero the smallest-|w| share F of every encoder Linear weight, in [0, 1), applied last and saved dense: "
+            "shrinks the zip/gzip-compressed size only, NOT the raw model.safetensors size and NOT latency",
+        )
+        vocab = parser.add_argument_group("vocabulary trimming (optional; applied last)")
+        vocab.add_argument(
+            "--trim-vocab",
+            nargs="+",
+            default=None,
+            metavar="CORPUS",
+            help="keep only the tokens this text uses (+ specials and single characters); files (.gz ok), dirs, STS/SST tables",
+        )
+        vocab.add_argument("--vocab-min-count", type=int, default=1, metavar="N", help="keep corpus tokens used at least N times")
+        vocab.add_argument("--vocab-max-size", type=int, default=None, metavar="N", help="cap the vocabulary at N tokens (most frequent first)")
+        vocab.add_argument(
+            "--vocab-heldout", default=None, metavar="FILE", help="text to measure [UNK] rate and fidelity on (default: a held-out corpus slice)"
+        )
         optional = parser.add_argument_group("optional")
         optional.add_argument("--model", default=None, help="model dir, hub id, or 'default' (all-MiniLM-L6-v2)")
         optional.add_argument(
@@ -63,11 +102,29 @@ class CompressCommand:
     def run(args: argparse.Namespace) -> int:
         import json
 
-        from edgebert.compress.compress import compress
+        if args.trim_vocab and not _prunes(args):
+            print(json.dumps(_trim(args, args.model, args.out)))
+            return 0
 
+        from edgebert.compress.compress import compress
+        from edgebert.compress.heal import HealConfig
+
+        heal = None
+        if args.heal_steps is not None or args.heal_corpus:
+            heal = HealConfig(
+                steps=args.heal_steps or 0,
+                corpus=list(args.heal_corpus or []),
+                losses=args.heal_losses,
+                lr=args.heal_lr,
+                batch_size=args.heal_batch_size,
+                seq_len=args.heal_seq_len,
+                freeze_embeddings=not args.heal_train_embeddings,
+                cache_dir=args.cache_dir,
+            )
+        staged = _Staging(args) if args.trim_vocab else None
         report = compress(
             args.model,
-            args.out,
+            staged.path if staged else args.out,
             prune_heads=args.prune_heads,
             prune_ffn=args.prune_ffn,
             heads_to_prune=args.heads_to_prune,
@@ -79,20 +136,84 @@ class CompressCommand:
             seq_len=args.seq_len,
             batch_size=args.batch_size,
             seed=args.seed,
+            magnitude_sparsity=args.magnitude_sparsity,
+            heal=heal,
             force=args.force,
             quiet=args.quiet,
         )
         m = report.manifest
         params = m["parameters"]
-        print(
-            json.dumps(
-                {
-                    "out": str(report.out_dir),
-                    "heads_per_layer": m["pruning"]["heads_per_layer"]["after"],
-                    "intermediate_size": m["pruning"]["intermediate_size"]["after"],
-                    "encoder_parameters": {"before": params["before"]["encoder"], "after": params["after"]["encoder"]},
-                    "cosine_to_source": m["metrics"]["cosine_to_source"],
-                }
-            )
-        )
+        summary = {
+            "out": str(report.out_dir),
+            "heads_per_layer": m["pruning"]["heads_per_layer"]["after"],
+            "intermediate_size": m["pruning"]["intermediate_size"]["after"],
+            "encoder_parameters": {"before": params["before"]["encoder"], "after": params["after"]["encoder"]},
+            "cosine_to_source": m["metrics"]["cosine_to_source"],
+        }
+        if "healing" in m:
+            cos = m["healing"]["cosine_to_source"]
+            summary["healing"] = {"cosine_to_source_mean": {k: cos[k]["mean"] for k in ("before", "after")}, "kept": m["healing"]["kept"]}
+        if "magnitude" in m:
+            mag = m["magnitude"]
+            summary["magnitude_sparsity"] = {
+                "zeroed": mag["zeroed"],
+                "of": mag["weights"],
+                "gzip_bytes": {k: mag["gzip_bytes"][k] for k in ("before", "after")},
+                "raw_bytes": mag["model_safetensors_bytes"],
+                "note": mag["note"],
+            }
+        if staged:
+            try:
+                summary["vocab_trim"] = _trim(args, staged.path, args.out)
+            finally:
+                staged.cleanup()
+            summary["out"] = args.out
+        print(json.dumps(summary))
         return 0
+
+
+def _prunes(args: argparse.Namespace) -> bool:
+    """Whether anything besides vocabulary trimming was asked for."""
+    return bool(args.prune_heads or args.prune_ffn or args.heads_to_prune or args.magnitude_sparsity or args.heal_steps)
+
+
+class _Staging:
+    """A scratch directory beside --out for the pruned model that vocabulary trimming then reads."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        import tempfile
+        from pathlib import Path
+
+        from edgebert.artifact import check_output_dir
+
+        out = Path(args.out)
+        check_output_dir(out, args.force)  # fail before pruning, not after
+        out.absolute().parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = tempfile.TemporaryDirectory(prefix=f".{out.name}.pruned-", dir=out.absolute().parent)
+        self.path = str(Path(self._tmp.name) / "model")
+
+    def cleanup(self) -> None:
+        self._tmp.cleanup()
+
+
+def _trim(args: argparse.Namespace, model: str | None, out: str) -> dict[str, object]:
+    """Trim the vocabulary of `model` into `out`; the summary fields printed by the command."""
+    from edgebert.compress.vocab import trim_vocab
+
+    report = trim_vocab(
+        model,
+        out,
+        args.trim_vocab,
+        min_count=args.vocab_min_count,
+        max_size=args.vocab_max_size,
+        heldout=args.vocab_heldout,
+        force=args.force,
+        quiet=args.quiet,
+    )
+    return {
+        "out": str(report.out_dir),
+        "vocab": {"before": report.vocab_before, "after": report.vocab_after},
+        "heldout_unk_rate": report.unk_rate,
+        "heldout_changed_word_share": report.changed_word_share,
+        "cosine_to_source": {"mean": report.cosine_mean, "min": report.cosine_min},
+    }

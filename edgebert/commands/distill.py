@@ -27,6 +27,14 @@ class DistillCommand:
             help="ALBERT-style factorised embeddings: vocab×E then E×hidden, from a truncated SVD of the teacher's tables",
         )  # fmt: skip
         student.add_argument("--layer-map", default=None, help="teacher layer per student layer, e.g. 0,2,5 (default: evenly spaced)")
+        student.add_argument(
+            "--student-init", default=None, metavar="DIR",
+            help="start from this model dir (e.g. a pruned copy of the teacher) instead of building a student; "
+            "same tokenizer and hidden size as the teacher, its own shape (pruned heads, FFN width) is kept",
+        )  # fmt: skip
+        student.add_argument(
+            "--freeze-embeddings", action="store_true", help="do not train the embedding block (nor the MLM decoder tied to it)"
+        )
         losses = parser.add_argument_group("losses")
         losses.add_argument("--alpha-mlm", type=float, default=2.0, help="masked-LM cross-entropy weight")
         losses.add_argument("--alpha-ce", type=float, default=5.0, help="soft-target KL weight (× T²)")
@@ -35,6 +43,10 @@ class DistillCommand:
         losses.add_argument("--temperature", type=float, default=2.0, help="softmax temperature of the soft targets")
         losses.add_argument("--ce-positions", default="masked", choices=("masked", "all"), help="where soft targets are scored")
         losses.add_argument("--cos-layers", default="last", choices=("last", "mapped"), help="last layer, or every mapped layer")
+        losses.add_argument(
+            "--mlm-probability", type=float, default=0.15,
+            help="share of tokens masked in the training text; 0 = unmasked (only with --alpha-mlm 0 --alpha-ce 0)",
+        )  # fmt: skip
         training = parser.add_argument_group("training")
         training.add_argument("--steps", type=int, default=1000, help="optimizer steps")
         training.add_argument("--batch-size", type=int, default=32, help="sequences per device per step")
@@ -77,6 +89,8 @@ class DistillCommand:
             layer_map=args.layer_map,
             embedding_dim=args.embedding_dim,
             student_head_steps=args.student_head_steps,
+            student_init=args.student_init,
+            freeze_embeddings=args.freeze_embeddings,
             steps=args.steps,
             batch_size=args.batch_size,
             grad_accum=args.grad_accum,
@@ -91,6 +105,7 @@ class DistillCommand:
             temperature=args.temperature,
             ce_positions=args.ce_positions,
             cos_layers=args.cos_layers,
+            mlm_probability=args.mlm_probability,
             eval_sts=args.eval_sts,
             eval_steps=args.eval_steps,
             save_steps=args.save_steps,

@@ -21,7 +21,18 @@ class ExportCommand:
         optional.add_argument("--model", default=None, help="model dir, hub id, or 'default' (all-MiniLM-L6-v2)")
         optional.add_argument("--out", default=None, help="output dir (default: edgebert-exports/<model>-<target>)")
         optional.add_argument(
-            "--quantize", default="none", help="onnx: int8, fp16; tflite: int8, fp16; tfjs: uint8, float16"
+            "--quantize",
+            default="none",
+            help="onnx: int8, int8-static, fp16; tflite: int8, int8-static, fp16; tfjs: uint8, float16",
+        )
+        optional.add_argument(
+            "--calibration",
+            default=None,
+            metavar="FILE",
+            help="text, one passage per line (.gz ok): activation ranges for --quantize int8-static",
+        )
+        optional.add_argument(
+            "--calibration-samples", type=int, default=None, help="passages of --calibration to use (default 200)"
         )
         optional.add_argument("--seq-len", type=int, default=128, help="token length (fixed for tflite/tfjs)")
         optional.add_argument("--min-cosine", type=float, default=None, help="parity tolerance override")
@@ -40,6 +51,8 @@ class ExportCommand:
             seq_len=args.seq_len,
             force=args.force,
             min_cosine=args.min_cosine,
+            calibration=args.calibration,
+            calibration_samples=args.calibration_samples,
         )
         print_export_summary(report)
         return 0

@@ -1,4 +1,9 @@
-"""`compress(...)`: prune a model directory's heads and FFN neurons into a new, smaller model directory."""
+"""`compress(...)`: prune a model directory's heads and FFN neurons into a new, smaller model directory.
+
+Optionally the pruned model is then healed (a short distillation from the unpruned source, see heal.py) and/or
+its encoder Linear weights are magnitude-sparsified (zeros that help the gzip size only, see magnitude.py), in
+that order, so training never fills the zeros back in.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from edgebert import __version__
 from edgebert.artifact import (
@@ -20,8 +25,11 @@ from edgebert.artifact import (
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
 from edgebert.families import FAMILIES
-from edgebert.modelio import has_mlm_head, inspect_model_dir, load_weights
+from edgebert.modelio import has_mlm_head, inspect_model_dir, load_for_rewrite
 from edgebert.sources import resolve_model
+
+if TYPE_CHECKING:
+    from edgebert.compress.heal import HealConfig
 
 # sentence-transformers files copied unchanged, so the pruned model keeps its pooling in every tool.
 SENTENCE_TRANSFORMERS_FILES = ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json")
@@ -38,6 +46,37 @@ class CompressReport:
     manifest: dict[str, Any]
 
 
+@dataclass
+class _Fidelity:
+    """Sentence embeddings of the model being compressed on fixed texts, compared with the unpruned source's."""
+
+    base: Any
+    family: Family
+    tokenizer: Any
+    texts: list[str]
+    pooling: str
+    seq_len: int
+    held_out: int
+    reference: Any = None
+
+    def embed(self) -> Any:
+        return _embed(self.base, self.family, self.tokenizer, self.texts, self.pooling, self.seq_len)
+
+    def cosine(self, embeddings: Any) -> Any:
+        import torch
+
+        return torch.nn.functional.cosine_similarity(self.reference, embeddings, dim=-1)
+
+    def summary(self, embeddings: Any) -> dict[str, Any]:
+        cos = self.cosine(embeddings)
+        return {
+            "mean": round(float(cos.mean()), 6),
+            "min": round(float(cos.min()), 6),
+            "texts": len(self.texts),
+            "held_out_calibration_passages": self.held_out,
+        }
+
+
 def _log(quiet: bool, message: str) -> None:
     if not quiet:
         import sys
@@ -47,15 +86,7 @@ def _log(quiet: bool, message: str) -> None:
 
 def _load(model_dir: Path, family: Family) -> tuple[Any, Any, Any]:
     """(full model to save, its base encoder, its masked-LM head or None); eager attention, eval mode."""
-    import transformers
-
-    with_head = family.mlm_class is not None and has_mlm_head(model_dir, family)
-    cls = getattr(transformers, family.mlm_class) if with_head else transformers.AutoModel
-    model, info = load_weights(cls, model_dir)
-    missing = [k for k in info.get("missing_keys", []) if "pooler" not in k]
-    if missing:
-        raise UserError(f"the weights in {model_dir} do not match its config (e.g. {missing[0]} missing); re-save the model")
-    model.eval()
+    model, with_head = load_for_rewrite(model_dir, family)
     if with_head:
         return model, getattr(model, family.mlm_base_attr), getattr(model, family.mlm_head_prefix)
     return model, model, None
@@ -90,6 +121,8 @@ def compress(
     seq_len: int = 128,
     batch_size: int = 16,
     seed: int = 0,
+    magnitude_sparsity: float = 0.0,
+    heal: HealConfig | None = None,
     force: bool = False,
     quiet: bool = False,
 ) -> CompressReport:
@@ -100,8 +133,12 @@ def compress(
     prune_heads (no calibration needed). head_scope 'global' ranks heads across layers (Michel et al.), 'layer'
     takes the fraction from each layer. FFN pruning is per layer only (see prune.py). Bad input raises UserError
     before anything is written; `out` appears only when complete.
+
+    heal: after structured pruning, distil the unpruned model into the pruned one (see heal.py); the manifest
+    records the recipe and the cosine to the source before and after, and the unhealed weights are kept if healing
+    made that cosine worse. magnitude_sparsity: zero that share of every encoder Linear weight (smallest |w|),
+    last; it helps the gzip size only (measured before/after in the manifest), not the raw size or the latency.
     """
-    import torch
     from transformers import AutoTokenizer
 
     from edgebert.compress.importance import compute_importance, read_calibration
@@ -123,6 +160,7 @@ def compress(
     started = time.perf_counter()
     prune_heads = check_fraction("--prune-heads", prune_heads)
     prune_ffn = check_fraction("--prune-ffn", prune_ffn)
+    magnitude_sparsity = check_fraction("--magnitude-sparsity", magnitude_sparsity, what="weights to zero")
     if head_scope not in HEAD_SCOPES:
         raise UserError(f"--head-scope must be one of {', '.join(HEAD_SCOPES)}, got {head_scope!r}")
     if ffn_scope == "global":
@@ -131,8 +169,18 @@ def compress(
         raise UserError(f"--ffn-scope must be one of {', '.join(FFN_SCOPES)}, got {ffn_scope!r}")
     if heads_to_prune is not None and prune_heads > 0:
         raise UserError("pass either --prune-heads (a fraction ranked by importance) or --heads-to-prune (a list), not both")
-    if prune_heads == 0 and prune_ffn == 0 and not heads_to_prune:
-        raise UserError("nothing to prune: pass --prune-heads, --prune-ffn or --heads-to-prune")
+    structured = prune_heads > 0 or prune_ffn > 0 or bool(heads_to_prune)
+    if not structured and magnitude_sparsity == 0:
+        raise UserError("nothing to prune: pass --prune-heads, --prune-ffn, --heads-to-prune or --magnitude-sparsity")
+    if heal is not None:
+        from edgebert.compress.heal import check_heal
+
+        check_heal(heal)
+        if not structured:
+            raise UserError(
+                "--heal-steps repairs structured pruning (--prune-heads, --prune-ffn, --heads-to-prune) and there is none; "
+                "healing after --magnitude-sparsity alone would train its zeros away"
+            )
     for name, value in (("--calibration-samples", calibration_samples), ("--seq-len", seq_len), ("--batch-size", batch_size)):
         if int(value) <= 0:
             raise UserError(f"{name} must be a positive integer, got {value}")
@@ -163,15 +211,25 @@ def compress(
         lines = read_calibration(calibration, max_passages=calibration_samples + FIDELITY_PASSAGES)
         texts = lines[:calibration_samples]
         held_out = lines[calibration_samples:]
+    heal_texts: list[str] = []
+    if heal is not None:
+        from edgebert.data import load_corpus
+
+        heal_texts = load_corpus([str(c) for c in heal.corpus])
 
     from transformers import AutoConfig
 
     try:
-        layout = HeadLayout.of(AutoConfig.from_pretrained(model_dir, trust_remote_code=False), family)
+        model_config = AutoConfig.from_pretrained(model_dir, trust_remote_code=False)
+        layout = HeadLayout.of(model_config, family)
     except Exception as exc:
         raise UserError(f"cannot read the config of {model_dir} ({type(exc).__name__}); re-save the model") from exc
+    max_positions = int(getattr(model_config, "max_position_embeddings", 512))
+    for flag, value in (("--seq-len", seq_len), ("--heal-seq-len", heal.seq_len if heal is not None else None)):
+        if value is not None and value > max_positions:
+            raise UserError(f"{flag} {value} is beyond the model's position limit of {max_positions}; pass {flag} {max_positions} or less")
     explicit = parse_head_list(heads_to_prune, layout) if heads_to_prune is not None else None
-    if explicit is not None and not explicit and prune_ffn == 0:
+    if explicit is not None and not explicit and prune_ffn == 0 and magnitude_sparsity == 0:
         raise UserError("nothing to prune: --heads-to-prune names no heads and --prune-ffn is 0")
 
     _log(quiet, f"loading {model_dir}")
@@ -191,7 +249,8 @@ def compress(
     from edgebert.parity import PARITY_SENTENCES
 
     fidelity_texts = list(PARITY_SENTENCES) + fidelity_texts
-    reference = _embed(base, family, tokenizer, fidelity_texts, pooling, seq_len)
+    fidelity = _Fidelity(base, family, tokenizer, fidelity_texts, pooling, seq_len, len(held_out))
+    fidelity.reference = fidelity.embed()
 
     scores = None
     if needs_importance:
@@ -208,8 +267,8 @@ def compress(
     ffn_after = apply_ffn_pruning(base, family, config, ffn_keep) if ffn_keep is not None else ffn_before
     layout_after = HeadLayout.of(config, family)
     params_after = {"encoder": count_parameters(base), "total": count_parameters(full)}
-    pruned_embeddings = _embed(base, family, tokenizer, fidelity_texts, pooling, seq_len)
-    cos = torch.nn.functional.cosine_similarity(reference, pruned_embeddings, dim=-1)
+    pruned_embeddings = fidelity.embed()
+    cos = fidelity.cosine(pruned_embeddings)
     _log(
         quiet,
         f"heads per layer {layout.counts()} -> {layout_after.counts()}, FFN {ffn_before} -> {ffn_after}, "
@@ -229,6 +288,10 @@ def compress(
         "seq_len": seq_len,
         "seed": seed,
     }
+    if heal is not None:
+        recipe["heal"] = heal.as_dict(seq_len)
+    if magnitude_sparsity:
+        recipe["magnitude_sparsity"] = magnitude_sparsity
     name = out.name
     model_info = dict(source_manifest.get("model") or {})
     model_info.update(
@@ -266,32 +329,89 @@ def compress(
         },
         "parameters": {"before": params_before, "after": params_after},
         "metrics": {
-            "cosine_to_source": {
-                "mean": round(float(cos.mean()), 6),
-                "min": round(float(cos.min()), 6),
-                "texts": len(fidelity_texts),
-                "held_out_calibration_passages": len(held_out),
-            },
+            "cosine_to_source": fidelity.summary(pruned_embeddings),
         },
     }
 
     with atomic_output_dir(out, force=force) as work:
-        full.save_pretrained(work, safe_serialization=True)
-        tokenizer.save_pretrained(str(work))
-        for f in SENTENCE_TRANSFORMERS_FILES:
-            if (Path(model_dir) / f).is_file():
-                shutil.copy2(Path(model_dir) / f, work / f)
-        for d in SENTENCE_TRANSFORMERS_DIRS:
-            if (Path(model_dir) / d).is_dir():
-                shutil.copytree(Path(model_dir) / d, work / d)
+        _save_model_dir(full, tokenizer, Path(model_dir), work)
+        final_embeddings = pruned_embeddings
+        if heal is not None:
+            final_embeddings, manifest["healing"] = _heal(full, fidelity, final_embeddings, work, Path(model_dir), heal, heal_texts, seed, quiet)
+        if magnitude_sparsity:
+            final_embeddings, manifest["magnitude"] = _magnitude(full, fidelity, final_embeddings, work, magnitude_sparsity, quiet)
+        if final_embeddings is not pruned_embeddings:
+            manifest["metrics"]["cosine_to_source"] = fidelity.summary(final_embeddings)
         write_manifest(work, manifest)
         _log(quiet, "reloading the saved model to check it")
-        _check_reload(work, pruned_embeddings, fidelity_texts, seq_len)
+        _check_reload(work, final_embeddings, fidelity_texts, seq_len)
         manifest["model_bytes"] = dir_size(work, [p.name for p in work.glob("*.safetensors")])
         manifest["wall_time_s"] = round(time.perf_counter() - started, 2)
         write_manifest(work, manifest)
     _log(quiet, f"pruned model written to {out} ({manifest['wall_time_s']} s)")
     return CompressReport(out_dir=out, manifest=manifest)
+
+
+def _save_model_dir(full: Any, tokenizer: Any, model_dir: Path, work: Path) -> None:
+    """Weights, tokenizer and the source's sentence-transformers files (pooling, normalisation) into `work`."""
+    full.save_pretrained(work, safe_serialization=True)
+    tokenizer.save_pretrained(str(work))
+    for f in SENTENCE_TRANSFORMERS_FILES:
+        if (model_dir / f).is_file():
+            shutil.copy2(model_dir / f, work / f)
+    for d in SENTENCE_TRANSFORMERS_DIRS:
+        if (model_dir / d).is_dir():
+            shutil.copytree(model_dir / d, work / d)
+
+
+def _heal(
+    full: Any, fidelity: _Fidelity, pruned: Any, work: Path, model_dir: Path, heal: HealConfig, texts: list[str], seed: int, quiet: bool
+) -> tuple[Any, dict[str, Any]]:
+    """Heal the pruned model saved in `work` from `model_dir`; keep it only if its cosine to the source went up."""
+    from edgebert.compress.heal import heal_model
+
+    seq_len = heal.seq_len or fidelity.seq_len
+    before = fidelity.summary(pruned)
+    pruned_state = {k: v.detach().clone() for k, v in full.state_dict().items()}
+    _log(quiet, f"healing: {heal.steps} distillation steps from {model_dir.name} into the pruned model ({heal.losses}, seq {seq_len})")
+    info = heal_model(full, work, model_dir, heal, texts, set(fidelity.texts), seq_len, seed, quiet)
+    healed = fidelity.embed()
+    after = fidelity.summary(healed)
+    if after["mean"] > before["mean"]:
+        kept, embeddings = "healed", healed
+        full.save_pretrained(work, safe_serialization=True)
+    else:  # a heal that moved the model away from its source is not kept
+        kept, embeddings = "pruned", pruned
+        full.load_state_dict(pruned_state)
+    _log(quiet, f"healing: cosine to the unpruned embeddings {before['mean']:.4f} -> {after['mean']:.4f} (min {before['min']:.4f} -> {after['min']:.4f}); kept the {kept} weights")
+    record = {"recipe": heal.as_dict(fidelity.seq_len), "cosine_to_source": {"before": before, "after": after}, "kept": kept, **info}
+    return embeddings, record
+
+
+def _magnitude(full: Any, fidelity: _Fidelity, current: Any, work: Path, fraction: float, quiet: bool) -> tuple[Any, dict[str, Any]]:
+    """Zero the smallest-|w| `fraction` of every encoder Linear weight; re-save and measure the gzip size it buys."""
+    from edgebert.compress.magnitude import GZIP_LEVEL, NOTE, apply_magnitude_sparsity, gzip_size
+
+    weights_file = work / "model.safetensors"
+    raw_before, gz_before = weights_file.stat().st_size, gzip_size(weights_file)
+    record = apply_magnitude_sparsity(fidelity.base, fidelity.family, fraction)
+    full.save_pretrained(work, safe_serialization=True)
+    raw_after, gz_after = weights_file.stat().st_size, gzip_size(weights_file)
+    embeddings = fidelity.embed()
+    record.update(
+        {
+            "model_safetensors_bytes": {"before": raw_before, "after": raw_after},
+            "gzip_bytes": {"before": gz_before, "after": gz_after, "level": GZIP_LEVEL},
+            "cosine_to_source": {"before": fidelity.summary(current), "after": fidelity.summary(embeddings)},
+            "note": NOTE,
+        }
+    )
+    _log(
+        quiet,
+        f"magnitude sparsity {fraction}: {record['zeroed']:,} of {record['weights']:,} encoder Linear weights zeroed; "
+        f"model.safetensors gzip {gz_before:,} -> {gz_after:,} bytes, raw {raw_before:,} -> {raw_after:,} (compressed size only)",
+    )
+    return embeddings, record
 
 
 def _check_reload(work: Path, expected: Any, texts: list[str], seq_len: int) -> None:

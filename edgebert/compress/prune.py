@@ -50,14 +50,14 @@ class HeadLayout:
         return [len(r) for r in self.remaining]
 
 
-def check_fraction(name: str, value: float) -> float:
-    """A pruning fraction in [0, 1), or a one-line UserError."""
+def check_fraction(name: str, value: float, what: str = "units to remove") -> float:
+    """A pruning fraction in [0, 1), or a one-line UserError (`what` names the share in the message)."""
     try:
         value = float(value)
     except (TypeError, ValueError) as exc:
         raise UserError(f"{name} must be a number in [0, 1), got {value!r}") from exc
     if not 0.0 <= value < 1.0:  # NaN fails this too
-        raise UserError(f"{name} must be a fraction in [0, 1) (the share of units to remove), got {value}")
+        raise UserError(f"{name} must be a fraction in [0, 1) (the share of {what}), got {value}")
     return value
 
 

@@ -20,6 +20,7 @@ CHECKPOINTS = "checkpoints"
 RECIPE_FILE = "recipe.json"
 CE_POSITIONS = ("masked", "all")
 COS_LAYERS = ("last", "mapped")
+HEAD_MLM_PROBABILITY = 0.15
 
 
 @dataclass
@@ -89,6 +90,8 @@ def distill(
     layer_map: list[int] | str | None = None,
     embedding_dim: int | None = None,
     student_head_steps: int | None = None,
+    student_init: str | Path | None = None,
+    freeze_embeddings: bool = False,
     steps: int = 1000,
     batch_size: int = 32,
     grad_accum: int = 1,
@@ -132,6 +135,14 @@ def distill(
     With `eval_sts`, the student at initialisation competes with the checkpoints for "best" and is kept if none
     beats it.
 
+    `student_init` starts from an existing model directory instead of building a student (e.g. a pruned copy of
+    the teacher, to heal it): its shape is kept as it is (per-layer head counts from config.pruned_heads, its FFN
+    width); it must have the teacher's tokenizer and hidden size, and cannot be combined with the shape arguments.
+    Its MLM head is its own when it has one; otherwise the teacher's (fitted) head is copied in when the MLM or
+    soft-target loss needs one, and when neither does the student is saved as an encoder without a head.
+    `freeze_embeddings` keeps the embedding block as it starts (only the layers and the head train).
+    `mlm_probability` 0 distils on unmasked text, for recipes with hidden-state losses only (alpha_mlm = alpha_ce = 0).
+
     Bad input raises UserError before anything is written. Checkpoints live in `out/checkpoints` while
     training (so `resume=True` continues an interrupted run); on success the student, its tokenizer, the
     sentence-transformers pooling config and `edgebert.json` are written to `out`.
@@ -149,8 +160,10 @@ def distill(
         raise UserError(f"--ce-positions {ce_positions} is unknown; choose one of: {', '.join(CE_POSITIONS)}")
     if cos_layers not in COS_LAYERS:
         raise UserError(f"--cos-layers {cos_layers} is unknown; choose one of: {', '.join(COS_LAYERS)}")
-    if not 0 < mlm_probability < 1:
-        raise UserError(f"--mlm-probability must be between 0 and 1, got {mlm_probability}")
+    if not 0 <= mlm_probability < 1:
+        raise UserError(f"--mlm-probability must be in [0, 1), got {mlm_probability}")
+    if mlm_probability == 0 and (alpha_mlm or alpha_ce):
+        raise UserError("--mlm-probability 0 (unmasked text) leaves nothing for --alpha-mlm/--alpha-ce to score; set them to 0")
     out = Path(out).expanduser().absolute()
     out_action = _check_out(out, force, resume)
 
@@ -162,7 +175,11 @@ def distill(
     if isinstance(layer_map, str):
         layer_map = parse_layer_map(layer_map)
     spec = StudentSpec(student_layers, student_hidden, student_heads, student_ffn, layer_map, embedding_dim)
-    shape = resolve_shape(teacher_config, spec, family)
+    init_dir, init_family = None, None
+    if student_init is not None:
+        init_dir, init_family, shape = _student_init_shape(student_init, teacher_config, family, spec, student_head_steps, seq_len)
+    else:
+        shape = resolve_shape(teacher_config, spec, family)
     if seq_len > int(getattr(teacher_config, "max_position_embeddings", 512)):
         raise UserError(f"--seq-len {seq_len} is beyond the teacher's position limit of {teacher_config.max_position_embeddings}")
 
@@ -179,6 +196,8 @@ def distill(
         raise UserError(f"cannot load the teacher's tokenizer in {teacher_dir} ({type(exc).__name__}); re-save it") from exc
     if tokenizer.mask_token_id is None:
         raise UserError(f"the teacher's tokenizer in {teacher_dir} has no mask token; masked-LM distillation needs one")
+    if init_dir is not None:
+        _check_init_tokenizer(init_dir, tokenizer)
     dataset = tokenize_corpus(texts, tokenizer, seq_len, packing)
     corpus_fp = corpus_fingerprint(corpus_list)
     weights = LossWeights(alpha_mlm, alpha_ce, alpha_cos, alpha_pooled, temperature)
@@ -201,6 +220,8 @@ def distill(
         "teacher_head": {"steps": head_steps, "batch_size": head_batch_size, "lr": head_lr},
         **({"student_head_steps": _student_head_steps(student_head_steps, head_steps)} if embedding_dim else {}),
         "max_passages": max_passages,
+        **({"student_init": {"path": str(init_dir), "fingerprint": _fingerprint(init_dir)}} if init_dir else {}),
+        **({"freeze_embeddings": True} if freeze_embeddings else {}),
     }
     corpus_info = {
         "sources": [str(c) for c in corpus_list],
@@ -233,33 +254,51 @@ def distill(
 
     if threads:
         torch.set_num_threads(threads)
-    from edgebert.distill.student import build_student, make_projections, student_family
-    from edgebert.distill.teacher import HeadFitConfig, prepare_teacher, weights_fingerprint
+    from edgebert.distill.student import build_student, freeze_embedding_parameters, heads_per_layer, make_projections, student_family
+    from edgebert.distill.teacher import HeadFitConfig, load_teacher_mlm, prepare_teacher, weights_fingerprint
     from edgebert.distill.trainer import DistillationModel, DistillationTrainer
     from edgebert.evaluate import sts_spearman
     from edgebert.pooling import pooling_from_sentence_transformers
 
     collator = mlm_collator(tokenizer, mlm_probability, seed=seed)
+    # MLM heads are fitted on masked text even when the distillation itself reads unmasked text (probability 0)
+    head_collator = collator if mlm_probability else mlm_collator(tokenizer, HEAD_MLM_PROBABILITY, seed=seed)
     head_cfg = HeadFitConfig(steps=head_steps, batch_size=head_batch_size, lr=head_lr, seed=seed)
     log(f"teacher {teacher_dir} ({family.name}, {shape.teacher_layers} layers × {shape.teacher_hidden}); corpus: {len(texts)} passages → {len(dataset)} sequences")
-    teacher_mlm, head_info = prepare_teacher(
-        teacher_dir, family, dataset, collator, corpus_fp, seq_len, packing, head_cfg, cache_dir=cache_dir, log=log
-    )
-    log(f"teacher MLM head ({head_info['source']}): held-out masked-token accuracy {head_info['mlm_accuracy']:.3f}")
+    if init_dir is None or alpha_mlm or alpha_ce:  # a built student copies the teacher's head, so it is always fitted
+        teacher_mlm, head_info = prepare_teacher(
+            teacher_dir, family, dataset, head_collator, corpus_fp, seq_len, packing, head_cfg, cache_dir=cache_dir, log=log
+        )
+        log(f"teacher MLM head ({head_info['source']}): held-out masked-token accuracy {head_info['mlm_accuracy']:.3f}")
+    else:
+        teacher_mlm, _ = load_teacher_mlm(teacher_dir, family)
+        head_info = {"source": "unused", "mlm_accuracy": None}
+        log("teacher MLM head: not needed (--alpha-mlm and --alpha-ce are 0)")
     pooling = read_manifest(teacher_dir).get("model", {}).get("pooling") or pooling_from_sentence_transformers(teacher_dir) or family.default_pooling
 
-    word_weights = None
-    if spec.embedding_dim:
-        from edgebert.distill.factorize import corpus_word_weights
+    save_head = True
+    if init_dir is not None:
+        student, init_info = _student_from_dir(init_dir, init_family, teacher_mlm, family, bool(alpha_mlm or alpha_ce))
+        s_family, save_head = init_family, init_info["mlm_head"] is not None
+        log(
+            f"student: {init_dir} ({shape.layers} layers × {shape.hidden}, heads per layer {init_info['heads_per_layer']}, "
+            f"ffn {shape.ffn}; MLM head: {init_info['mlm_head'] or 'none, saved without one'}), layer map {shape.layer_map}"
+        )
+    else:
+        word_weights = None
+        if spec.embedding_dim:
+            from edgebert.distill.factorize import corpus_word_weights
 
-        word_weights = corpus_word_weights(dataset.sequences, int(teacher_config.vocab_size))
-    student, shape, init_info = build_student(teacher_mlm, spec, family, seed=seed, word_weights=word_weights)
-    s_family = student_family(shape, family)
-    factorised = f", factorised embeddings {shape.embedding_dim} ({s_family.name})" if shape.embedding_dim else ""
-    log(f"student: {shape.kind} {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
+            word_weights = corpus_word_weights(dataset.sequences, int(teacher_config.vocab_size))
+        student, shape, init_info = build_student(teacher_mlm, spec, family, seed=seed, word_weights=word_weights)
+        s_family = student_family(shape, family)
+        factorised = f", factorised embeddings {shape.embedding_dim} ({s_family.name})" if shape.embedding_dim else ""
+        log(f"student: {shape.kind} {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
     s_head_steps = _student_head_steps(student_head_steps, head_steps)
-    if shape.embedding_dim and s_head_steps and (alpha_mlm or alpha_ce):  # also on --resume: part of the initial student
-        init_info["head"] = _fit_student_head(student, s_family, dataset, collator, head_cfg, s_head_steps, log)
+    if init_dir is None and shape.embedding_dim and s_head_steps and (alpha_mlm or alpha_ce):  # also on --resume: part of the initial student
+        init_info["head"] = _fit_student_head(student, s_family, dataset, head_collator, head_cfg, s_head_steps, log)
+    if freeze_embeddings:
+        init_info["frozen_embedding_parameters"] = freeze_embedding_parameters(student, s_family)
     if cos_layers == "mapped":
         cos_pairs = [(i + 1, t + 1) for i, t in enumerate(shape.layer_map)]
     else:
@@ -335,12 +374,13 @@ def distill(
         "edgebert_version": __version__,
         "model": {
             "family": s_family.name,
-            "architecture": s_family.mlm_class,
+            "architecture": s_family.mlm_class if save_head else type(getattr(student, s_family.mlm_base_attr)).__name__,
             "embedding_dim": shape.embedding_dim,
             "pooling": pooling,
             "hidden_size": shape.hidden,
             "layers": shape.layers,
             "heads": shape.heads,
+            "heads_per_layer": heads_per_layer(student.config, s_family),
             "ffn": shape.ffn,
             "vocab_size": int(teacher_config.vocab_size),
             "parameters": sum(p.numel() for p in getattr(student, s_family.mlm_base_attr).parameters()),
@@ -368,11 +408,86 @@ def distill(
             "losses": losses,
         },
     }
-    _write_student(out, student, tokenizer, pooling, teacher_dir, shape.hidden, seq_len, manifest, started)
+    saved = student if save_head else getattr(student, s_family.mlm_base_attr)
+    _write_student(out, saved, tokenizer, pooling, teacher_dir, shape.hidden, seq_len, manifest, started)
     if not keep_checkpoints:
         shutil.rmtree(checkpoint_dir, ignore_errors=True)
     log(f"student written to {out} ({manifest['metrics']['wall_time_s']} s)")
     return DistillReport(out_dir=out, manifest=manifest)
+
+
+def _student_init_shape(
+    student_init: str | Path, teacher_config: Any, family: Any, spec: Any, student_head_steps: int | None, seq_len: int
+) -> tuple[Path, Any, Any]:
+    """--student-init checked against the teacher and the other arguments: (its directory, family, StudentShape)."""
+    from transformers import AutoConfig
+
+    from edgebert.distill.student import check_student_init, init_shape
+    from edgebert.modelio import inspect_model_dir
+    from edgebert.sources import resolve_model
+
+    flags = {
+        "--student-layers": spec.layers,
+        "--student-hidden": spec.hidden,
+        "--student-heads": spec.heads,
+        "--student-ffn": spec.ffn,
+        "--embedding-dim": spec.embedding_dim,
+        "--student-head-steps": student_head_steps,
+    }
+    given = [name for name, value in flags.items() if value is not None]
+    if given:
+        raise UserError(f"{given[0]} cannot be combined with --student-init: the student is the model in {student_init} as it is")
+    init_dir = resolve_model(student_init)
+    _, init_family = inspect_model_dir(init_dir)
+    try:
+        init_config = AutoConfig.from_pretrained(init_dir, trust_remote_code=False)
+    except Exception as exc:  # noqa: BLE001
+        raise UserError(f"cannot read the config of --student-init {init_dir} ({type(exc).__name__}); re-save the model") from exc
+    check_student_init(init_config, init_family, teacher_config, family, init_dir)
+    limit = int(getattr(init_config, "max_position_embeddings", 512))
+    if seq_len > limit:
+        raise UserError(f"--seq-len {seq_len} is beyond the --student-init model's position limit of {limit}")
+    return Path(init_dir), init_family, init_shape(init_config, init_family, teacher_config, family, spec.layer_map)
+
+
+def _check_init_tokenizer(init_dir: Path, teacher_tokenizer: Any) -> None:
+    from transformers import AutoTokenizer
+
+    from edgebert.distill.student import check_same_tokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(init_dir, use_fast=True, trust_remote_code=False)
+    except Exception as exc:  # noqa: BLE001
+        raise UserError(f"cannot load the tokenizer of --student-init {init_dir} ({type(exc).__name__}); re-save it") from exc
+    check_same_tokenizer(tokenizer, teacher_tokenizer, init_dir)
+
+
+def _fingerprint(model_dir: Path) -> str:
+    from edgebert.distill.teacher import weights_fingerprint
+
+    return weights_fingerprint(model_dir)
+
+
+def _student_from_dir(init_dir: Path, s_family: Any, teacher_mlm: Any, family: Any, head_needed: bool) -> tuple[Any, dict[str, Any]]:
+    """The --student-init model as a masked-LM and its init record; `mlm_head` says where its head came from
+    ("own", "teacher") or None when it has none and no loss needs one (the student is then saved without it)."""
+    from edgebert.distill.student import copy_mlm_head, heads_per_layer, load_student_init
+
+    student, own_head = load_student_init(init_dir, s_family)
+    info: dict[str, Any] = {"kind": "student_init", "from": str(init_dir), "heads_per_layer": heads_per_layer(student.config, s_family)}
+    if own_head:
+        info["mlm_head"] = "own"
+    elif head_needed and s_family is not family:
+        raise UserError(
+            f"--student-init {init_dir} has no masked-LM head and is a {s_family.name} model, unlike the {family.name} "
+            "teacher, so the teacher's head cannot be copied in; use --alpha-mlm 0 --alpha-ce 0 (hidden-state losses only)"
+        )
+    elif head_needed:
+        info["mlm_head"] = "teacher"
+        info["copied_head_tensors"] = len(copy_mlm_head(student, teacher_mlm, family))
+    else:
+        info["mlm_head"] = None
+    return student, info
 
 
 def _student_head_steps(student_head_steps: int | None, head_steps: int) -> int:

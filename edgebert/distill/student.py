@@ -231,3 +231,119 @@ def build_student(
         }
     student.tie_weights()
     return student, shape, init
+
+
+# ---------------------------------------------------------------------------------------------- --student-init
+# An existing model directory as the student (e.g. a pruned copy of the teacher to heal). Its shape is its own:
+# layers may keep different numbers of heads (config.pruned_heads, applied by from_pretrained) and the FFN may be
+# narrower. The hidden-state losses compare it with the teacher token by token, so the width and the tokenizer
+# must be the teacher's.
+
+TOKENIZER_PROBE = "Hello, World! The QUICK brown fox: naïve café, 3.5% on 2024-01-15 😍."
+
+
+def check_student_init(init_config: Any, init_family: Family, teacher_config: Any, teacher_family: Family, init_dir: Any) -> None:
+    """UserError unless the model in `init_dir` can be distilled into from the teacher (masked-LM class, width)."""
+    if init_family.mlm_class is None:
+        raise UserError(f"--student-init {init_dir} is a {init_family.name} model, which cannot be trained as a student yet")
+    s_hidden = int(getattr(init_config, init_family.size_fields[1]))
+    t_hidden = int(getattr(teacher_config, teacher_family.size_fields[1]))
+    if s_hidden != t_hidden:
+        raise UserError(
+            f"--student-init {init_dir} has hidden size {s_hidden} but the teacher has {t_hidden}; a student started from "
+            "a model dir must have the teacher's width (to build a narrower student use --student-hidden instead)"
+        )
+
+
+def check_same_tokenizer(student_tokenizer: Any, teacher_tokenizer: Any, init_dir: Any) -> None:
+    """UserError unless both tokenizers have the same vocabulary and split a probe sentence into the same ids."""
+    if student_tokenizer.get_vocab() != teacher_tokenizer.get_vocab():
+        raise UserError(
+            f"--student-init {init_dir} has a different tokenizer vocabulary from the teacher's; "
+            "teacher and student must share token ids"
+        )
+    if student_tokenizer(TOKENIZER_PROBE)["input_ids"] != teacher_tokenizer(TOKENIZER_PROBE)["input_ids"]:
+        raise UserError(
+            f"--student-init {init_dir} tokenizes text differently from the teacher (e.g. lower-casing or accents); "
+            "teacher and student must share a tokenizer"
+        )
+
+
+def init_shape(init_config: Any, init_family: Family, teacher_config: Any, teacher_family: Family, layer_map: list[int] | None) -> StudentShape:
+    """The StudentShape of an existing model; `layer_map` (default: evenly spaced) pairs its layers with the teacher's.
+
+    `heads` is the config's head count before pruning; see `heads_per_layer` for what each layer keeps."""
+    layers, hidden, heads, ffn = (int(getattr(init_config, f)) for f in init_family.size_fields)
+    t_layers = int(getattr(teacher_config, teacher_family.size_fields[0]))
+    t_hidden = int(getattr(teacher_config, teacher_family.size_fields[1]))
+    layer_map = list(layer_map) if layer_map else default_layer_map(t_layers, layers)
+    if len(layer_map) != layers:
+        raise UserError(f"--layer-map has {len(layer_map)} entries but the --student-init model has {layers} layers")
+    if any(i < 0 or i >= t_layers for i in layer_map):
+        raise UserError(f"--layer-map {layer_map} names layers outside the teacher's 0..{t_layers - 1}")
+    field_e = init_family.embedding_size_field
+    embedding_dim = int(getattr(init_config, field_e)) if field_e else None
+    return StudentShape(layers, hidden, heads, ffn, layer_map, t_layers, t_hidden, embedding_dim)
+
+
+def heads_per_layer(config: Any, family: Family) -> list[int]:
+    """Heads each layer keeps: the config's count minus that layer's `config.pruned_heads`."""
+    layers, _, heads, _ = (int(getattr(config, f)) for f in family.size_fields)
+    pruned = {int(k): set(v) for k, v in (getattr(config, "pruned_heads", None) or {}).items()}
+    return [heads - len(pruned.get(i, ())) for i in range(layers)]
+
+
+def load_student_init(init_dir: Any, family: Family) -> tuple[nn.Module, bool]:
+    """The model in `init_dir` as its family's masked-LM class, and whether the MLM head is its own.
+
+    `from_pretrained` rebuilds the pruned shapes from config.pruned_heads and the config's intermediate size; a
+    missing MLM head is the only tolerated gap (the caller copies the teacher's in, or saves the encoder only)."""
+    import transformers
+
+    from edgebert.modelio import has_mlm_head, load_weights
+
+    own_head = has_mlm_head(init_dir, family)
+    verbosity = transformers.logging.get_verbosity()
+    if not own_head:  # the missing head is expected: skip the "newly initialized" warning
+        transformers.logging.set_verbosity_error()
+    try:
+        model, info = load_weights(getattr(transformers, family.mlm_class), init_dir)
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+    missing = [k for k in info.get("missing_keys", []) if not k.startswith(family.mlm_head_prefix + ".")]
+    if missing:
+        raise UserError(f"the weights in --student-init {init_dir} do not match its config (e.g. {missing[0]} missing); re-save it")
+    return model, own_head
+
+
+def copy_mlm_head(student: nn.Module, teacher: nn.Module, family: Family) -> list[str]:
+    """The teacher's MLM head (transform, LayerNorm, bias) into a same-family, same-width student, shapes asserted.
+
+    The decoder stays tied to the student's own word embeddings. Returns the copied student keys."""
+    prefix = family.mlm_head_prefix + "."
+    sd_t = teacher.state_dict()
+    copied = []
+    with torch.no_grad():
+        for key, tensor in student.state_dict().items():
+            if not key.startswith(prefix) or key.endswith("decoder.weight"):
+                continue
+            source = sd_t[key]
+            assert source.shape == tensor.shape, f"head shape mismatch {key} {tuple(tensor.shape)} vs {tuple(source.shape)}"
+            tensor.copy_(source)
+            copied.append(key)
+    student.tie_weights()
+    return copied
+
+
+def freeze_embedding_parameters(student: nn.Module, family: Family) -> int:
+    """Stop training the embedding block (tables, LayerNorm, a factorised projection); returns the frozen count."""
+    base = getattr(student, family.mlm_base_attr)
+    frozen = 0
+    for _, path in family.embedding_modules:
+        module = base
+        for name in path.split("."):
+            module = getattr(module, name)
+        for p in module.parameters():
+            p.requires_grad_(False)
+            frozen += p.numel()
+    return frozen

@@ -11,10 +11,8 @@ import csv
 import random
 from pathlib import Path
 
+from edgebert.data import TABLE_SUFFIXES, table_sentences  # noqa: F401 - re-exported
 from edgebert.errors import UserError
-
-TABLE_SUFFIXES = (".csv", ".tsv")
-
 
 def _write_if_changed(path: Path, lines: list[str]) -> Path:
     body = "\n".join(lines) + "\n"
@@ -24,35 +22,6 @@ def _write_if_changed(path: Path, lines: list[str]) -> Path:
         tmp.write_text(body, encoding="utf-8")
         tmp.replace(path)
     return path
-
-
-def table_sentences(path: Path) -> list[str]:
-    """Sentences of an STS-B csv (sentence1, sentence2, score) or an SST-2 tsv (sentence, label; header ok)."""
-    sentences: list[str] = []
-    try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            if path.suffix.lower() == ".csv":
-                for row in csv.reader(fh):
-                    if len(row) >= 3:
-                        sentences.extend(row[:2])
-            else:
-                for n, row in enumerate(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)):
-                    if n == 0 and row and row[0].strip().lower() in ("sentence", "text"):
-                        continue
-                    if row:
-                        sentences.append(row[0])
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise UserError(f"cannot read corpus table {path} ({type(exc).__name__}: {exc})") from exc
-    seen: set[str] = set()
-    out = []
-    for s in sentences:
-        s = " ".join(s.split())
-        if s and s not in seen:
-            seen.add(s)
-            out.append(s)
-    if not out:
-        raise UserError(f"corpus table {path} has no sentences (expected an STS-B csv or an SST-2 tsv)")
-    return out
 
 
 def prepare_corpus(sources: list[Path], corpus_dir: Path) -> list[Path]:

@@ -1,0 +1,639 @@
+"""Vocabulary trimming: keep only the WordPiece tokens a corpus uses, and slice the embedding table to them.
+
+A small BERT's bytes are dominated by its vocab × width word-embedding table (all-MiniLM-L6-v2: 30,522 × 384 of
+22.7M parameters). Most rows are never produced on a given domain's text. `trim_vocab` keeps
+
+- every special/added token (and any token id the config or the post-processor names), with its role;
+- every token the corpus produces at least `min_count` times (the most frequent `max_size` overall, if capped);
+- with `keep_chars`, every single-character token and its continuation form ("##x"), so unseen words still
+  decompose into pieces instead of becoming [UNK];
+
+in their original relative order, and writes a model directory whose word table (and tied MLM decoder, if any) has
+only those rows, with a new tokenizer (tokenizer.json and vocab.txt) that differs from the old one only in the
+WordPiece vocabulary and the renumbered ids.
+
+Why the corpus tokenises exactly as before: WordPiece is greedy longest-match-first per word. When every piece the
+old tokenizer chose for a word is kept, each longest match is still there and nothing longer was added, so every
+step chooses the same piece. With min_count 1 and no cap that holds for every corpus word; the trimmed model then
+sees the same rows (renumbered) and gives the same embeddings. Text outside the corpus can tokenise differently
+(longer pieces gone): the manifest records how often that happens on held-out text, its [UNK] rate and the cosine
+of trimmed vs original sentence embeddings there.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgebert import __version__
+from edgebert.artifact import atomic_output_dir, check_output_dir, dir_size, read_manifest, write_manifest
+from edgebert.errors import UserError, VerificationError
+from edgebert.families import Family
+
+# Config fields that hold token ids: their tokens are kept and the ids renumbered.
+CONFIG_TOKEN_FIELDS = ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id")
+TABLE_SUFFIXES = (".csv", ".tsv")
+COUNT_BATCH = 2048
+HELDOUT_SHARE = 0.05  # of the corpus, when no held-out text is given (at most HELDOUT_MAX passages)
+HELDOUT_MAX = 1000
+EMBED_SENTENCES = 1000  # held-out sentences (evenly spaced) for the cosine; only those whose ids changed are embedded
+CHECK_PASSAGES = 256  # corpus passages re-tokenised after trimming (evenly spaced) ...
+CHECK_EMBED_PASSAGES = 64  # ... and embedded with the reloaded model
+SEQ_LEN = 128
+RELOAD_TOLERANCE = 1e-5
+
+
+@dataclass
+class VocabSelection:
+    """Which old token ids survive (ascending), and why."""
+
+    kept_ids: list[int]
+    special: int  # special/added/config tokens
+    chars: int  # single characters and their continuation forms (not already special)
+    corpus: int  # corpus tokens (not already special or characters)
+
+    @property
+    def size(self) -> int:
+        return len(self.kept_ids)
+
+    def new_ids(self) -> dict[int, int]:
+        """old id -> new id."""
+        return {old: new for new, old in enumerate(self.kept_ids)}
+
+
+@dataclass
+class TokenizationChange:
+    """How the trimmed tokenizer differs from the original on some text."""
+
+    sentences: int
+    words: int
+    changed_words: int
+    tokens_before: int
+    tokens_after: int
+    unk_before: int
+    unk_after: int
+
+    @property
+    def changed_word_share(self) -> float:
+        return self.changed_words / self.words if self.words else 0.0
+
+    @property
+    def unk_rate(self) -> float:
+        return self.unk_after / self.tokens_after if self.tokens_after else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sentences": self.sentences,
+            "words": self.words,
+            "changed_words": self.changed_words,
+            "changed_word_share": round(self.changed_word_share, 6),
+            "tokens": {"before": self.tokens_before, "after": self.tokens_after},
+            "unk_rate": {
+                "before": round(self.unk_before / self.tokens_before, 6) if self.tokens_before else 0.0,
+                "after": round(self.unk_rate, 6),
+            },
+        }
+
+
+@dataclass
+class TrimReport:
+    """Where the trimmed model went, its vocabulary and the held-out measurements (all also in `manifest`)."""
+
+    out_dir: Path
+    kept_ids: list[int]  # old token ids, in new-id order
+    vocab_before: int
+    vocab_after: int
+    unk_rate: float  # held-out [UNK] share of tokens, trimmed tokenizer
+    changed_word_share: float  # held-out words tokenised differently
+    cosine_mean: float  # held-out sentence embeddings, trimmed vs original
+    cosine_min: float
+    manifest: dict[str, Any]
+
+
+def _log(quiet: bool, message: str) -> None:
+    if not quiet:
+        sys.stderr.write(f"edgebert compress: {message}\n")
+
+
+# --------------------------------------------------------------------------------------------- text
+
+
+def read_texts(sources: str | Path | Sequence[str | Path]) -> list[str]:
+    """Passages from text files (.gz ok), directories, dataset names and STS-B / SST-2 tables (`edgebert.data.load_corpus`)."""
+    from edgebert.data import load_corpus
+
+    return load_corpus(sources)
+
+
+def split_heldout(texts: list[str]) -> tuple[list[str], list[str]]:
+    """(counted, held out): every k-th passage held out, HELDOUT_SHARE of them, at most HELDOUT_MAX."""
+    if len(texts) < 2:
+        raise UserError("the corpus has a single passage: pass held-out text too, to measure the trimmed vocabulary on")
+    n = max(1, min(HELDOUT_MAX, int(len(texts) * HELDOUT_SHARE)))
+    step = len(texts) / n
+    held = {int(i * step) for i in range(n)}
+    return [t for i, t in enumerate(texts) if i not in held], [texts[i] for i in sorted(held)]
+
+
+def evenly_spaced(items: list[Any], limit: int) -> list[Any]:
+    """At most `limit` items, spread over the whole list (deterministic)."""
+    if len(items) <= limit:
+        return list(items)
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+# --------------------------------------------------------------------------------------------- selection
+
+
+def encode(tokenizer: Any, texts: Sequence[str]) -> Any:
+    """Whole-text encodings (no specials, no truncation, no padding) as a transformers BatchEncoding."""
+    return tokenizer(
+        list(texts), add_special_tokens=False, truncation=False, padding=False, verbose=False,
+        return_attention_mask=False, return_token_type_ids=False,
+    )  # fmt: skip
+
+
+def count_tokens(tokenizer: Any, texts: Sequence[str], vocab_size: int) -> np.ndarray:
+    """How often the tokenizer produces each id on `texts` (batched, whole texts)."""
+    counts = np.zeros(vocab_size, dtype=np.int64)
+    for start in range(0, len(texts), COUNT_BATCH):
+        ids = encode(tokenizer, texts[start : start + COUNT_BATCH])["input_ids"]
+        flat = np.fromiter((i for seq in ids for i in seq), dtype=np.int64)
+        counts += np.bincount(flat, minlength=vocab_size)[:vocab_size]
+    return counts
+
+
+def wordpiece_state(tokenizer: Any) -> dict[str, Any]:
+    """The fast tokenizer's serialized state (tokenizer.json); a UserError unless its model is WordPiece."""
+    if not getattr(tokenizer, "is_fast", False):
+        raise UserError("vocabulary trimming needs a fast (tokenizer.json) tokenizer; re-save the model's tokenizer with transformers")
+    state = json.loads(tokenizer.backend_tokenizer.to_str())
+    kind = state.get("model", {}).get("type")
+    if kind != "WordPiece":
+        raise UserError(f"vocabulary trimming supports WordPiece (BERT-style) tokenizers; this model's tokenizer is {kind}")
+    return state
+
+
+def _post_processor_tokens(node: Any) -> set[str]:
+    """Token strings a post-processor inserts (TemplateProcessing special_tokens, Bert/RobertaProcessing cls/sep)."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        if isinstance(node.get("tokens"), list) and isinstance(node.get("ids"), list):
+            found.update(node["tokens"])
+        for key in ("cls", "sep"):
+            value = node.get(key)
+            if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str):
+                found.add(value[0])
+        for value in node.values():
+            found |= _post_processor_tokens(value)
+    elif isinstance(node, list):
+        for value in node:
+            found |= _post_processor_tokens(value)
+    return found
+
+
+def protected_ids(tokenizer: Any, config: Any, keep_chars: bool) -> tuple[set[int], set[int]]:
+    """(special ids, character ids) that are kept whatever the corpus says."""
+    state = wordpiece_state(tokenizer)
+    vocab = tokenizer.get_vocab()
+    special = set(tokenizer.all_special_ids) | set(tokenizer.added_tokens_decoder)
+    special |= {vocab[t] for t in _post_processor_tokens(state.get("post_processor")) if t in vocab}
+    special |= {int(v) for f in CONFIG_TOKEN_FIELDS if isinstance(v := getattr(config, f, None), int) and 0 <= v < len(tokenizer)}
+    chars: set[int] = set()
+    if keep_chars:
+        prefix = state["model"].get("continuing_subword_prefix") or ""
+        for token, i in vocab.items():
+            body = token[len(prefix) :] if prefix and token.startswith(prefix) else token
+            if len(body) == 1:
+                chars.add(i)
+    return special, chars - special
+
+
+def check_max_size(max_size: int | None, special: set[int], chars: set[int]) -> None:
+    """A UserError when `max_size` cannot even hold the tokens that are always kept."""
+    protected = len(special | chars)
+    if max_size is not None and max_size < protected:
+        raise UserError(
+            f"vocabulary max_size {max_size} is smaller than the tokens always kept ({len(special)} special + "
+            f"{len(chars)} single characters = {protected}); raise it{' or set keep_chars off' if chars else ''}"
+        )
+
+
+def select_vocab(
+    counts: np.ndarray, special: set[int], chars: set[int], min_count: int = 1, max_size: int | None = None
+) -> VocabSelection:
+    """Specials + characters always; corpus ids with count ≥ min_count, the most frequent first (ties: lower id)
+    up to `max_size` in total."""
+    check_max_size(max_size, special, chars)
+    protected = special | chars
+    candidates = [i for i in np.flatnonzero(counts >= min_count).tolist() if i not in protected]
+    candidates.sort(key=lambda i: (-int(counts[i]), i))
+    if max_size is not None:
+        candidates = candidates[: max_size - len(protected)]
+    return VocabSelection(sorted(protected | set(candidates)), len(special), len(chars), len(candidates))
+
+
+# --------------------------------------------------------------------------------------------- tokenizer
+
+
+def _remap_post_processor(node: Any, token_to_id: dict[str, int]) -> None:
+    """Renumber the special-token ids a post-processor holds, in place."""
+    if isinstance(node, dict):
+        if isinstance(node.get("tokens"), list) and isinstance(node.get("ids"), list):
+            node["ids"] = [token_to_id[t] for t in node["tokens"]]
+        for key in ("cls", "sep"):
+            value = node.get(key)
+            if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str):
+                node[key] = [value[0], token_to_id[value[0]]]
+        for value in node.values():
+            _remap_post_processor(value, token_to_id)
+    elif isinstance(node, list):
+        for value in node:
+            _remap_post_processor(value, token_to_id)
+
+
+def trimmed_tokenizer_state(tokenizer: Any, kept_ids: list[int]) -> tuple[dict[str, Any], list[str]]:
+    """(tokenizer.json state, vocab.txt lines) for the kept ids: same normalizer, pre-tokenizer, decoder and
+    WordPiece settings; the vocabulary, added tokens, post-processor and padding renumbered."""
+    state = copy.deepcopy(wordpiece_state(tokenizer))
+    old_tokens = tokenizer.convert_ids_to_tokens(kept_ids)
+    token_to_id = {t: new for new, t in enumerate(old_tokens)}
+    old_vocab = state["model"]["vocab"]
+    state["model"]["vocab"] = {t: token_to_id[t] for t in old_tokens if t in old_vocab}
+    new_ids = dict(zip(kept_ids, range(len(kept_ids))))
+    for added in state.get("added_tokens") or []:
+        added["id"] = new_ids[added["id"]]
+    _remap_post_processor(state.get("post_processor"), token_to_id)
+    padding = state.get("padding")
+    if isinstance(padding, dict) and padding.get("pad_token") in token_to_id:
+        padding["pad_id"] = token_to_id[padding["pad_token"]]
+    lines = sorted(state["model"]["vocab"], key=state["model"]["vocab"].__getitem__)
+    return state, lines
+
+
+def build_trimmed_tokenizer(tokenizer: Any, kept_ids: list[int]) -> Any:
+    """A transformers fast tokenizer (same class and settings as `tokenizer`) over the kept ids, renumbered."""
+    from transformers import AutoTokenizer
+
+    state, lines = trimmed_tokenizer_state(tokenizer, kept_ids)
+    new_ids = dict(zip(kept_ids, range(len(kept_ids))))
+    with tempfile.TemporaryDirectory(prefix="edgebert-vocab-") as tmp:
+        tokenizer.save_pretrained(tmp)
+        Path(tmp, "tokenizer.json").write_text(json.dumps(state, ensure_ascii=False))
+        Path(tmp, "vocab.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        config_path = Path(tmp, "tokenizer_config.json")
+        config = json.loads(config_path.read_text())
+        if isinstance(config.get("added_tokens_decoder"), dict):
+            config["added_tokens_decoder"] = {str(new_ids[int(k)]): v for k, v in config["added_tokens_decoder"].items()}
+        config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False))
+        new = AutoTokenizer.from_pretrained(tmp, use_fast=True, trust_remote_code=False)
+    _check_tokenizer(tokenizer, new, kept_ids)
+    return new
+
+
+def _check_tokenizer(old: Any, new: Any, kept_ids: list[int]) -> None:
+    """The new tokenizer has exactly the kept tokens, in order, and every special token keeps its role."""
+    if len(new) != len(kept_ids) or new.convert_ids_to_tokens(list(range(len(kept_ids)))) != old.convert_ids_to_tokens(kept_ids):
+        raise VerificationError("the trimmed tokenizer does not hold exactly the kept tokens in their original order")
+    new_ids = dict(zip(kept_ids, range(len(kept_ids))))
+    for attr in old.SPECIAL_TOKENS_ATTRIBUTES:
+        if attr == "additional_special_tokens":
+            continue
+        old_id = getattr(old, f"{attr}_id", None)
+        if old_id is not None and getattr(new, f"{attr}_id", None) != new_ids[old_id]:
+            raise VerificationError(f"the trimmed tokenizer lost the role of {attr} ({getattr(old, attr)})")
+
+
+def tokenization_change(old: Any, new: Any, texts: Sequence[str]) -> TokenizationChange:
+    """Words (the tokenizers' pre-tokenised words) whose pieces differ, and [UNK] counts, old vs new tokenizer."""
+    stats = TokenizationChange(len(texts), 0, 0, 0, 0, 0, 0)
+    for start in range(0, len(texts), COUNT_BATCH):
+        batch = list(texts[start : start + COUNT_BATCH])
+        for a, b in zip(encode(old, batch).encodings, encode(new, batch).encodings):
+            before, after = _words(a.tokens, a.word_ids), _words(b.tokens, b.word_ids)
+            stats.words += len(before)
+            stats.changed_words += sum(1 for w in set(before) | set(after) if before.get(w) != after.get(w))
+            stats.tokens_before += len(a.ids)
+            stats.tokens_after += len(b.ids)
+            stats.unk_before += a.tokens.count(old.unk_token)
+            stats.unk_after += b.tokens.count(new.unk_token)
+    return stats
+
+
+def _words(tokens: list[str], word_ids: list[int | None]) -> dict[int, tuple[str, ...]]:
+    words: dict[int, list[str]] = {}
+    for token, word in zip(tokens, word_ids):
+        words.setdefault(-1 if word is None else word, []).append(token)
+    return {w: tuple(t) for w, t in words.items()}
+
+
+# --------------------------------------------------------------------------------------------- weights
+
+
+def _load(model_dir: Path, family: Family) -> tuple[Any, bool]:
+    """(the saved model: masked-LM class when the dir holds its head, else AutoModel; whether it has the head)."""
+    from edgebert.modelio import load_for_rewrite
+
+    return load_for_rewrite(model_dir, family)
+
+
+def vocab_keys(family: Family, with_head: bool) -> list[str]:
+    """State-dict keys of the tensors indexed by token id: the word table, and the MLM head's (families.py)."""
+    if not with_head:
+        return [family.word_embeddings_key]
+    return [f"{family.mlm_base_attr}.{family.word_embeddings_key}", *family.mlm_vocab_keys]
+
+
+def slice_vocab(model: Any, family: Family, with_head: bool, kept_ids: list[int]) -> tuple[Any, list[str]]:
+    """A new model of the same class whose token-indexed rows are `kept_ids` (config ids renumbered); the sliced keys."""
+    import torch
+
+    state = model.state_dict()
+    index = torch.tensor(kept_ids, dtype=torch.long)
+    sliced = [k for k in vocab_keys(family, with_head) if k in state]
+    for key in sliced:
+        state[key] = state[key].index_select(0, index).clone()
+    config = copy.deepcopy(model.config)
+    config.vocab_size = len(kept_ids)
+    new_ids = dict(zip(kept_ids, range(len(kept_ids))))
+    for field in CONFIG_TOKEN_FIELDS:
+        value = getattr(config, field, None)
+        if isinstance(value, int) and value in new_ids:
+            setattr(config, field, new_ids[value])
+    new = type(model)(config)
+    try:
+        new.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        raise VerificationError(
+            f"{type(model).__name__} has token-indexed tensors that families.py does not list ({exc}); "
+            "add them to the family's word_embeddings_key / mlm_vocab_keys"
+        ) from exc
+    new.tie_weights()
+    return new.eval(), sliced
+
+
+def count_parameters(module: Any) -> int:
+    """Distinct parameters (tied weights counted once)."""
+    return sum(p.numel() for p in {id(p): p for p in module.parameters()}.values())
+
+
+# --------------------------------------------------------------------------------------------- the step
+
+
+def _check_args(min_count: int, max_size: int | None) -> None:
+    if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
+        raise UserError(f"vocabulary min_count must be an integer of at least 1, got {min_count!r}")
+    if max_size is not None and (isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1):
+        raise UserError(f"vocabulary max_size must be a positive integer, got {max_size!r}")
+
+
+def _pooling(model_dir: Path, manifest: dict[str, Any], family: Family) -> str:
+    from edgebert.pooling import pooling_from_sentence_transformers
+
+    return manifest.get("model", {}).get("pooling") or pooling_from_sentence_transformers(model_dir) or family.default_pooling
+
+
+def _embed(base: Any, tokenizer: Any, texts: list[str], pooling: str, family: Family) -> np.ndarray:
+    from edgebert.evaluate import embed
+
+    return embed(base, tokenizer, texts, pooling, batch_size=32, max_length=SEQ_LEN, uses_token_type_ids=family.uses_token_type_ids)
+
+
+def same_ids(old: Any, new: Any, texts: Sequence[str], selection: VocabSelection) -> list[bool]:
+    """Per text: whether the new tokenizer gives exactly the old ids, renumbered (so the model sees the same input)."""
+    new_ids = selection.new_ids()
+    before, after = encode(old, texts)["input_ids"], encode(new, texts)["input_ids"]
+    return [b == [new_ids.get(t, -1) for t in a] for a, b in zip(before, after)]
+
+
+def heldout_cosines(
+    base: Any, trimmed_base: Any, old: Any, new: Any, texts: list[str], selection: VocabSelection, pooling: str, family: Family
+) -> tuple[np.ndarray, int]:
+    """Cosine of trimmed vs original sentence embeddings per text, and how many texts were embedded: only those
+    whose ids changed (identical ids through identical rows give identical embeddings, which `_check_saved`
+    verifies on corpus passages); the others count as 1."""
+    cos = np.ones(len(texts), dtype=np.float64)
+    changed = [i for i, same in enumerate(same_ids(old, new, texts, selection)) if not same]
+    if changed:
+        subset = [texts[i] for i in changed]
+        cos[changed] = (_embed(base, old, subset, pooling, family) * _embed(trimmed_base, new, subset, pooling, family)).sum(1)
+    return cos, len(changed)
+
+
+def trim_vocab(
+    model: str | Path | None,
+    out: str | Path,
+    corpus: str | Path | Sequence[str | Path],
+    *,
+    min_count: int = 1,
+    keep_chars: bool = True,
+    max_size: int | None = None,
+    heldout: str | Path | None = None,
+    force: bool = False,
+    quiet: bool = False,
+) -> TrimReport:
+    """Write `model` (dir, hub id, or None for the default teacher) with its vocabulary trimmed to `corpus` to `out`.
+
+    corpus: text files (.gz ok), directories of them, dataset names, STS-B csv / SST-2 tsv (their sentences).
+    heldout: text to measure the trimmed vocabulary on (same formats); None holds out a slice of the corpus
+    (HELDOUT_SHARE, at most HELDOUT_MAX passages) and counts the rest. Bad input raises UserError before anything
+    is written; `out` appears only when complete, and never replaces an existing directory without `force`.
+    """
+    from edgebert.modelio import inspect_model_dir
+    from edgebert.sources import resolve_model
+
+    started = time.perf_counter()
+    _check_args(min_count, max_size)
+    out = Path(out)
+    check_output_dir(out, force)
+    model_dir = Path(resolve_model(model))
+    if out.absolute() == model_dir.absolute():
+        raise UserError(f"--out {out} is the input model directory; write the trimmed model somewhere else")
+    _, family = inspect_model_dir(model_dir)
+    texts = read_texts(corpus)
+    counted, held = (texts, read_texts(heldout)) if heldout is not None else split_heldout(texts)
+    tokenizer = _load_tokenizer(model_dir)
+    full, with_head = _load(model_dir, family)
+    old_vocab = int(full.config.vocab_size)
+    if len(tokenizer) > old_vocab:
+        raise UserError(f"the tokenizer of {model_dir} has {len(tokenizer)} tokens but the model only {old_vocab} rows; re-save the model")
+    special, chars = protected_ids(tokenizer, full.config, keep_chars)
+    check_max_size(max_size, special, chars)
+
+    _log(quiet, f"counting tokens of {len(counted):,} corpus passages")
+    counts = count_tokens(tokenizer, counted, old_vocab)
+    selection = select_vocab(counts, special, chars, min_count, max_size)
+    new_tokenizer = build_trimmed_tokenizer(tokenizer, selection.kept_ids)
+    trimmed, sliced = slice_vocab(full, family, with_head, selection.kept_ids)
+    _log(quiet, f"vocabulary {old_vocab:,} -> {selection.size:,} tokens ({selection.special} special, "
+         f"{selection.chars} characters, {selection.corpus} from the corpus)")  # fmt: skip
+
+    source_manifest = read_manifest(model_dir)
+    pooling = _pooling(model_dir, source_manifest, family)
+    base_of = (lambda m: getattr(m, family.mlm_base_attr)) if with_head else (lambda m: m)
+    change = tokenization_change(tokenizer, new_tokenizer, held)
+    probe = evenly_spaced(held, EMBED_SENTENCES)
+    cos, embedded = heldout_cosines(base_of(full), base_of(trimmed), tokenizer, new_tokenizer, probe, selection, pooling, family)
+    _log(quiet, f"held-out ({len(held):,} texts): [UNK] rate {change.unk_rate:.4%}, words tokenised differently "
+         f"{change.changed_word_share:.2%}, cosine to the original embeddings mean {cos.mean():.4f} min {cos.min():.4f}")  # fmt: skip
+
+    dim = int(full.get_parameter(vocab_keys(family, with_head)[0]).shape[1])
+    block = {
+        "vocab_size": {"before": old_vocab, "after": selection.size},
+        "kept": {"special": selection.special, "characters": selection.chars, "corpus": selection.corpus},
+        "embedding_dim": dim,
+        "embedding_parameters": {"before": old_vocab * dim, "after": selection.size * dim},
+        "sliced_tensors": sliced,
+        "corpus": _corpus_stats(counts, selection, len(counted)),
+        "heldout": {
+            "source": str(Path(heldout).expanduser().absolute()) if heldout is not None else "corpus slice (not counted)",
+            **change.as_dict(),
+            "cosine_to_source": {
+                "mean": round(float(cos.mean()), 6),
+                "min": round(float(cos.min()), 6),
+                "sentences": len(probe),
+                "embedded": embedded,  # the others tokenise to the same ids: cosine 1 (checked on the corpus below)
+            },
+        },
+    }
+    recipe = _recipe(corpus, min_count, keep_chars, max_size, block["heldout"]["source"])
+    params = {"before": count_parameters(full), "after": count_parameters(trimmed)}
+    manifest = _manifest(out, model_dir, source_manifest, trimmed, family, pooling, recipe, block, params)
+
+    with atomic_output_dir(out, force=force) as work:
+        trimmed.save_pretrained(work, safe_serialization=True)
+        new_tokenizer.save_pretrained(str(work))
+        _copy_sentence_transformers_files(model_dir, work)
+        write_manifest(work, manifest)
+        _log(quiet, "reloading the saved model to check it on the corpus")
+        block["corpus_check"] = _check_saved(work, base_of(full), tokenizer, counted, selection, pooling, family)
+        manifest["model_bytes"] = dir_size(work, [p.name for p in work.glob("*.safetensors")])
+        manifest["source_model_bytes"] = dir_size(model_dir, [p.name for p in model_dir.glob("*.safetensors")])
+        manifest["wall_time_s"] = round(time.perf_counter() - started, 2)
+        write_manifest(work, manifest)
+    _log(quiet, f"trimmed model written to {out} ({manifest['wall_time_s']} s)")
+    return TrimReport(
+        out_dir=out, kept_ids=selection.kept_ids, vocab_before=old_vocab, vocab_after=selection.size,
+        unk_rate=change.unk_rate, changed_word_share=change.changed_word_share,
+        cosine_mean=float(cos.mean()), cosine_min=float(cos.min()), manifest=manifest,
+    )  # fmt: skip
+
+
+def _load_tokenizer(model_dir: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(model_dir, use_fast=True, trust_remote_code=False)
+    except Exception as exc:  # many failure types, one meaning for the user
+        raise UserError(f"cannot load the tokenizer in {model_dir} ({type(exc).__name__}); re-save it") from exc
+
+
+def _corpus_stats(counts: np.ndarray, selection: VocabSelection, passages: int) -> dict[str, Any]:
+    total = int(counts.sum())
+    return {
+        "passages": passages,
+        "tokens": total,
+        "distinct_tokens": int((counts > 0).sum()),
+        "dropped_token_share": round(1.0 - float(counts[selection.kept_ids].sum()) / max(1, total), 6),
+    }
+
+
+def _recipe(corpus: Any, min_count: int, keep_chars: bool, max_size: int | None, heldout: str) -> dict[str, Any]:
+    from edgebert.data import corpus_fingerprint
+
+    sources = [str(s) for s in ([corpus] if isinstance(corpus, (str, Path)) else corpus)]
+    paths = [Path(s).expanduser() for s in sources]
+    return {
+        "corpus": [str(p.absolute()) if p.exists() else s for p, s in zip(paths, sources)],
+        "corpus_fingerprint": corpus_fingerprint(sources),
+        "min_count": min_count,
+        "keep_chars": keep_chars,
+        "max_size": max_size,
+        "heldout": heldout,
+    }
+
+
+def _manifest(
+    out: Path, model_dir: Path, source_manifest: dict[str, Any], trimmed: Any, family: Family, pooling: str,
+    recipe: dict[str, Any], block: dict[str, Any], params: dict[str, int],
+) -> dict[str, Any]:  # fmt: skip
+    """The trimmed model's edgebert.json (same shape as compress's: model, lineage, metrics, plus `vocab_trim`)."""
+    config = trimmed.config
+    model_info = dict(source_manifest.get("model") or {})
+    model_info.update({
+        "family": family.name,
+        "architecture": type(trimmed).__name__,
+        "pooling": pooling,
+        "hidden_size": int(config.hidden_size),
+        "layers": int(getattr(config, family.size_fields[0])),
+        "vocab_size": int(config.vocab_size),
+        "parameters": count_parameters(getattr(trimmed, family.mlm_base_attr, trimmed)),
+    })  # fmt: skip
+    return {
+        "kind": "model",
+        "name": out.name,
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "edgebert_version": __version__,
+        "model": model_info,
+        "lineage": {
+            "step": "trim_vocab",
+            "source": str(model_dir.absolute()),
+            "source_name": source_manifest.get("name") or getattr(config, "_name_or_path", None) or model_dir.name,
+            "source_manifest": source_manifest or None,
+            "recipe": recipe,
+        },
+        "vocab_trim": block,
+        "parameters": params,
+        "metrics": {"cosine_to_source": {**block["heldout"]["cosine_to_source"], "texts": "held-out"}},
+    }
+
+
+def _copy_sentence_transformers_files(model_dir: Path, work: Path) -> None:
+    """sentence-transformers' pooling files, unchanged (as compress does), so every tool keeps the pooling."""
+    from edgebert.compress.compress import SENTENCE_TRANSFORMERS_DIRS, SENTENCE_TRANSFORMERS_FILES
+
+    for name in SENTENCE_TRANSFORMERS_FILES:
+        if (model_dir / name).is_file():
+            shutil.copy2(model_dir / name, work / name)
+    for name in SENTENCE_TRANSFORMERS_DIRS:
+        if (model_dir / name).is_dir():
+            shutil.copytree(model_dir / name, work / name)
+
+
+def _check_saved(
+    work: Path, base: Any, tokenizer: Any, corpus: list[str], selection: VocabSelection, pooling: str, family: Family
+) -> dict[str, Any]:
+    """Reload `work` with stock classes (modelio.load_model): corpus passages made of kept pieces must tokenise to
+    the same pieces (renumbered) and embed as the original model does."""
+    from edgebert.modelio import load_model
+
+    loaded = load_model(work)
+    sample = evenly_spaced(corpus, CHECK_PASSAGES)
+    new_ids = selection.new_ids()
+    unk = tokenizer.unk_token_id
+    old_ids, got_ids = encode(tokenizer, sample)["input_ids"], encode(loaded.tokenizer, sample)["input_ids"]
+    covered = [i for i, ids in enumerate(old_ids) if unk not in ids and all(t in new_ids for t in ids)]
+    for i in covered:
+        if got_ids[i] != [new_ids[t] for t in old_ids[i]]:
+            raise VerificationError(f"the trimmed tokenizer splits a corpus passage differently: {sample[i][:80]!r}")
+    texts = [sample[i] for i in covered][:CHECK_EMBED_PASSAGES]
+    diff = 0.0
+    if texts:
+        expected = _embed(base, tokenizer, texts, pooling, family)
+        got = _embed(loaded.embedder.encoder, loaded.tokenizer, texts, pooling, family)
+        diff = float(np.abs(got - expected).max())
+    if diff > RELOAD_TOLERANCE:
+        raise VerificationError(f"the saved trimmed model does not embed corpus passages as the original (max abs diff {diff:.2e})")
+    return {"passages": len(sample), "same_tokens": len(covered), "embedded": len(texts), "max_abs_diff": diff}
