@@ -171,6 +171,29 @@ def test_compress_stage_feeds_the_exports(tiny_bert: Path, data: dict[str, Path]
     assert state["stages"]["compress"]["status"] == "done"
 
 
+def test_heal_and_vocab_stages_feed_the_exports(tiny_bert: Path, data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Path] = []
+    monkeypatch.setattr(pipeline_run, "run_export", lambda target, quant, model, out, *a, **k: seen.append(Path(model)))
+    monkeypatch.setattr(pipeline_run, "run_bench_stage", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("stop here")))
+    text = tiny_recipe(tiny_bert, data).replace("[compress]\n", "[compress]\nheal_steps = 2\n") + "\n[vocab]\ntrim = true\n"
+    with pytest.raises(RuntimeError, match="stop here"):
+        run_pipeline(parse_recipe(text), tmp_path / "out", work=tmp_path / "work", cache_dir=tmp_path / "cache", quiet=True)
+    pruned, trimmed = tmp_path / "work" / "compress" / "student", tmp_path / "work" / "vocab" / "student"
+    assert "healing" in json.loads((pruned / "edgebert.json").read_text())
+    teacher_vocab = json.loads((tiny_bert / "config.json").read_text())["vocab_size"]
+    config = json.loads((trimmed / "config.json").read_text())
+    assert config["pruned_heads"] and config["vocab_size"] < teacher_vocab
+    assert seen[1:] == [trimmed, trimmed]
+    state = json.loads((tmp_path / "work" / "pipeline-state.json").read_text())
+    assert state["stages"]["vocab"]["status"] == "done"
+
+
+@pytest.mark.parametrize("section", ["[vocab]\nmin_count = 0\n", "[compress]\nheal_steps = 5\n"])
+def test_bad_vocab_and_heal_keys_are_refused(section: str) -> None:
+    with pytest.raises(UserError, match="vocab.min_count|heal_steps"):
+        parse_recipe(section)
+
+
 def test_second_run_without_resume_is_refused(full_run: dict[str, object], tiny_bert: Path, data: dict[str, Path]) -> None:
     base = full_run["base"]
     recipe = parse_recipe(tiny_recipe(tiny_bert, data))

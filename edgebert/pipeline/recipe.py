@@ -1,7 +1,7 @@
 """Pipeline recipes: a TOML file parsed (tomllib) into dataclasses; an unknown key is a UserError naming it.
 
 Sections: top-level `name`, `description`, `teacher`, `corpus`; [distill] (the `distill()` keyword arguments),
-[compress] (optional pruning), [export] (targets × quantizations), [bench] (what `edgebert bench` measures) and
+[compress] (optional pruning and healing), [vocab] (optional trimming), [export] (targets × quantizations), [bench] (what `edgebert bench` measures) and
 [targets] (what the run must reach). Relative paths are resolved against the repository root (the directory that
 holds `benchmarks/`), as in the benchmark suites, so `../shared/data/...` means the data beside the checkout.
 """
@@ -87,10 +87,23 @@ class CompressSection:
     seq_len: int = 128
     batch_size: int = 16
     seed: int = 0
+    # healing (compress --heal-steps): distil the unpruned student back into the pruned one on the corpus
+    heal_steps: int = 0
+    heal_lr: float = 3e-4
+    heal_seq_len: int | None = None
 
     @property
     def enabled(self) -> bool:
         return bool(self.prune_heads or self.prune_ffn)
+
+
+@dataclass
+class VocabSection:
+    """Vocabulary trimming (`edgebert compress --trim-vocab`) to the recipe's corpus, after pruning."""
+
+    trim: bool = False
+    min_count: int = 1
+    max_size: int | None = None
 
 
 @dataclass
@@ -143,6 +156,7 @@ class Recipe:
     corpus: list[str] | None = None  # None: the development corpus (DEFAULT_CORPUS + optional STS/SST sentences)
     distill: DistillSection = field(default_factory=DistillSection)
     compress: CompressSection = field(default_factory=CompressSection)
+    vocab: VocabSection = field(default_factory=VocabSection)
     export: ExportSection = field(default_factory=ExportSection)
     bench: BenchSection = field(default_factory=BenchSection)
     targets: TargetsSection = field(default_factory=TargetsSection)
@@ -157,7 +171,7 @@ class Recipe:
         return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-SECTIONS = {"distill": DistillSection, "compress": CompressSection, "export": ExportSection, "bench": BenchSection, "targets": TargetsSection}
+SECTIONS = {"distill": DistillSection, "compress": CompressSection, "vocab": VocabSection, "export": ExportSection, "bench": BenchSection, "targets": TargetsSection}
 TOP_LEVEL = {"name", "description", "teacher", "corpus"}
 
 
@@ -235,6 +249,10 @@ def _validate(recipe: Recipe) -> None:
         )
     if recipe.compress.enabled and recipe.compress.seq_len > recipe.distill.seq_len * 4:
         pass  # compress checks its own limits
+    if recipe.vocab.min_count < 1 or (recipe.vocab.max_size is not None and recipe.vocab.max_size < 1):
+        raise UserError("recipe: vocab.min_count and vocab.max_size must be at least 1")
+    if recipe.compress.heal_steps < 0 or (recipe.compress.heal_steps and not recipe.compress.enabled):
+        raise UserError("recipe: compress.heal_steps needs pruning (prune_heads or prune_ffn) and must not be negative")
     if recipe.distill.steps < 1:
         raise UserError(f"recipe: distill.steps must be at least 1, got {recipe.distill.steps}")
 
