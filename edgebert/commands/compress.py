@@ -190,7 +190,7 @@ class _Staging:
         check_output_dir(out, args.force)  # fail before pruning, not after
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
         self._tmp = tempfile.TemporaryDirectory(prefix=f".{out.name}.pruned-", dir=out.absolute().parent)
-        self.path = str(Path(self._tmp.name) / "model")
+        self.path = str(Path(self._tmp.name) / out.name)  # the trimmed manifest names its source after --out
 
     def cleanup(self) -> None:
         self._tmp.cleanup()
