@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import json
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,14 +35,26 @@ from typing import Any
 import numpy as np
 
 from edgebert import __version__
-from edgebert.artifact import atomic_output_dir, check_output_dir, dir_size, read_manifest, write_manifest
+from edgebert.artifact import (
+    atomic_output_dir,
+    check_output_dir,
+    dir_size,
+    read_manifest,
+    write_manifest,
+)
+from edgebert.compress.vocab_tokenizer import (
+    COUNT_BATCH,
+    build_trimmed_tokenizer,
+    encode,
+    post_processor_tokens,
+    tokenization_change,
+    wordpiece_state,
+)
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
 
 # Config fields that hold token ids: their tokens are kept and the ids renumbered.
 CONFIG_TOKEN_FIELDS = ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id")
-TABLE_SUFFIXES = (".csv", ".tsv")
-COUNT_BATCH = 2048
 HELDOUT_SHARE = 0.05  # of the corpus, when no held-out text is given (at most HELDOUT_MAX passages)
 HELDOUT_MAX = 1000
 EMBED_SENTENCES = 1000  # held-out sentences (evenly spaced) for the cosine; only those whose ids changed are embedded
@@ -70,40 +80,6 @@ class VocabSelection:
     def new_ids(self) -> dict[int, int]:
         """old id -> new id."""
         return {old: new for new, old in enumerate(self.kept_ids)}
-
-
-@dataclass
-class TokenizationChange:
-    """How the trimmed tokenizer differs from the original on some text."""
-
-    sentences: int
-    words: int
-    changed_words: int
-    tokens_before: int
-    tokens_after: int
-    unk_before: int
-    unk_after: int
-
-    @property
-    def changed_word_share(self) -> float:
-        return self.changed_words / self.words if self.words else 0.0
-
-    @property
-    def unk_rate(self) -> float:
-        return self.unk_after / self.tokens_after if self.tokens_after else 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "sentences": self.sentences,
-            "words": self.words,
-            "changed_words": self.changed_words,
-            "changed_word_share": round(self.changed_word_share, 6),
-            "tokens": {"before": self.tokens_before, "after": self.tokens_after},
-            "unk_rate": {
-                "before": round(self.unk_before / self.tokens_before, 6) if self.tokens_before else 0.0,
-                "after": round(self.unk_rate, 6),
-            },
-        }
 
 
 @dataclass
@@ -157,14 +133,6 @@ def evenly_spaced(items: list[Any], limit: int) -> list[Any]:
 # --------------------------------------------------------------------------------------------- selection
 
 
-def encode(tokenizer: Any, texts: Sequence[str]) -> Any:
-    """Whole-text encodings (no specials, no truncation, no padding) as a transformers BatchEncoding."""
-    return tokenizer(
-        list(texts), add_special_tokens=False, truncation=False, padding=False, verbose=False,
-        return_attention_mask=False, return_token_type_ids=False,
-    )  # fmt: skip
-
-
 def count_tokens(tokenizer: Any, texts: Sequence[str], vocab_size: int) -> np.ndarray:
     """How often the tokenizer produces each id on `texts` (batched, whole texts)."""
     counts = np.zeros(vocab_size, dtype=np.int64)
@@ -175,41 +143,12 @@ def count_tokens(tokenizer: Any, texts: Sequence[str], vocab_size: int) -> np.nd
     return counts
 
 
-def wordpiece_state(tokenizer: Any) -> dict[str, Any]:
-    """The fast tokenizer's serialized state (tokenizer.json); a UserError unless its model is WordPiece."""
-    if not getattr(tokenizer, "is_fast", False):
-        raise UserError("vocabulary trimming needs a fast (tokenizer.json) tokenizer; re-save the model's tokenizer with transformers")
-    state = json.loads(tokenizer.backend_tokenizer.to_str())
-    kind = state.get("model", {}).get("type")
-    if kind != "WordPiece":
-        raise UserError(f"vocabulary trimming supports WordPiece (BERT-style) tokenizers; this model's tokenizer is {kind}")
-    return state
-
-
-def _post_processor_tokens(node: Any) -> set[str]:
-    """Token strings a post-processor inserts (TemplateProcessing special_tokens, Bert/RobertaProcessing cls/sep)."""
-    found: set[str] = set()
-    if isinstance(node, dict):
-        if isinstance(node.get("tokens"), list) and isinstance(node.get("ids"), list):
-            found.update(node["tokens"])
-        for key in ("cls", "sep"):
-            value = node.get(key)
-            if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str):
-                found.add(value[0])
-        for value in node.values():
-            found |= _post_processor_tokens(value)
-    elif isinstance(node, list):
-        for value in node:
-            found |= _post_processor_tokens(value)
-    return found
-
-
 def protected_ids(tokenizer: Any, config: Any, keep_chars: bool) -> tuple[set[int], set[int]]:
     """(special ids, character ids) that are kept whatever the corpus says."""
     state = wordpiece_state(tokenizer)
     vocab = tokenizer.get_vocab()
     special = set(tokenizer.all_special_ids) | set(tokenizer.added_tokens_decoder)
-    special |= {vocab[t] for t in _post_processor_tokens(state.get("post_processor")) if t in vocab}
+    special |= {vocab[t] for t in post_processor_tokens(state.get("post_processor")) if t in vocab}
     special |= {int(v) for f in CONFIG_TOKEN_FIELDS if isinstance(v := getattr(config, f, None), int) and 0 <= v < len(tokenizer)}
     chars: set[int] = set()
     if keep_chars:
@@ -243,100 +182,6 @@ def select_vocab(
     if max_size is not None:
         candidates = candidates[: max_size - len(protected)]
     return VocabSelection(sorted(protected | set(candidates)), len(special), len(chars), len(candidates))
-
-
-# --------------------------------------------------------------------------------------------- tokenizer
-
-
-def _remap_post_processor(node: Any, token_to_id: dict[str, int]) -> None:
-    """Renumber the special-token ids a post-processor holds, in place."""
-    if isinstance(node, dict):
-        if isinstance(node.get("tokens"), list) and isinstance(node.get("ids"), list):
-            node["ids"] = [token_to_id[t] for t in node["tokens"]]
-        for key in ("cls", "sep"):
-            value = node.get(key)
-            if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str):
-                node[key] = [value[0], token_to_id[value[0]]]
-        for value in node.values():
-            _remap_post_processor(value, token_to_id)
-    elif isinstance(node, list):
-        for value in node:
-            _remap_post_processor(value, token_to_id)
-
-
-def trimmed_tokenizer_state(tokenizer: Any, kept_ids: list[int]) -> tuple[dict[str, Any], list[str]]:
-    """(tokenizer.json state, vocab.txt lines) for the kept ids: same normalizer, pre-tokenizer, decoder and
-    WordPiece settings; the vocabulary, added tokens, post-processor and padding renumbered."""
-    state = copy.deepcopy(wordpiece_state(tokenizer))
-    old_tokens = tokenizer.convert_ids_to_tokens(kept_ids)
-    token_to_id = {t: new for new, t in enumerate(old_tokens)}
-    old_vocab = state["model"]["vocab"]
-    state["model"]["vocab"] = {t: token_to_id[t] for t in old_tokens if t in old_vocab}
-    new_ids = dict(zip(kept_ids, range(len(kept_ids))))
-    for added in state.get("added_tokens") or []:
-        added["id"] = new_ids[added["id"]]
-    _remap_post_processor(state.get("post_processor"), token_to_id)
-    padding = state.get("padding")
-    if isinstance(padding, dict) and padding.get("pad_token") in token_to_id:
-        padding["pad_id"] = token_to_id[padding["pad_token"]]
-    lines = sorted(state["model"]["vocab"], key=state["model"]["vocab"].__getitem__)
-    return state, lines
-
-
-def build_trimmed_tokenizer(tokenizer: Any, kept_ids: list[int]) -> Any:
-    """A transformers fast tokenizer (same class and settings as `tokenizer`) over the kept ids, renumbered."""
-    from transformers import AutoTokenizer
-
-    state, lines = trimmed_tokenizer_state(tokenizer, kept_ids)
-    new_ids = dict(zip(kept_ids, range(len(kept_ids))))
-    with tempfile.TemporaryDirectory(prefix="edgebert-vocab-") as tmp:
-        tokenizer.save_pretrained(tmp)
-        Path(tmp, "tokenizer.json").write_text(json.dumps(state, ensure_ascii=False))
-        Path(tmp, "vocab.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        config_path = Path(tmp, "tokenizer_config.json")
-        config = json.loads(config_path.read_text())
-        if isinstance(config.get("added_tokens_decoder"), dict):
-            config["added_tokens_decoder"] = {str(new_ids[int(k)]): v for k, v in config["added_tokens_decoder"].items()}
-        config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False))
-        new = AutoTokenizer.from_pretrained(tmp, use_fast=True, trust_remote_code=False)
-    _check_tokenizer(tokenizer, new, kept_ids)
-    return new
-
-
-def _check_tokenizer(old: Any, new: Any, kept_ids: list[int]) -> None:
-    """The new tokenizer has exactly the kept tokens, in order, and every special token keeps its role."""
-    if len(new) != len(kept_ids) or new.convert_ids_to_tokens(list(range(len(kept_ids)))) != old.convert_ids_to_tokens(kept_ids):
-        raise VerificationError("the trimmed tokenizer does not hold exactly the kept tokens in their original order")
-    new_ids = dict(zip(kept_ids, range(len(kept_ids))))
-    for attr in old.SPECIAL_TOKENS_ATTRIBUTES:
-        if attr == "additional_special_tokens":
-            continue
-        old_id = getattr(old, f"{attr}_id", None)
-        if old_id is not None and getattr(new, f"{attr}_id", None) != new_ids[old_id]:
-            raise VerificationError(f"the trimmed tokenizer lost the role of {attr} ({getattr(old, attr)})")
-
-
-def tokenization_change(old: Any, new: Any, texts: Sequence[str]) -> TokenizationChange:
-    """Words (the tokenizers' pre-tokenised words) whose pieces differ, and [UNK] counts, old vs new tokenizer."""
-    stats = TokenizationChange(len(texts), 0, 0, 0, 0, 0, 0)
-    for start in range(0, len(texts), COUNT_BATCH):
-        batch = list(texts[start : start + COUNT_BATCH])
-        for a, b in zip(encode(old, batch).encodings, encode(new, batch).encodings):
-            before, after = _words(a.tokens, a.word_ids), _words(b.tokens, b.word_ids)
-            stats.words += len(before)
-            stats.changed_words += sum(1 for w in set(before) | set(after) if before.get(w) != after.get(w))
-            stats.tokens_before += len(a.ids)
-            stats.tokens_after += len(b.ids)
-            stats.unk_before += a.tokens.count(old.unk_token)
-            stats.unk_after += b.tokens.count(new.unk_token)
-    return stats
-
-
-def _words(tokens: list[str], word_ids: list[int | None]) -> dict[int, tuple[str, ...]]:
-    words: dict[int, list[str]] = {}
-    for token, word in zip(tokens, word_ids):
-        words.setdefault(-1 if word is None else word, []).append(token)
-    return {w: tuple(t) for w, t in words.items()}
 
 
 # --------------------------------------------------------------------------------------------- weights
@@ -602,7 +447,10 @@ def _manifest(
 
 def _copy_sentence_transformers_files(model_dir: Path, work: Path) -> None:
     """sentence-transformers' pooling files, unchanged (as compress does), so every tool keeps the pooling."""
-    from edgebert.compress.compress import SENTENCE_TRANSFORMERS_DIRS, SENTENCE_TRANSFORMERS_FILES
+    from edgebert.compress.compress import (
+        SENTENCE_TRANSFORMERS_DIRS,
+        SENTENCE_TRANSFORMERS_FILES,
+    )
 
     for name in SENTENCE_TRANSFORMERS_FILES:
         if (model_dir / name).is_file():
