@@ -85,6 +85,24 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
         ) from exc
 
 
+# sentence-transformers' pooling / normalisation config beside the weights: every step that rewrites a model dir
+# carries them over unchanged, so every tool that reads the result keeps the pooling.
+SENTENCE_TRANSFORMERS_FILES = ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json")
+SENTENCE_TRANSFORMERS_DIRS = ("1_Pooling", "2_Normalize")
+
+
+def copy_sentence_transformers_files(model_dir: Path, work: Path) -> None:
+    """Copy `model_dir`'s sentence-transformers files and dirs (those present) into `work`, unchanged."""
+    import shutil
+
+    for name in SENTENCE_TRANSFORMERS_FILES:
+        if (model_dir / name).is_file():
+            shutil.copy2(model_dir / name, work / name)
+    for name in SENTENCE_TRANSFORMERS_DIRS:
+        if (model_dir / name).is_dir():
+            shutil.copytree(model_dir / name, work / name)
+
+
 def load_for_rewrite(model_dir: Path, family: Family) -> tuple[Any, bool]:
     """(model in eval mode, whether it has its MLM head): the family's masked-LM class when the weights hold a head,
     else AutoModel; weights that do not match the config (anything missing but the pooler) are a UserError."""

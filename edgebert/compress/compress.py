@@ -8,7 +8,6 @@ that order, so training never fills the zeros back in.
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,15 +24,13 @@ from edgebert.artifact import (
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
 from edgebert.families import FAMILIES
-from edgebert.modelio import has_mlm_head, inspect_model_dir, load_for_rewrite
+from edgebert.modelio import copy_sentence_transformers_files, has_mlm_head, inspect_model_dir, load_for_rewrite
 from edgebert.sources import resolve_model
 
 if TYPE_CHECKING:
     from edgebert.compress.heal import HealConfig
 
 # sentence-transformers files copied unchanged, so the pruned model keeps its pooling in every tool.
-SENTENCE_TRANSFORMERS_FILES = ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json")
-SENTENCE_TRANSFORMERS_DIRS = ("1_Pooling", "2_Normalize")
 FIDELITY_PASSAGES = 64
 RELOAD_TOLERANCE = 1e-4
 
@@ -356,12 +353,7 @@ def _save_model_dir(full: Any, tokenizer: Any, model_dir: Path, work: Path) -> N
     """Weights, tokenizer and the source's sentence-transformers files (pooling, normalisation) into `work`."""
     full.save_pretrained(work, safe_serialization=True)
     tokenizer.save_pretrained(str(work))
-    for f in SENTENCE_TRANSFORMERS_FILES:
-        if (model_dir / f).is_file():
-            shutil.copy2(model_dir / f, work / f)
-    for d in SENTENCE_TRANSFORMERS_DIRS:
-        if (model_dir / d).is_dir():
-            shutil.copytree(model_dir / d, work / d)
+    copy_sentence_transformers_files(model_dir, work)
 
 
 def _heal(

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -52,6 +51,7 @@ from edgebert.compress.vocab_tokenizer import (
 )
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
+from edgebert.modelio import copy_sentence_transformers_files
 
 # Config fields that hold token ids: their tokens are kept and the ids renumbered.
 CONFIG_TOKEN_FIELDS = ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id")
@@ -360,7 +360,7 @@ def trim_vocab(
     with atomic_output_dir(out, force=force) as work:
         trimmed.save_pretrained(work, safe_serialization=True)
         new_tokenizer.save_pretrained(str(work))
-        _copy_sentence_transformers_files(model_dir, work)
+        copy_sentence_transformers_files(model_dir, work)
         write_manifest(work, manifest)
         _log(quiet, "reloading the saved model to check it on the corpus")
         block["corpus_check"] = _check_saved(work, base_of(full), tokenizer, counted, selection, pooling, family)
@@ -443,21 +443,6 @@ def _manifest(
         "parameters": params,
         "metrics": {"cosine_to_source": {**block["heldout"]["cosine_to_source"], "texts": "held-out"}},
     }
-
-
-def _copy_sentence_transformers_files(model_dir: Path, work: Path) -> None:
-    """sentence-transformers' pooling files, unchanged (as compress does), so every tool keeps the pooling."""
-    from edgebert.compress.compress import (
-        SENTENCE_TRANSFORMERS_DIRS,
-        SENTENCE_TRANSFORMERS_FILES,
-    )
-
-    for name in SENTENCE_TRANSFORMERS_FILES:
-        if (model_dir / name).is_file():
-            shutil.copy2(model_dir / name, work / name)
-    for name in SENTENCE_TRANSFORMERS_DIRS:
-        if (model_dir / name).is_dir():
-            shutil.copytree(model_dir / name, work / name)
 
 
 def _check_saved(
