@@ -13,7 +13,7 @@ from typing import Any
 from edgebert import __version__
 from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir, dir_size, write_manifest
 from edgebert.errors import UserError, VerificationError
-from edgebert.modelio import LoadedModel, inspect_model_dir, load_model
+from edgebert.modelio import LoadedModel, check_within_positions, inspect_model_dir, load_model
 from edgebert.parity import PARITY_SENTENCES, check_parity, default_min_cosine, encode, merge_reports
 from edgebert.progress import Stages
 from edgebert.sources import resolve_model
@@ -84,9 +84,7 @@ def export(
         raise UserError(
             f"target {target} cannot export a {family.name} model yet; supported: " + ", ".join(exporter.supported_families)
         )
-    max_positions = int(config.get("max_position_embeddings", 512))
-    if seq_len > max_positions:
-        raise UserError(f"--seq-len {seq_len} is beyond the model's position limit of {max_positions}")
+    check_within_positions("--seq-len", seq_len, config)
 
     stages = Stages(total=4, quiet=quiet)
     started = time.perf_counter()

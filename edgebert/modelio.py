@@ -85,6 +85,14 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
         ) from exc
 
 
+def check_within_positions(flag: str, value: int, config: Any, whose: str = "the model's") -> None:
+    """UserError (one line) when a token length `value` given by `flag` exceeds the position limit of `config`
+    (a transformers config or its config.json dict)."""
+    limit = config.get("max_position_embeddings", 512) if isinstance(config, dict) else getattr(config, "max_position_embeddings", 512)
+    if value > int(limit):
+        raise UserError(f"{flag} {value} is beyond {whose} position limit of {int(limit)}; pass {flag} {int(limit)} or less")
+
+
 # sentence-transformers' pooling / normalisation config beside the weights: every step that rewrites a model dir
 # carries them over unchanged, so every tool that reads the result keeps the pooling.
 SENTENCE_TRANSFORMERS_FILES = ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json")

@@ -24,7 +24,7 @@ from edgebert.artifact import (
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
 from edgebert.families import FAMILIES
-from edgebert.modelio import copy_sentence_transformers_files, has_mlm_head, inspect_model_dir, load_for_rewrite
+from edgebert.modelio import check_within_positions, copy_sentence_transformers_files, has_mlm_head, inspect_model_dir, load_for_rewrite
 from edgebert.sources import resolve_model
 
 if TYPE_CHECKING:
@@ -221,10 +221,9 @@ def compress(
         layout = HeadLayout.of(model_config, family)
     except Exception as exc:
         raise UserError(f"cannot read the config of {model_dir} ({type(exc).__name__}); re-save the model") from exc
-    max_positions = int(getattr(model_config, "max_position_embeddings", 512))
     for flag, value in (("--seq-len", seq_len), ("--heal-seq-len", heal.seq_len if heal is not None else None)):
-        if value is not None and value > max_positions:
-            raise UserError(f"{flag} {value} is beyond the model's position limit of {max_positions}; pass {flag} {max_positions} or less")
+        if value is not None:
+            check_within_positions(flag, value, model_config)
     explicit = parse_head_list(heads_to_prune, layout) if heads_to_prune is not None else None
     if explicit is not None and not explicit and prune_ffn == 0 and magnitude_sparsity == 0:
         raise UserError("nothing to prune: --heads-to-prune names no heads and --prune-ffn is 0")

@@ -149,7 +149,7 @@ def distill(
     """
     from edgebert.distill.losses import LossWeights
     from edgebert.distill.student import StudentSpec, parse_layer_map, resolve_shape
-    from edgebert.modelio import inspect_model_dir
+    from edgebert.modelio import check_within_positions, inspect_model_dir
     from edgebert.sources import resolve_model
 
     started = time.perf_counter()
@@ -180,8 +180,7 @@ def distill(
         init_dir, init_family, shape = _student_init_shape(student_init, teacher_config, family, spec, student_head_steps, seq_len)
     else:
         shape = resolve_shape(teacher_config, spec, family)
-    if seq_len > int(getattr(teacher_config, "max_position_embeddings", 512)):
-        raise UserError(f"--seq-len {seq_len} is beyond the teacher's position limit of {teacher_config.max_position_embeddings}")
+    check_within_positions("--seq-len", seq_len, teacher_config, "the teacher's")
 
     from edgebert.data import corpus_fingerprint, load_corpus, load_sts_csv, mlm_collator, padding_collator, tokenize_corpus
 
@@ -423,7 +422,7 @@ def _student_init_shape(
     from transformers import AutoConfig
 
     from edgebert.distill.student import check_student_init, init_shape
-    from edgebert.modelio import inspect_model_dir
+    from edgebert.modelio import check_within_positions, inspect_model_dir
     from edgebert.sources import resolve_model
 
     flags = {
@@ -444,9 +443,7 @@ def _student_init_shape(
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"cannot read the config of --student-init {init_dir} ({type(exc).__name__}); re-save the model") from exc
     check_student_init(init_config, init_family, teacher_config, family, init_dir)
-    limit = int(getattr(init_config, "max_position_embeddings", 512))
-    if seq_len > limit:
-        raise UserError(f"--seq-len {seq_len} is beyond the --student-init model's position limit of {limit}")
+    check_within_positions("--seq-len", seq_len, init_config, "the --student-init model's")
     return Path(init_dir), init_family, init_shape(init_config, init_family, teacher_config, family, spec.layer_map)
 
 
