@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from edgebert.compress.vocab import read_texts, select_vocab, trim_vocab
+from edgebert.compress.vocab import select_vocab, trim_vocab
+from edgebert.data import load_corpus
 from edgebert.errors import UserError
 
 # [PAD] not first, so that the config's pad_token_id must be renumbered too.
@@ -238,9 +239,9 @@ def test_select_vocab_order_caps_and_ties() -> None:
         select_vocab(counts, special, chars, max_size=1)
 
 
-def test_read_texts_takes_dirs_gz_and_tables(corpus, heldout) -> None:
-    assert read_texts([corpus]) == CORPUS
-    assert read_texts(heldout) == [HELDOUT[0], HELDOUT[1], HELDOUT[2]]  # sentences only, deduplicated
+def test_load_corpus_takes_dirs_gz_and_tables(corpus, heldout) -> None:
+    assert load_corpus([corpus]) == CORPUS
+    assert load_corpus(heldout) == [HELDOUT[0], HELDOUT[1], HELDOUT[2]]  # sentences only, deduplicated
 
 
 def test_heldout_defaults_to_an_uncounted_corpus_slice(models, corpus, tmp_path) -> None:

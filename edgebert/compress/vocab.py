@@ -49,9 +49,10 @@ from edgebert.compress.vocab_tokenizer import (
     tokenization_change,
     wordpiece_state,
 )
+from edgebert.data import load_corpus
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
-from edgebert.modelio import copy_sentence_transformers_files
+from edgebert.modelio import copy_sentence_transformers_files, load_for_rewrite
 
 # Config fields that hold token ids: their tokens are kept and the ids renumbered.
 CONFIG_TOKEN_FIELDS = ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id")
@@ -103,13 +104,6 @@ def _log(quiet: bool, message: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------- text
-
-
-def read_texts(sources: str | Path | Sequence[str | Path]) -> list[str]:
-    """Passages from text files (.gz ok), directories, dataset names and STS-B / SST-2 tables (`edgebert.data.load_corpus`)."""
-    from edgebert.data import load_corpus
-
-    return load_corpus(sources)
 
 
 def split_heldout(texts: list[str]) -> tuple[list[str], list[str]]:
@@ -185,13 +179,6 @@ def select_vocab(
 
 
 # --------------------------------------------------------------------------------------------- weights
-
-
-def _load(model_dir: Path, family: Family) -> tuple[Any, bool]:
-    """(the saved model: masked-LM class when the dir holds its head, else AutoModel; whether it has the head)."""
-    from edgebert.modelio import load_for_rewrite
-
-    return load_for_rewrite(model_dir, family)
 
 
 def vocab_keys(family: Family, with_head: bool) -> list[str]:
@@ -307,10 +294,10 @@ def trim_vocab(
     if out.absolute() == model_dir.absolute():
         raise UserError(f"--out {out} is the input model directory; write the trimmed model somewhere else")
     _, family = inspect_model_dir(model_dir)
-    texts = read_texts(corpus)
-    counted, held = (texts, read_texts(heldout)) if heldout is not None else split_heldout(texts)
+    texts = load_corpus(corpus)
+    counted, held = (texts, load_corpus(heldout)) if heldout is not None else split_heldout(texts)
     tokenizer = _load_tokenizer(model_dir)
-    full, with_head = _load(model_dir, family)
+    full, with_head = load_for_rewrite(model_dir, family)
     old_vocab = int(full.config.vocab_size)
     if len(tokenizer) > old_vocab:
         raise UserError(f"the tokenizer of {model_dir} has {len(tokenizer)} tokens but the model only {old_vocab} rows; re-save the model")
