@@ -1,8 +1,9 @@
 """Corpus preparation: STS-B csv / SST-2 tsv sentences into plain text files that `edgebert.data` reads.
 
-`edgebert.data.load_corpus` reads text files line by line; a csv/tsv would be read with its commas, scores and
-labels. So the pipeline extracts the sentences (deduplicated, in file order) into `<work>/corpus/<name>.txt`,
-rewritten only when the content changes (the corpus fingerprint, and so `distill --resume`, stay stable).
+`edgebert.data.load_corpus` reads the sentences of a csv/tsv table itself, but a work dir of plain text files keeps
+what the run trained on in one place: the pipeline extracts the sentences (deduplicated, in file order) into
+`<work>/corpus/<name>.txt`, rewritten only when the content changes (the corpus fingerprint, and so
+`distill --resume`, stay stable).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import csv
 import random
 from pathlib import Path
 
-from edgebert.data import TABLE_SUFFIXES, table_sentences  # noqa: F401 - re-exported
+from edgebert.data import TABLE_SUFFIXES, table_sentences
 from edgebert.errors import UserError
 
 def _write_if_changed(path: Path, lines: list[str]) -> Path:
