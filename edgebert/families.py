@@ -31,13 +31,11 @@ class Family:
     # with "/" separators. Quantization recipes keep it in float (see edgebert/compress/onnx_quantize.py).
     ffn_output_module: str = "output.dense"
     attention_output_module: str = "attention.output.dense"
-    # Structured pruning (edgebert/compress/prune.py), module paths inside one layer:
-    # the self-attention module whose first output is the per-head context [batch, seq, heads * head_dim]
-    # (heads concatenated in order, before the output projection) ...
+    # Structured pruning (edgebert/compress/prune.py): the self-attention module (inside one layer) that holds
+    # `num_attention_heads` and `prune_heads`. Importance gates (edgebert/compress/importance.py) sit on the inputs
+    # of attention_output_module (the concatenated heads) and ffn_output_module (the post-activation neurons);
+    # ffn_input_module is the FFN up projection, whose output rows are the neurons.
     attention_context_module: str = "attention.self"
-    # ... and the FFN module whose output is the post-activation hidden [batch, seq, intermediate] together with
-    # the FFN input (up) projection whose output rows are the neurons (the down projection is ffn_output_module).
-    ffn_activation_module: str = "intermediate"
     ffn_input_module: str = "intermediate.dense"
     # The TensorFlow mirror (tf_model_class), whose layers ignore config.pruned_heads: attribute path from the TF
     # model to its layer list, and inside one layer the self-attention (query/key/value Dense layers) and its
@@ -64,8 +62,7 @@ class Family:
     tfjs_ffn_output_patterns: tuple[str, ...] = ("*/layer_._[0-9]/output/dense/*", "*/layer_._[0-9][0-9]/output/dense/*")
     # Config field of a factorised (ALBERT-style) embedding width, for families that have one.
     embedding_size_field: str | None = None
-    # Whether edgebert.compress's head/FFN pruning understands this family's modules (ALBERT: not yet; its
-    # attention module returns the layer-normed output, not the per-head context the importance hooks need).
+    # Whether edgebert.compress's head/FFN pruning understands this family's modules.
     prunable: bool = True
     # Module paths of each layer's parts by role, inside one layer (family.layers(...)[i]): what copying a layer
     # from one family into another maps by (edgebert/distill/factorize.py), with shape asserts.
@@ -147,7 +144,6 @@ ALBERT = Family(
     ffn_output_module="ffn_output",
     attention_output_module="attention.dense",
     attention_context_module="attention",
-    ffn_activation_module="ffn",
     ffn_input_module="ffn",
     tf_layers_path=("albert", "encoder", "albert_layer_groups"),
     tf_attention_context_module="albert_layers.0.attention",
@@ -157,7 +153,6 @@ ALBERT = Family(
     mlm_head_fit_prefixes=("predictions.dense.", "predictions.LayerNorm.", "predictions.bias"),
     tfjs_ffn_output_patterns=("*/ffn_output/*",),
     embedding_size_field="embedding_size",
-    prunable=False,
     layer_modules=(
         ("query", "attention.query"),
         ("key", "attention.key"),

@@ -121,12 +121,8 @@ def load_tf_model(tf_class: Any, model_dir: str | Path, family: Family) -> Any:
     for index, layer in enumerate(layers):
         if not pruned.get(index):
             continue
-        attention = layer
-        for name in family.tf_attention_context_module.split("."):
-            attention = getattr(attention, name)
-        output = layer
-        for name in family.tf_attention_output_module.split("."):
-            output = getattr(output, name)
+        attention = _attribute_path(layer, family.tf_attention_context_module)
+        output = _attribute_path(layer, family.tf_attention_output_module)
         heads = int(attention.num_attention_heads) - len(pruned[index])
         width = heads * int(attention.attention_head_size)
         attention.num_attention_heads = heads
@@ -134,18 +130,39 @@ def load_tf_model(tf_class: Any, model_dir: str | Path, family: Family) -> Any:
         for name in ("query", "key", "value"):
             old = getattr(attention, name)
             setattr(attention, name, type(old).from_config({**old.get_config(), "units": width}))
-        hidden = int(config.hidden_size)
-
-        def build(self: Any, input_shape: Any = None, _width: int = width, _hidden: int = hidden) -> None:
-            if self.built:
-                return
-            self.built = True
-            with tf.name_scope(self.dense.name):
-                self.dense.build([None, None, _width])
-            with tf.name_scope(self.LayerNorm.name):
-                self.LayerNorm.build([None, None, _hidden])
-
-        output.build = build.__get__(output)
+        output.build = _narrowed_build(output, width, int(config.hidden_size))
     model.build_in_name_scope()
     load_pytorch_checkpoint_in_tf2_model(model, [str(w) for w in weights], allow_missing_keys=True)
     return model
+
+
+def _attribute_path(root: Any, dotted: str) -> Any:
+    """`root.a.b.0.c` for "a.b.0.c" (digits index into layer lists, as in ALBERT's `albert_layers.0`)."""
+    for name in dotted.split("."):
+        root = root[int(name)] if name.isdigit() else getattr(root, name)
+    return root
+
+
+def _narrowed_build(block: Any, width: int, hidden: int) -> Any:
+    """A `build` for the attention-output block whose `dense` takes `width` (the remaining heads) inputs.
+
+    The block's own sublayers are built in their name scopes, as transformers' TF build methods do, so the
+    PyTorch weights load by name. In ALBERT the block is the attention layer itself, which also owns
+    query/key/value (fed by the hidden states, already narrowed to `width` outputs).
+    """
+    import tensorflow as tf
+
+    def build(self: Any, input_shape: Any = None) -> None:
+        if self.built:
+            return
+        self.built = True
+        for name in ("query", "key", "value"):
+            if getattr(self, name, None) is not None:
+                with tf.name_scope(getattr(self, name).name):
+                    getattr(self, name).build([None, None, hidden])
+        with tf.name_scope(self.dense.name):
+            self.dense.build([None, None, width])
+        with tf.name_scope(self.LayerNorm.name):
+            self.LayerNorm.build([None, None, hidden])
+
+    return build.__get__(block)

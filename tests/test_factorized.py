@@ -254,11 +254,77 @@ def test_random_albert_dir_exports(random_albert_dir: Path, tmp_path: Path, targ
     assert report.manifest["parity"]["passed"], report.manifest["parity"]
 
 
-def test_compress_refuses_albert_students(student_dir: Path, tmp_path: Path) -> None:
-    """Head importance hooks assume BERT's attention layout: pruning an ALBERT dir is refused, not guessed."""
-    from edgebert.compress.compress import compress
-    from edgebert.errors import UserError
+# ---------------------------------------------------------------------------------------------- pruning
+@pytest.fixture(scope="module")
+def calibration_text(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import random
 
-    with pytest.raises(UserError, match="pruning of albert models is not supported"):
-        compress(student_dir, tmp_path / "p", heads_to_prune={0: [0]}, quiet=True)
-    assert not (tmp_path / "p").exists()
+    from conftest import WORDS
+
+    rng = random.Random(5)
+    path = tmp_path_factory.mktemp("calib") / "calib.txt"
+    path.write_text("\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 16))) for _ in range(40)) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def pruned_albert(student_dir: Path, calibration_text: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The factorised student with a quarter of its 8 heads (ranked globally) and half its FFN neurons removed."""
+    from edgebert.compress.compress import compress
+
+    out = tmp_path_factory.mktemp("pruned-albert") / "pruned"
+    compress(student_dir, out, prune_heads=0.25, prune_ffn=0.5, calibration=calibration_text, calibration_samples=24, seq_len=SEQ_LEN, quiet=True)
+    return out
+
+
+def test_importance_on_albert_ranks_a_zeroed_head_and_neuron_lowest(student_dir: Path) -> None:
+    """The gates sit on the inputs of ALBERT's attention.dense and ffn_output, which see the heads and neurons."""
+    from transformers import AlbertModel, AutoTokenizer
+
+    from edgebert.compress.importance import compute_importance
+
+    model = AlbertModel.from_pretrained(student_dir, attn_implementation="eager").eval()
+    layers = ALBERT.layers(model)
+    with torch.no_grad():
+        layers[1].attention.value.weight[8:16] = 0.0  # head 1 of layer 1 (head_dim 8) contributes nothing
+        layers[1].attention.value.bias[8:16] = 0.0
+        layers[0].ffn.weight[3] = 0.0  # neuron 3 of layer 0: GELU(0) = 0
+        layers[0].ffn.bias[3] = 0.0
+    texts = ["the cat sat on the mat", "a dog ran in the park", "birds fly over the river"] * 4
+    scores = compute_importance(model, ALBERT, AutoTokenizer.from_pretrained(student_dir), texts, seq_len=SEQ_LEN, batch_size=4)
+    assert [len(h) for h in scores.heads] == [4, 4]
+    assert int(scores.heads[1].argmin()) == 1 and float(scores.heads[1][1]) == 0.0
+    assert float(scores.heads[0].min()) > 0
+    assert int(scores.ffn[0].argmin()) == 3 and float(scores.ffn[0][3]) == 0.0
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_pruned_albert_is_smaller_and_reloads_with_automodel(student_dir: Path, pruned_albert: Path) -> None:
+    from transformers import AutoModel
+
+    config = json.loads((pruned_albert / "config.json").read_text())
+    assert config["model_type"] == "albert" and config["intermediate_size"] == 32
+    removed = sum(len(v) for v in config["pruned_heads"].values())
+    assert removed == 2  # round(0.25 * 8)
+    model = AutoModel.from_pretrained(pruned_albert).eval()
+    before = AutoModel.from_pretrained(student_dir)
+    assert sum(p.numel() for p in model.parameters()) < sum(p.numel() for p in before.parameters())
+    for i, layer in enumerate(ALBERT.layers(model)):
+        heads = 4 - len(config["pruned_heads"].get(str(i), []))
+        assert tuple(layer.attention.query.weight.shape) == (heads * 8, 32)
+        assert tuple(layer.attention.dense.weight.shape) == (32, heads * 8)
+        assert tuple(layer.ffn.weight.shape) == (32, 32) and tuple(layer.ffn_output.weight.shape) == (32, 32)
+    manifest = json.loads((pruned_albert / "edgebert.json").read_text())
+    assert manifest["model"]["family"] == "albert"
+
+
+@pytest.mark.parametrize(("target", "quantize"), [("onnx", "none"), ("onnx", "int8"), ("tflite", "none"), ("tfjs", "none")])
+def test_pruned_albert_exports_with_parity(pruned_albert: Path, tmp_path: Path, target: str, quantize: str) -> None:
+    """TFAlbertModel ignores pruned_heads like TFBertModel: tf_savedmodel.load_tf_model narrows its layers."""
+    from edgebert.export import export
+
+    report = export(target, model=pruned_albert, out=tmp_path / target, quantize=quantize, seq_len=SEQ_LEN, quiet=True)
+    parity = report.manifest["parity"]
+    assert parity["passed"], parity
+    if quantize == "none":
+        assert parity["min_cosine"] >= 0.9999

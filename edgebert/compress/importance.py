@@ -103,7 +103,13 @@ def _submodule(module: torch.nn.Module, dotted: str) -> torch.nn.Module:
 
 
 class _Gates:
-    """Forward hooks that multiply each unit's output by a per-sequence gate of ones that records gradients."""
+    """Forward pre-hooks that multiply each unit's output by a per-sequence gate of ones that records gradients.
+
+    The gates sit on the *inputs* of the attention-output and FFN-output (down) projections: the concatenated
+    per-head context and the post-activation FFN hidden. Every family computes both inside its layer, but only
+    these two Linear modules see them as a tensor (ALBERT's attention returns its layer-normed output and applies
+    the FFN activation as a function, so hooks on module outputs would miss them).
+    """
 
     def __init__(self, layers: Sequence[torch.nn.Module], family: Family) -> None:
         self.head_gates: list[torch.Tensor | None] = [None] * len(layers)
@@ -111,27 +117,28 @@ class _Gates:
         self.handles = []
         for i, layer in enumerate(layers):
             attn = _submodule(layer, family.attention_context_module)
-            ffn = _submodule(layer, family.ffn_activation_module)
-            self.handles.append(attn.register_forward_hook(self._head_hook(i, attn)))
-            self.handles.append(ffn.register_forward_hook(self._ffn_hook(i)))
+            attention_output = _submodule(layer, family.attention_output_module)
+            ffn_output = _submodule(layer, family.ffn_output_module)
+            self.handles.append(attention_output.register_forward_pre_hook(self._head_hook(i, attn)))
+            self.handles.append(ffn_output.register_forward_pre_hook(self._ffn_hook(i)))
 
     def _head_hook(self, i: int, attn: torch.nn.Module) -> Any:
-        def hook(_module: Any, _inputs: Any, output: Any) -> Any:
-            context = output[0] if isinstance(output, tuple) else output
+        def hook(_module: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+            context = inputs[0]
             heads = int(attn.num_attention_heads)
             gate = torch.ones(context.shape[0], heads, dtype=context.dtype, requires_grad=True)
             self.head_gates[i] = gate
             width = context.shape[-1] // heads
-            gated = context * gate.repeat_interleave(width, dim=1)[:, None, :]
-            return (gated, *output[1:]) if isinstance(output, tuple) else gated
+            return (context * gate.repeat_interleave(width, dim=1)[:, None, :], *inputs[1:])
 
         return hook
 
     def _ffn_hook(self, i: int) -> Any:
-        def hook(_module: Any, _inputs: Any, output: torch.Tensor) -> torch.Tensor:
-            gate = torch.ones(output.shape[0], output.shape[-1], dtype=output.dtype, requires_grad=True)
+        def hook(_module: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+            hidden = inputs[0]
+            gate = torch.ones(hidden.shape[0], hidden.shape[-1], dtype=hidden.dtype, requires_grad=True)
             self.ffn_gates[i] = gate
-            return output * gate[:, None, :]
+            return (hidden * gate[:, None, :], *inputs[1:])
 
         return hook
 
