@@ -328,3 +328,18 @@ def test_pruned_albert_exports_with_parity(pruned_albert: Path, tmp_path: Path, 
     assert parity["passed"], parity
     if quantize == "none":
         assert parity["min_cosine"] >= 0.9999
+
+
+def test_pruned_albert_heals(student_dir: Path, calibration_text: Path, tmp_path: Path) -> None:
+    """Healing distils the unpruned ALBERT into the pruned one (distill --student-init with an ALBERT teacher)."""
+    from edgebert.compress.compress import compress
+    from edgebert.compress.heal import HealConfig
+
+    out = tmp_path / "healed"
+    heal = HealConfig(steps=3, corpus=[str(calibration_text)], batch_size=4, seq_len=SEQ_LEN)
+    report = compress(student_dir, out, prune_heads=0.25, prune_ffn=0.5, calibration=calibration_text, calibration_samples=24,
+                      seq_len=SEQ_LEN, heal=heal, quiet=True)  # fmt: skip
+    healing = report.manifest["healing"]
+    assert healing["kept"] in ("healed", "pruned") and healing["steps"] == 3
+    assert json.loads((out / "edgebert.json").read_text())["healing"] == healing
+    assert json.loads((out / "config.json").read_text())["model_type"] == "albert"
