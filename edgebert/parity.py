@@ -39,6 +39,23 @@ PARITY_SENTENCES: tuple[str, ...] = (
 DEFAULT_MIN_COSINE = {"none": 0.9999, "fp16": 0.9999, "float16": 0.9999, "int8-static": 0.99}
 DEFAULT_MIN_COSINE_QUANTIZED = 0.99
 
+# Sentences a quantization recipe may test its own choices on (edgebert/compress/onnx_quantize.py), kept apart
+# from PARITY_SENTENCES so that the parity check that follows is not scored on what the recipe was tuned on.
+GUARD_SENTENCES: tuple[str, ...] = (
+    "The weather in the mountains changed quickly, so we turned back before noon.",
+    "Can you send me the report by Friday?",
+    "Stock markets fell sharply after the central bank raised interest rates again.",
+    "A woman is slicing tomatoes in a small kitchen.",
+    "Ça coûte 12,50 € à São Paulo, señor.",
+    "lol this is sooo good 😂😂 can't stop watching",
+    "The committee, which met on 3 March, approved the budget (with two abstentions).",
+    "He said: \"I'll be there at 7:30; don't wait.\"",
+    "Photosynthesis converts light energy into chemical energy stored in glucose.",
+    "NEW RELEASE: version 2.4.1 fixes the crash on start-up.",
+    "The children played football in the park until it got dark and their parents called them home for dinner.",
+    "Short.",
+)
+
 
 def default_min_cosine(quantization: str) -> float:
     """The parity tolerance for a quantization: 0.9999 for fp32/fp16, 0.99 for integer weights (int8-static too)."""

@@ -61,7 +61,7 @@ class OnnxExporter(Exporter):
                 from edgebert.compress.onnx_quantize import quantize_onnx
 
                 feeds = calibration_feeds(model, options) if options.calibration_texts else None
-                extra["quantization"] = quantize_onnx(fp32, target, options.quantize, model.family, feeds)
+                extra["quantization"] = quantize_onnx(fp32, target, options.quantize, model.family, feeds, guard_feeds(model, options))
         return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=False, extra=extra)
 
     @staticmethod
@@ -102,3 +102,11 @@ def calibration_feeds(model: LoadedModel, options: ExportOptions) -> list[dict[s
         encoded = encode(model.tokenizer, [text], options.seq_len, pad_to_seq_len=False)
         feeds.append({n: encoded[n] for n in names})
     return feeds
+
+
+def guard_feeds(model: LoadedModel, options: ExportOptions) -> dict[str, np.ndarray]:
+    """The GUARD_SENTENCES as one padded batch of model feeds, for recipes that check their own choices."""
+    from edgebert.parity import GUARD_SENTENCES, encode
+
+    encoded = encode(model.tokenizer, GUARD_SENTENCES, options.seq_len)
+    return {n: encoded[n] for n in model.family.input_names()}

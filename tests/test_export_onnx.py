@@ -58,3 +58,53 @@ def test_packaged_teacher_onnx_parity(packaged_teacher: Path, tmp_path: Path, qu
     report = export("onnx", model=None, out=tmp_path / "o", quantize=quantize, quiet=True)
     assert report.parity["passed"], report.parity
     assert report.manifest["outputs"][0]["shape"] == ["batch", 384]
+
+
+def test_weight_only_int8_stores_int8_and_stays_close() -> None:
+    """A MatMul's constant weight becomes int8 + one scale per output column behind a DequantizeLinear."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from edgebert.compress.onnx_quantize import weight_only_int8
+
+    rng = np.random.default_rng(0)
+    weight = rng.normal(size=(16, 8)).astype(np.float32)
+    weight[:, 3] *= 50.0  # an outlier column: per-column scales keep the other columns fine
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm"), helper.make_node("MatMul", ["y", "V"], ["z"], name="other")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 8])],
+        [numpy_helper.from_array(weight, "W"), numpy_helper.from_array(np.eye(8, dtype=np.float32), "V")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    assert weight_only_int8(model, ["mm"]) == ["mm"]
+    onnx.checker.check_model(model)
+    stored = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    assert "W" not in stored and stored["W_int8"].dtype == np.int8 and stored["W_scale"].shape == (8,)
+    assert stored["V"].dtype == np.float32  # not named: untouched
+    x = rng.normal(size=(2, 16)).astype(np.float32)
+    (z,) = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    step = np.abs(weight).max(axis=0) / 127.0
+    assert np.all(np.abs(z - x @ weight) <= np.abs(x).sum(axis=1, keepdims=True) * step / 2 + 1e-5)
+
+
+@pytest.mark.parametrize(("required", "storage"), [(0.0, "int8"), (1.01, "float32")])
+def test_int8_stores_ffn_down_projections_as_int8_only_when_the_guard_allows(
+    tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, required: float, storage: str
+) -> None:
+    import onnx
+
+    from edgebert.compress import onnx_quantize
+
+    monkeypatch.setattr(onnx_quantize, "WEIGHT_ONLY_MIN_COSINE", required)
+    report = export("onnx", model=tiny_bert, out=tmp_path / "q", quantize="int8", seq_len=32, quiet=True)
+    decision = report.manifest["target_details"]["quantization"]["ffn_output_weights"]
+    assert decision["storage"].startswith(storage) and decision["guard_sentences"] == 12
+    graph = onnx.load(str(tmp_path / "q" / "model.onnx")).graph
+    float_weights = {i.name for i in graph.initializer if i.data_type == onnx.TensorProto.FLOAT and len(i.dims) == 2}
+    down = [n for n in graph.node if n.op_type == "MatMul" and "/output/dense/" in n.name and "attention" not in n.name]
+    assert len(down) == 2  # still float MatMuls (float activations) either way
+    assert all((n.input[1] in float_weights) == (storage == "float32") for n in down)
+    assert report.parity["passed"]

@@ -1,6 +1,8 @@
 """ONNX quantization recipes on top of onnxruntime.quantization (and ORT's fp16 converter).
 
-- ``int8``: dynamic, per-channel int8 weights (MatMul, embedding Gather); activations quantized at run time.
+- ``int8``: dynamic, per-channel int8 weights (MatMul, embedding Gather); activations quantized at run time. The
+  FFN down-projections run in float; their weights are stored as weight-only int8 when that keeps the model
+  faithful on the guard sentences (`WEIGHT_ONLY_MIN_COSINE`), else as float32.
 - ``fp16``: float16 weights and compute, float32 inputs/outputs.
 - ``int8-static``: static QDQ. Per-channel symmetric int8 weights, per-tensor asymmetric uint8 activations with
   ranges calibrated on the caller's sentences (each at its natural length, as the dynamic-shape graph is used).
@@ -39,14 +41,16 @@ def quantize_onnx(
     recipe: str,
     family: Family,
     calibration: Iterable[dict[str, np.ndarray]] | None = None,
+    guard: dict[str, np.ndarray] | None = None,
 ) -> dict[str, Any]:
     """Write a quantized copy of `src` to `dst`; return what the recipe did (for the export manifest).
 
     'int8' dynamic per-channel, 'fp16', or 'int8-static' (QDQ), which needs `calibration`: model feeds
-    (input name -> int64 [1, T] array), one per calibration sentence.
+    (input name -> int64 [1, T] array), one per calibration sentence. `guard`: one batch of model feeds (the
+    GUARD_SENTENCES) on which 'int8' decides whether the FFN down-projection weights may be stored as int8.
     """
     if recipe == "int8":
-        return _quantize_dynamic(src, dst, family)
+        return _quantize_dynamic(src, dst, family, guard)
     if recipe == "fp16":
         import onnx
         from onnxruntime.transformers.float16 import convert_float_to_float16
@@ -62,12 +66,12 @@ def quantize_onnx(
     raise ValueError(f"unknown ONNX quantization recipe '{recipe}'")
 
 
-def _quantize_dynamic(src: Path, dst: Path, family: Family) -> dict[str, Any]:
+def _quantize_dynamic(src: Path, dst: Path, family: Family, guard: dict[str, np.ndarray] | None) -> dict[str, Any]:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     # Per-channel weights: per-tensor int8 loses ~5 % cosine on MiniLM (STACK.md). Gather is
     # included so the embedding table, the largest tensor of a small BERT, is stored as int8 too.
-    # The FFN down-projections stay float: their input (post-GELU) has outliers that per-tensor
+    # The FFN down-projections do not run as MatMulInteger: their input (post-GELU) has outliers that per-tensor
     # dynamic activation ranges clip (Bondarenko et al. 2021); quantizing them cost all-MiniLM-L6-v2
     # ~0.006 of min cosine (0.989 -> 0.983 on the parity sentences).
     excluded = ffn_down_projections(src, family)
@@ -80,7 +84,94 @@ def _quantize_dynamic(src: Path, dst: Path, family: Family) -> dict[str, Any]:
             op_types_to_quantize=["MatMul", "Gather"],
             nodes_to_exclude=excluded,
         )
-    return {"recipe": "int8", "weights": "int8, per-channel", "activations": "dynamic", "excluded_nodes": excluded}
+    info: dict[str, Any] = {"recipe": "int8", "weights": "int8, per-channel", "activations": "dynamic", "excluded_nodes": excluded}
+    info["ffn_output_weights"] = _weight_only_if_faithful(src, dst, excluded, guard)
+    return info
+
+
+# The FFN down-projection weights are stored as int8 (weight-only) when the model with them stays at least this
+# close to the fp32 graph on the guard sentences (min cosine): the parity threshold (0.99) plus a margin, because
+# the parity check on other sentences follows. all-MiniLM-L6-v2 sits at 0.991 with float down-projections and
+# 0.989 with int8 ones (parity sentences; mean unchanged, 0.9944): it keeps them float. The 3-layer students of
+# benchmarks/ measure 0.996-0.997 and store them as int8 (a third smaller file).
+WEIGHT_ONLY_MIN_COSINE = 0.9925
+
+
+def _weight_only_if_faithful(src: Path, dst: Path, nodes: list[str], guard: dict[str, np.ndarray] | None) -> dict[str, Any]:
+    """Store `nodes`' weights in `dst` as weight-only int8 if the guard allows it; what was decided and why."""
+    import onnx
+
+    from edgebert.parity import compare
+    from export_targets.onnx import OnnxRunner
+
+    if not nodes:
+        return {"storage": "none to store"}
+    if guard is None:
+        return {"storage": "float32", "reason": "no guard sentences to check weight-only int8 on"}
+    model = onnx.load(str(dst))
+    stored = weight_only_int8(model, nodes)
+    candidate = dst.with_name(dst.stem + ".weight-only" + dst.suffix)
+    onnx.save(model, str(candidate))
+    try:
+        reference = OnnxRunner(src).run(guard)
+        cosine = compare(reference, OnnxRunner(candidate).run(guard), guard["attention_mask"], WEIGHT_ONLY_MIN_COSINE).min_cosine
+        measured = {"guard_sentences": int(guard["input_ids"].shape[0]), "guard_min_cosine": round(float(cosine), 6), "required": WEIGHT_ONLY_MIN_COSINE}
+        if cosine < WEIGHT_ONLY_MIN_COSINE:
+            return {"storage": "float32", "reason": "weight-only int8 fell below the required cosine", **measured}
+        candidate.replace(dst)
+        return {"storage": "int8 weight-only, per output channel (DequantizeLinear -> float MatMul)", "nodes": stored, **measured}
+    finally:
+        candidate.unlink(missing_ok=True)
+
+
+def weight_only_int8(model: Any, node_names: Iterable[str]) -> list[str]:
+    """Store the constant weight (input B) of each named float MatMul as int8 with one scale per output column.
+
+    The initializer W [in, out] becomes W_q = round(W / s) (int8, symmetric, s_j = max_i |W_ij| / 127) followed by
+    a DequantizeLinear(axis=1) node feeding the MatMul: 4x smaller on disk, float compute. Returns the nodes
+    changed (a MatMul whose B is not a float32 initializer used only by it is left alone).
+    """
+    from onnx import TensorProto, helper, numpy_helper
+
+    wanted = set(node_names)
+    graph = model.graph
+    initializers = {init.name: init for init in graph.initializer}
+    uses: dict[str, int] = {}
+    for node in graph.node:
+        for name in node.input:
+            uses[name] = uses.get(name, 0) + 1
+    changed = []
+    dequantize_nodes = []
+    for node in graph.node:
+        if node.op_type != "MatMul" or node.name not in wanted or len(node.input) != 2:
+            continue
+        init = initializers.get(node.input[1])
+        if init is None or init.data_type != TensorProto.FLOAT or len(init.dims) != 2 or uses.get(init.name, 0) != 1:
+            continue
+        weight = numpy_helper.to_array(init).astype(np.float32)
+        scale = np.abs(weight).max(axis=0) / 127.0
+        scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
+        quantized = np.clip(np.rint(weight / scale), -127, 127).astype(np.int8)
+        base = init.name
+        graph.initializer.remove(init)
+        graph.initializer.extend(
+            [
+                numpy_helper.from_array(quantized, f"{base}_int8"),
+                numpy_helper.from_array(scale, f"{base}_scale"),
+                numpy_helper.from_array(np.zeros_like(quantized[0]), f"{base}_zero_point"),
+            ]
+        )
+        dequantized = f"{base}_dequantized"
+        dequantize_nodes.append(
+            helper.make_node(
+                "DequantizeLinear", [f"{base}_int8", f"{base}_scale", f"{base}_zero_point"], [dequantized], name=f"{node.name}_weight_DequantizeLinear", axis=1
+            )
+        )
+        node.input[1] = dequantized
+        changed.append(node.name)
+    for dq in dequantize_nodes:  # initializer-only inputs: prepending keeps the graph topologically sorted
+        graph.node.insert(0, dq)
+    return changed
 
 
 def _quantize_static(src: Path, dst: Path, family: Family, feeds: list[dict[str, np.ndarray]]) -> dict[str, Any]:
