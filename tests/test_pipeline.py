@@ -81,7 +81,7 @@ def test_presets_parse() -> None:
         assert recipe.name == name
         assert set(recipe.export.targets) == {"onnx", "tflite", "tfjs"}
         assert recipe.targets.max_mb and recipe.targets.min_sts_retention and recipe.targets.min_onnx_speedup
-        assert recipe.distill.embedding_dim and not recipe.compress.enabled
+        assert recipe.distill.embedding_dim and recipe.compress.enabled and recipe.compress.heal_steps and recipe.vocab.trim
     assert load_preset("tiny").targets.max_mb < load_preset("small").targets.max_mb
 
 
@@ -105,7 +105,6 @@ def test_recipe_parses_sections_and_defaults() -> None:
         ("[distill]\nsteps = 'many'\n", "distill.steps"),
         ("[export]\ntargets = { onnx = ['int4'] }\n", "int4"),
         ("[export]\ntargets = { coreml = ['none'] }\n", "coreml"),
-        ("[distill]\nembedding_dim = 64\n[compress]\nprune_heads = 0.3\n", "compress"),
         ("[distill\n", "not valid TOML"),
     ],
 )
@@ -171,11 +170,17 @@ def test_compress_stage_feeds_the_exports(tiny_bert: Path, data: dict[str, Path]
     assert state["stages"]["compress"]["status"] == "done"
 
 
-def test_heal_and_vocab_stages_feed_the_exports(tiny_bert: Path, data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("embedding_dim", [None, 8])
+def test_heal_and_vocab_stages_feed_the_exports(
+    tiny_bert: Path, data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedding_dim: int | None
+) -> None:
+    """Distill -> prune + heal -> trim, for a BERT student and for a factorised (ALBERT) one as the presets use."""
     seen: list[Path] = []
     monkeypatch.setattr(pipeline_run, "run_export", lambda target, quant, model, out, *a, **k: seen.append(Path(model)))
     monkeypatch.setattr(pipeline_run, "run_bench_stage", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("stop here")))
     text = tiny_recipe(tiny_bert, data).replace("[compress]\n", "[compress]\nheal_steps = 2\n") + "\n[vocab]\ntrim = true\n"
+    if embedding_dim:
+        text = text.replace("[distill]\n", f"[distill]\nembedding_dim = {embedding_dim}\n")
     with pytest.raises(RuntimeError, match="stop here"):
         run_pipeline(parse_recipe(text), tmp_path / "out", work=tmp_path / "work", cache_dir=tmp_path / "cache", quiet=True)
     pruned, trimmed = tmp_path / "work" / "compress" / "student", tmp_path / "work" / "vocab" / "student"
@@ -183,6 +188,7 @@ def test_heal_and_vocab_stages_feed_the_exports(tiny_bert: Path, data: dict[str,
     teacher_vocab = json.loads((tiny_bert / "config.json").read_text())["vocab_size"]
     config = json.loads((trimmed / "config.json").read_text())
     assert config["pruned_heads"] and config["vocab_size"] < teacher_vocab
+    assert config["model_type"] == ("albert" if embedding_dim else "bert") and config.get("embedding_size", embedding_dim) == embedding_dim
     assert seen[1:] == [trimmed, trimmed]
     state = json.loads((tmp_path / "work" / "pipeline-state.json").read_text())
     assert state["stages"]["vocab"]["status"] == "done"

@@ -242,11 +242,6 @@ def _validate(recipe: Recipe) -> None:
         raise UserError("recipe: targets.min_tfjs_speedup needs 'tfjs' in export.teacher_targets (the teacher's fp32 TF.js export)")
     if t.min_sts_retention is not None and not recipe.bench.sts:
         raise UserError("recipe: targets.min_sts_retention needs bench.sts (an STS-B csv)")
-    if recipe.compress.enabled and recipe.distill.embedding_dim:
-        raise UserError(
-            "recipe: [compress] prunes BERT students only, and distill.embedding_dim makes an ALBERT-style (factorised) "
-            "student; drop one of them"
-        )
     if recipe.compress.enabled and recipe.compress.seq_len > recipe.distill.seq_len * 4:
         pass  # compress checks its own limits
     if recipe.vocab.min_count < 1 or (recipe.vocab.max_size is not None and recipe.vocab.max_size < 1):
