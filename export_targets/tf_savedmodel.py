@@ -100,7 +100,6 @@ def load_tf_model(tf_class: Any, model_dir: str | Path, family: Family) -> Any:
     weights the way from_pretrained(from_pt=True) does. Without pruned heads it is plain from_pretrained.
     Runs in a TensorFlow process (TF.js / TFLite fallback converters).
     """
-    import tensorflow as tf
     from transformers import AutoConfig
     from transformers.modeling_tf_pytorch_utils import (
         load_pytorch_checkpoint_in_tf2_model,
