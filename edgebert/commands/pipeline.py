@@ -15,8 +15,8 @@ class PipelineCommand:
     def add_arguments(parser: argparse.ArgumentParser) -> None:
         required = parser.add_argument_group("required")
         which = required.add_mutually_exclusive_group(required=True)
-        which.add_argument("--preset", default=None, help="a shipped recipe: benchmarks/presets/<NAME>.toml (small, tiny)")
-        which.add_argument("--recipe", default=None, help="a recipe TOML file (see benchmarks/presets/ for the format)")
+        which.add_argument("--preset", default=None, help="a shipped recipe: edgebert/pipeline/presets/<NAME>.toml (small, tiny)")
+        which.add_argument("--recipe", default=None, help="a recipe TOML file (see edgebert/pipeline/presets/ for the format)")
         required.add_argument("--out", required=True, help="report directory (report.md/json/png, pipeline.json)")
         run = parser.add_argument_group("run")
         run.add_argument("--work", default=None, help="where the stages write (default: <OUT>.work)")

@@ -19,7 +19,9 @@ from typing import Any
 from edgebert.errors import UserError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PRESETS_DIR = REPO_ROOT / "benchmarks" / "presets"
+# Shipped recipes (package data, so `--preset` works from a wheel too); their relative paths are resolved against the
+# development checkout (REPO_ROOT), so outside it pass --corpus or copy a preset and use --recipe.
+PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 # The development corpus: the first file is required, the STS-B / SST-2 sentences are added when present.
 DEFAULT_CORPUS = ("../shared/data/corpus/sotu.txt.gz",)
 DEFAULT_CORPUS_OPTIONAL = ("../shared/data/stsb/train.csv", "../shared/data/sst2/train.tsv")
@@ -278,7 +280,7 @@ def parse_recipe(text: str, source: str | None = None) -> Recipe:
 def load_recipe(path: str | Path) -> Recipe:
     path = Path(path).expanduser()
     if not path.is_file():
-        raise UserError(f"--recipe {path} is not a file; pass a TOML recipe (see benchmarks/presets/)")
+        raise UserError(f"--recipe {path} is not a file; pass a TOML recipe (see edgebert/pipeline/presets/)")
     return parse_recipe(path.read_text(encoding="utf-8"), source=str(path))
 
 
