@@ -181,3 +181,26 @@ def test_packaged_teacher_few_steps(packaged_teacher: Path, shared_data: Path, t
     assert report.manifest["lineage"]["recipe"]["student"]["layer_map"] == [0, 5]
     assert report.manifest["lineage"]["teacher_head"]["source"] == "fitted"
     assert 0.0 <= report.metrics["teacher_mlm_accuracy"] <= 1.0
+
+
+@pytest.mark.parametrize("own_head", [False, True])
+def test_hidden_state_losses_only_fit_no_head(teacher3: Path, corpus: Path, tmp_path: Path, own_head: bool) -> None:
+    """alpha_mlm = alpha_ce = 0: no teacher head is fitted; the student keeps a head only if the teacher has its own."""
+    import shutil
+
+    from transformers import BertForMaskedLM
+
+    source = teacher3
+    if own_head:
+        source = tmp_path / "mlm-teacher"
+        BertForMaskedLM.from_pretrained(teacher3).save_pretrained(source, safe_serialization=True)
+        for f in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+            shutil.copy(teacher3 / f, source)
+    out = tmp_path / "student"
+    report = distill(source, corpus, out, student_layers=2, alpha_mlm=0.0, alpha_ce=0.0, alpha_cos=1.0, mlm_probability=0.0,
+                     cache_dir=tmp_path / "cache", **FAST)  # fmt: skip
+    assert report.manifest["lineage"]["teacher_head"]["source"] == "unused"
+    assert not (tmp_path / "cache").exists()  # nothing fitted, nothing cached
+    saved = _weights(out)
+    assert any(k.startswith("cls.") for k in saved) == own_head
+    assert report.manifest["model"]["architecture"] == ("BertForMaskedLM" if own_head else "BertModel")

@@ -264,18 +264,20 @@ def distill(
     head_collator = collator if mlm_probability else mlm_collator(tokenizer, HEAD_MLM_PROBABILITY, seed=seed)
     head_cfg = HeadFitConfig(steps=head_steps, batch_size=head_batch_size, lr=head_lr, seed=seed)
     log(f"teacher {teacher_dir} ({family.name}, {shape.teacher_layers} layers × {shape.teacher_hidden}); corpus: {len(texts)} passages → {len(dataset)} sequences")
-    if init_dir is None or alpha_mlm or alpha_ce:  # a built student copies the teacher's head, so it is always fitted
+    head_used = bool(alpha_mlm or alpha_ce)
+    if head_used:
         teacher_mlm, head_info = prepare_teacher(
             teacher_dir, family, dataset, head_collator, corpus_fp, seq_len, packing, head_cfg, cache_dir=cache_dir, log=log
         )
         log(f"teacher MLM head ({head_info['source']}): held-out masked-token accuracy {head_info['mlm_accuracy']:.3f}")
-    else:
-        teacher_mlm, _ = load_teacher_mlm(teacher_dir, family)
+        teacher_own_head = head_info["source"] == "own"
+    else:  # hidden-state losses only: no head is fitted, and a built student keeps one only if the teacher has its own
+        teacher_mlm, teacher_own_head = load_teacher_mlm(teacher_dir, family)
         head_info = {"source": "unused", "mlm_accuracy": None}
         log("teacher MLM head: not needed (--alpha-mlm and --alpha-ce are 0)")
     pooling = read_manifest(teacher_dir).get("model", {}).get("pooling") or pooling_from_sentence_transformers(teacher_dir) or family.default_pooling
 
-    save_head = True
+    save_head = head_used or teacher_own_head
     if init_dir is not None:
         student, init_info = _student_from_dir(init_dir, init_family, teacher_mlm, family, bool(alpha_mlm or alpha_ce))
         s_family, save_head = init_family, init_info["mlm_head"] is not None
