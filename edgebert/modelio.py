@@ -67,8 +67,15 @@ def has_mlm_head(model_dir: Path, family: Family) -> bool:
 
 def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
     """`cls.from_pretrained` the safe way (safetensors first, no remote code, eager attention) with its loading
-    info; unreadable weights become a UserError."""
+    info; unreadable weights become a UserError.
+
+    transformers' own "weights not initialized / not used" warnings are silenced: every caller checks the loading
+    info itself, tolerating only what it expects (a pooler that was never trained, an MLM head fitted next)."""
+    import transformers
+
     model_dir = Path(model_dir)
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()
     try:
         return cls.from_pretrained(
             model_dir,
@@ -83,6 +90,8 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
             f"cannot load the weights in {model_dir}: they look truncated or corrupt ({type(exc).__name__}); "
             "re-save the model"
         ) from exc
+    finally:
+        transformers.logging.set_verbosity(verbosity)
 
 
 def check_within_positions(flag: str, value: int, config: Any, whose: str = "the model's") -> None:

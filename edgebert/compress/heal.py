@@ -142,16 +142,9 @@ def load_healed(full: Any, healed_dir: Path) -> list[str]:
     """Copy the healed weights into `full` in place (same class, same pruned shapes, checked by load_state_dict).
 
     The student trains no pooler: `full` keeps its own. Returns the keys kept from `full`."""
-    import transformers
-
     from edgebert.modelio import load_weights
 
-    verbosity = transformers.logging.get_verbosity()
-    transformers.logging.set_verbosity_error()  # the missing pooler is expected
-    try:
-        healed, info = load_weights(type(full), healed_dir)
-    finally:
-        transformers.logging.set_verbosity(verbosity)
+    healed, info = load_weights(type(full), healed_dir)  # the missing pooler is expected
     missing = set(info.get("missing_keys", []))
     lacking = sorted(k for k in missing if "pooler" not in k)
     if lacking:

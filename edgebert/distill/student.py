@@ -303,13 +303,7 @@ def load_student_init(init_dir: Any, family: Family) -> tuple[nn.Module, bool]:
     from edgebert.modelio import has_mlm_head, load_weights
 
     own_head = has_mlm_head(init_dir, family)
-    verbosity = transformers.logging.get_verbosity()
-    if not own_head:  # the missing head is expected: skip the "newly initialized" warning
-        transformers.logging.set_verbosity_error()
-    try:
-        model, info = load_weights(getattr(transformers, family.mlm_class), init_dir)
-    finally:
-        transformers.logging.set_verbosity(verbosity)
+    model, info = load_weights(getattr(transformers, family.mlm_class), init_dir)
     missing = [k for k in info.get("missing_keys", []) if not k.startswith(family.mlm_head_prefix + ".")]
     if missing:
         raise UserError(f"the weights in --student-init {init_dir} do not match its config (e.g. {missing[0]} missing); re-save it")

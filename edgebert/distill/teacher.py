@@ -67,13 +67,7 @@ def load_teacher_mlm(model_dir: Path, family: Family) -> tuple[Any, bool]:
         raise UserError(f"{family.name} teachers cannot be distilled yet (no masked-LM class known)")
     cls = getattr(transformers, family.mlm_class)
     own_head = has_mlm_head(model_dir, family)
-    verbosity = transformers.logging.get_verbosity()
-    if not own_head:  # the missing head is expected: it is fitted next, so skip the "newly initialized" warning
-        transformers.logging.set_verbosity_error()
-    try:
-        model, info = load_weights(cls, model_dir)
-    finally:
-        transformers.logging.set_verbosity(verbosity)
+    model, info = load_weights(cls, model_dir)  # a missing head is expected: it is fitted next
     missing = [k for k in info.get("missing_keys", []) if not k.startswith(family.mlm_head_prefix + ".")]
     if missing:
         raise UserError(f"the teacher in {model_dir} is missing {len(missing)} tensors (e.g. {missing[0]}); re-save it")
