@@ -5,7 +5,7 @@
 #
 #   benchmarks/frontier.sh TEACHER_EXPORTS WORK OUT LABEL=MODEL_DIR...
 #     TEACHER_EXPORTS  dir with teacher-onnx-none/ and teacher-tfjs-none/ (edgebert export --target onnx|tfjs)
-#     WORK             where the student exports go;  OUT: the bench report dir
+#     WORK             where the student exports go (finished ones are reused);  OUT: the bench report dir
 set -euo pipefail
 X=$1 WORK=$2 OUT=$3
 shift 3
@@ -17,7 +17,9 @@ for pair in "$@"; do
   label=${pair%%=*} model=${pair#*=}
   for t in "onnx int8" "tflite int8" "tfjs uint8"; do
     set -- $t
-    $E export --target "$1" --quantize "$2" --model "$model" --out "$WORK/$label-$1-$2" --force
+    if [ ! -f "$WORK/$label-$1-$2/edgebert.json" ]; then  # a finished export in WORK is reused
+      $E export --target "$1" --quantize "$2" --model "$model" --out "$WORK/$label-$1-$2"
+    fi
     items+=("$label-$1-$2=$WORK/$label-$1-$2")
   done
 done
