@@ -84,7 +84,8 @@ class _Crash(Exception):
     pass
 
 
-def test_resume_ends_where_an_uninterrupted_run_ends(teacher3: Path, corpus: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("group_by_length", [False, True])
+def test_resume_ends_where_an_uninterrupted_run_ends(teacher3: Path, corpus: Path, tmp_path: Path, group_by_length: bool) -> None:
     from transformers import TrainerCallback
 
     class CrashAfterSave(TrainerCallback):
@@ -92,9 +93,10 @@ def test_resume_ends_where_an_uninterrupted_run_ends(teacher3: Path, corpus: Pat
             if state.global_step == 2:
                 raise _Crash("simulated kill after the step-2 checkpoint")
 
-    kw = dict(FAST, steps=6, cache_dir=tmp_path / "cache", student_layers=2)
+    kw = dict(FAST, steps=6, cache_dir=tmp_path / "cache", student_layers=2, group_by_length=group_by_length)
     full = tmp_path / "full"
-    distill(teacher3, corpus, full, **kw)
+    manifest = distill(teacher3, corpus, full, **kw).manifest
+    assert manifest["lineage"]["recipe"]["group_by_length"] is group_by_length
     part = tmp_path / "part"
     with pytest.raises(_Crash):
         distill(teacher3, corpus, part, callbacks=[CrashAfterSave()], **kw)

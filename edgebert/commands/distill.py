@@ -53,6 +53,10 @@ class DistillCommand:
         training.add_argument("--grad-accum", type=int, default=1, help="gradient accumulation steps")
         training.add_argument("--seq-len", type=int, default=128, help="tokens per sequence")
         training.add_argument("--packing", default="truncate", choices=("truncate", "pack"), help="one passage per sequence, or packed")
+        training.add_argument(
+            "--group-by-length", action="store_true",
+            help="batch passages of similar length (less padding, faster steps on corpora of mixed lengths)",
+        )  # fmt: skip
         training.add_argument("--lr", type=float, default=1e-4, help="peak learning rate (linear warmup, linear decay)")
         training.add_argument("--warmup-ratio", type=float, default=0.05, help="fraction of steps spent warming up")
         training.add_argument("--save-steps", type=int, default=None, help="checkpoint interval (default: ~10 %% of steps)")
@@ -96,6 +100,7 @@ class DistillCommand:
             grad_accum=args.grad_accum,
             seq_len=args.seq_len,
             packing=args.packing,
+            group_by_length=args.group_by_length,
             lr=args.lr,
             warmup_ratio=args.warmup_ratio,
             alpha_mlm=args.alpha_mlm,

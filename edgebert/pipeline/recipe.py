@@ -44,6 +44,7 @@ class DistillSection:
     grad_accum: int = 1
     seq_len: int = 128
     packing: str = "truncate"
+    group_by_length: bool = False
     lr: float = 1e-4
     warmup_ratio: float = 0.05
     weight_decay: float = 0.0
