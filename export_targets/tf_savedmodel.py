@@ -8,7 +8,10 @@ in a `tf.function` with int32 inputs of fixed shape [1, seq_len] that pools like
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,47 @@ def _use_erf_gelu() -> str:
     return "erf"
 
 
+class _PerHeadMatmul:
+    """A stand-in for the `tf` module inside transformers' TF attention code whose `matmul` splits a 4-D
+    [1, heads, m, k] product into one 2-D product per head (everything else is TensorFlow's own).
+
+    Why: TF.js' wasm backend runs a BatchMatMul with batch dimensions, or with transpose_b, on a slow generic
+    kernel (measured in Node, tfjs 4.22: 0.9 GMAC/s) and a plain 2-D product on XNNPACK (4-14 GMAC/s). The attention
+    scores (Q K^T) and context (P V) products are batched over heads, so in a BERT at seq 128 they cost as much wall
+    time as all the dense layers together. Keys are transposed once per layer (a cheap copy) so that no product
+    needs transpose_b. Same arithmetic, so parity is unchanged (the export checks it).
+    """
+
+    def __init__(self, tf: Any) -> None:
+        self._tf = tf
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tf, name)
+
+    def matmul(self, a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False, **kwargs: Any) -> Any:
+        tf = self._tf
+        shapes = (a.shape, b.shape)
+        if transpose_a or kwargs or any(s.rank != 4 or not s.is_fully_defined() or s[0] != 1 for s in shapes):
+            return tf.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b, **kwargs)
+        if transpose_b:
+            b = tf.transpose(b, perm=[0, 1, 3, 2])
+        heads = zip(tf.unstack(a[0], axis=0), tf.unstack(b[0], axis=0))
+        return tf.expand_dims(tf.stack([tf.matmul(x, y) for x, y in heads], axis=0), 0)
+
+
+@contextlib.contextmanager
+def per_head_attention(module: Any) -> Iterator[None]:
+    """Within the block, the attention code of `module` (the transformers module of a TF model class, e.g.
+    modeling_tf_bert, whose attention layers call `tf.matmul`) computes attention with per-head 2-D products."""
+    import tensorflow as tf
+
+    module.tf = _PerHeadMatmul(tf)
+    try:
+        yield
+    finally:
+        module.tf = tf
+
+
 def build_saved_model(
     model_dir: Path,
     seq_len: int,
@@ -36,6 +80,7 @@ def build_saved_model(
     saved_dir: Path,
     erf_gelu: bool = True,
     tf_class_name: str | None = None,
+    per_head: bool = False,
 ) -> dict:
     """Write a SavedModel whose serving signature maps int32 [1, seq_len] inputs to the two named outputs."""
     import tensorflow as tf
@@ -71,7 +116,8 @@ def build_saved_model(
         embedding = pooled / tf.maximum(norm, 1e-12)  # torch.nn.functional.normalize(p=2, eps=1e-12)
         return {"sentence_embedding": embedding, "last_hidden_state": hidden}
 
-    concrete = serve.get_concrete_function()
+    with per_head_attention(sys.modules[tf_class.__module__]) if per_head else contextlib.nullcontext():
+        concrete = serve.get_concrete_function()
     module = tf.Module()
     module.encoder = encoder
     module.serve = serve
@@ -81,6 +127,7 @@ def build_saved_model(
         "transformers": transformers.__version__,
         "tf_model_class": tf_class.__name__,
         "gelu": gelu if config.hidden_act == "gelu" else config.hidden_act,
+        "attention_products": "per_head_2d" if per_head else "batched",
     }
 
 

@@ -3,8 +3,9 @@
 `export_targets.tfjs` starts this module with `USE_TF=1` and `TF_ENABLE_ONEDNN_OPTS=0` in a fresh interpreter,
 because the edgebert process has torch loaded and transformers set to torch-only. It builds `TFBertModel`
 from the PyTorch weights, wraps it in a `tf.function` with int32 inputs of fixed shape [1, seq_len] that pools
-like `edgebert.pooling.SentenceEmbedder` (then L2-normalises), saves a SavedModel in scratch space and runs
-the tensorflowjs converter on it with one weight shard. A JSON summary goes to `--result`.
+like `edgebert.pooling.SentenceEmbedder` (then L2-normalises), computes attention as one 2-D product per head
+(`tf_savedmodel.per_head_attention`: tfjs' wasm backend runs those on XNNPACK), saves a SavedModel in scratch
+space and runs the tensorflowjs converter on it with one weight shard. A JSON summary goes to `--result`.
 
     python -m export_targets.tfjs_convert --model-dir DIR --seq-len 128 --pooling mean \
         --input-names input_ids,attention_mask,token_type_ids --quantize none --out-dir OUT --result R.json
@@ -113,6 +114,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="comma-separated fnmatch patterns of graph weights kept float16 under uint8 (overrides --uint8-keep-float16)",
     )
+    parser.add_argument(
+        "--attention",
+        default="per-head",
+        choices=("per-head", "batched"),
+        help="attention products as one 2-D matmul per head (fast on tfjs' wasm backend) or as batched matmuls",
+    )
     parser.add_argument("--out-dir", required=True, type=Path)
     parser.add_argument("--result", required=True, type=Path)
     args = parser.parse_args(argv)
@@ -129,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
         saved = Path(scratch) / "saved_model"
         converted = Path(scratch) / "tfjs"
-        info = build_saved_model(args.model_dir, args.seq_len, args.pooling, input_names, saved)
+        info = build_saved_model(
+            args.model_dir, args.seq_len, args.pooling, input_names, saved, per_head=args.attention == "per-head"
+        )
         keep_patterns = None if args.uint8_keep_patterns is None else args.uint8_keep_patterns.split(",")
         converter_args = convert_to_tfjs(saved, converted, args.quantize, args.uint8_keep_float16, keep_patterns)
         model_json = json.loads((converted / "model.json").read_text())

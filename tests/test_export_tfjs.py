@@ -77,6 +77,22 @@ def test_graph_inputs_and_output_nodes_are_recorded(tiny_exports, quantize: str)
     assert "Erfc" not in ops and not any(op.startswith("_Mkl") for op in ops)
 
 
+def test_attention_is_one_plain_2d_product_per_head(tiny_exports, tiny_bert: Path) -> None:
+    """tfjs' wasm backend runs batched or transpose_b products on a slow generic kernel: none may remain."""
+    from transformers import AutoConfig
+
+    report = tiny_exports.get("none")
+    nodes = json.loads((report.out_dir / "model.json").read_text())["modelTopology"]["node"]
+    products = [n for n in nodes if "MatMul" in n["op"]]
+    assert products and all(n["op"] == "MatMul" for n in products), {n["op"] for n in products}
+    assert not any(n.get("attr", {}).get(k, {}).get("b") for n in products for k in ("transpose_a", "transpose_b"))
+    config = AutoConfig.from_pretrained(tiny_bert)
+    dense_per_layer = 6  # query, key, value, attention output, FFN in, FFN out
+    per_layer = dense_per_layer + 2 * config.num_attention_heads  # scores and context, per head
+    assert len(products) == config.num_hidden_layers * per_layer
+    assert report.manifest["target_details"]["attention_products"] == "per_head_2d"
+
+
 def test_uint8_keeps_ffn_down_projection_in_float16(tiny_exports) -> None:
     report = tiny_exports.get("uint8")
     model_json = json.loads((report.out_dir / "model.json").read_text())
