@@ -37,9 +37,12 @@ class _PerHeadMatmul:
 
     Why: TF.js' wasm backend runs a BatchMatMul with batch dimensions, or with transpose_b, on a slow generic
     kernel (measured in Node, tfjs 4.22: 0.9 GMAC/s) and a plain 2-D product on XNNPACK (4-14 GMAC/s). The attention
-    scores (Q K^T) and context (P V) products are batched over heads, so in a BERT at seq 128 they cost as much wall
-    time as all the dense layers together. Keys are transposed once per layer (a cheap copy) so that no product
-    needs transpose_b. Same arithmetic, so parity is unchanged (the export checks it).
+    scores (Q K^T) and context (P V) products are batched over heads: in all-MiniLM-L6-v2 at seq 128 they are 5 % of
+    the multiply-adds but about a third of the TF.js time. Keys are transposed once per layer (a cheap copy) so that
+    no product needs transpose_b. Measured on that teacher (fp32, Node wasm, 40 calls, two alternating runs): the
+    products fall from 155-187 ms to 95-100 ms, of which the per-head Unpack copies give back 16-33 ms; a call is
+    median 171-203 ms against 210-224 ms batched (fastest call 144-150 vs 182-192). Strided slices instead of Unpack
+    were slower still (median 233-274 ms). Same arithmetic, so parity is unchanged (the export checks it).
     """
 
     def __init__(self, tf: Any) -> None:
