@@ -81,8 +81,13 @@ def test_presets_parse() -> None:
         assert recipe.name == name
         assert set(recipe.export.targets) == {"onnx", "tflite", "tfjs"}
         assert recipe.targets.max_mb and recipe.targets.min_sts_retention and recipe.targets.min_onnx_speedup
-        assert recipe.distill.embedding_dim and recipe.compress.enabled and recipe.compress.heal_steps and recipe.vocab.trim
-    assert load_preset("tiny").targets.max_mb < load_preset("small").targets.max_mb
+        assert recipe.distill.embedding_dim and recipe.compress.enabled and recipe.compress.heal_steps
+        assert recipe.distill.group_by_length
+    small, tiny = load_preset("small"), load_preset("tiny")
+    assert tiny.targets.max_mb < small.targets.max_mb
+    # small keeps the whole vocabulary (it fits in 8 MB at E=128); tiny trims it for its 4 MB
+    assert not small.vocab.trim and tiny.vocab.trim
+    assert tiny.compress.prune_heads > small.compress.prune_heads and tiny.distill.embedding_dim < small.distill.embedding_dim
 
 
 def test_recipe_parses_sections_and_defaults() -> None:
