@@ -534,7 +534,7 @@ def _fit_student_head(student: Any, family: Any, dataset: Any, collator: Any, he
 def _training_args(
     output_dir: Path, steps: int, batch_size: int, grad_accum: int, lr: float, warmup_ratio: float,
     weight_decay: float, max_grad_norm: float, seed: int, eval_steps: int | None, save_steps: int | None,
-    logging_steps: int | None, evaluate: bool, precision: str, quiet: bool, group_by_length: bool = False,
+    logging_steps: int | None, evaluate: bool, precision: str, quiet: bool, group_by_length: bool,
 ) -> Any:
     import torch
     from transformers import TrainingArguments
