@@ -21,6 +21,18 @@ def human_bytes(n: int) -> str:
     return f"{n} B"
 
 
+def print_parity(parity: dict, console: Console) -> None:
+    """The worst cosine, then one line per kernel path checked (host CPU named: int8 arithmetic depends on it)."""
+    console.print(f"parity vs PyTorch: min cosine {parity['min_cosine']:.6f} (≥ {parity['threshold']}) on every kernel path:")
+    for name, path in parity["kernel_paths"].items():
+        checks = [c for c in path.values() if isinstance(c, dict)]
+        counts = ", ".join(f"{c['sentences']} sentences at {c['seq_len']} tokens" for c in checks)
+        diff = max(c["max_abs_diff_embedding"] for c in checks)
+        console.print(f"  {name} ({path['description']}): min cosine {path['min_cosine']:.6f}, max abs diff {diff:.2e} ({counts})")
+    cpu = parity["cpu"]
+    console.print(f"  checked on {cpu['model']} ({cpu['machine']}, int8 dot product: {cpu['int8_dot_product']})")
+
+
 def print_export_summary(report: ExportReport, console: Console | None = None) -> None:
     console = console or Console(soft_wrap=True)
     m = report.manifest
@@ -31,15 +43,7 @@ def print_export_summary(report: ExportReport, console: Console | None = None) -
         table.add_row(name, human_bytes(size))
     table.add_row("[dim]tokenizer[/dim]", "[dim]" + ", ".join(m["tokenizer_files"]) + "[/dim]")
     console.print(table)
-    p = m["parity"]
-    names = [k for k, v in p.items() if isinstance(v, dict)]
-    checks = [p[k] for k in names]
-    counts = ", ".join(f"{k}: {c['sentences']} sentences" for k, c in zip(names, checks))
-    console.print(
-        f"parity vs PyTorch: min cosine {p['min_cosine']:.6f} (≥ {p['threshold']}), "
-        f"max abs diff {max(c['max_abs_diff_embedding'] for c in checks):.2e} "
-        f"({counts})"
-    )
+    print_parity(m["parity"], console)
     inputs = ", ".join(f"{i['name']}{i['shape']}" for i in m["inputs"])
     console.print(f"model bytes: {human_bytes(m['model_bytes'])}; inputs: {inputs}; wall time {m['wall_time_s']} s")
     console.print(f"written to: {report.out_dir}")

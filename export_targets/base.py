@@ -56,6 +56,14 @@ class Runner(ABC):
         """Release runtime resources (subprocesses, sessions)."""
 
 
+@dataclass
+class KernelPath:
+    """One way the artifact's arithmetic can run (a CPU's kernels, a runtime's op resolver) and a runner for it."""
+
+    description: str
+    runner: Runner
+
+
 class Exporter(ABC):
     """One export target: converts a loaded model into files and runs them back for verification."""
 
@@ -76,3 +84,11 @@ class Exporter(ABC):
     @abstractmethod
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         """A runner for the artifact in `export_dir` described by `manifest` (its `edgebert.json`)."""
+
+    def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
+        """Every kernel path the artifact may meet on the machines it runs on, each with a runner here.
+
+        Parity is checked on each: a file that would drift on another CPU must fail on this one too. The
+        default is the host's runtime alone (targets whose arithmetic does not depend on the CPU).
+        """
+        return {"host": KernelPath("this machine's runtime", self.load_runner(export_dir, manifest))}

@@ -10,23 +10,25 @@ import numpy as np
 
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from export_targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
+from export_targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, KernelPath, Runner
 
 OPSET = 18
 MODEL_FILE = "model.onnx"
 
 
 class OnnxRunner(Runner):
-    """An onnxruntime CPU session over an exported `model.onnx`."""
+    """An onnxruntime CPU session over an exported `model.onnx` (a path, or the serialized model's bytes)."""
 
-    def __init__(self, path: Path, threads: int | None = None) -> None:
+    def __init__(self, model: Path | bytes, threads: int | None = None) -> None:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
+        options.log_severity_level = 3  # no warnings about initializers a rewritten graph no longer uses
         if threads:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        source = model if isinstance(model, bytes) else str(model)
+        self.session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
         self.input_names = [i.name for i in self.session.get_inputs()]
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -91,6 +93,26 @@ class OnnxExporter(Exporter):
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         return OnnxRunner(Path(export_dir) / MODEL_FILE, threads=threads)
 
+    def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
+        """The host's kernels, plus the saturating u8 x s8 kernels of x86 CPUs without VNNI when the file has any."""
+        return onnx_kernel_paths(Path(export_dir) / MODEL_FILE)
+
+
+def onnx_kernel_paths(path: Path) -> dict[str, KernelPath]:
+    """Runners for every kernel path `path` can meet: the host's, and the emulated non-VNNI x86 one if it applies."""
+    import onnx
+
+    from export_targets import onnx_kernels
+
+    paths = {onnx_kernels.HOST: KernelPath(onnx_kernels.KERNEL_PATHS[onnx_kernels.HOST], OnnxRunner(path))}
+    model = onnx.load(str(path))
+    if onnx_kernels.emulate_u8s8_saturation(model):
+        description = onnx_kernels.KERNEL_PATHS[onnx_kernels.SATURATING_U8S8]
+        # The emulation holds every pair's product ([batch, tokens, K/2, N] int32) at once: fine for the parity
+        # and guard batches (a few sentences, padded to the longest), not meant for long padded batches.
+        paths[onnx_kernels.SATURATING_U8S8] = KernelPath(description, OnnxRunner(model.SerializeToString()))
+    return paths
+
 
 def calibration_feeds(model: LoadedModel, options: ExportOptions) -> list[dict[str, np.ndarray]]:
     """One int64 feed per calibration sentence at its natural length (truncated to seq_len), as apps run it."""
@@ -105,8 +127,8 @@ def calibration_feeds(model: LoadedModel, options: ExportOptions) -> list[dict[s
 
 
 def guard_feeds(model: LoadedModel, options: ExportOptions) -> dict[str, np.ndarray]:
-    """The GUARD_SENTENCES as one padded batch of model feeds, for recipes that check their own choices."""
+    """The GUARD_SENTENCES as one batch padded to the longest, for recipes that check their own choices."""
     from edgebert.parity import GUARD_SENTENCES, encode
 
-    encoded = encode(model.tokenizer, GUARD_SENTENCES, options.seq_len)
+    encoded = encode(model.tokenizer, GUARD_SENTENCES, options.seq_len, pad_to_seq_len=False)
     return {n: encoded[n] for n in model.family.input_names()}

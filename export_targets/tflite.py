@@ -25,7 +25,7 @@ import numpy as np
 
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from export_targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
+from export_targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, KernelPath, Runner
 
 MODEL_FILE = "model.tflite"
 SIGNATURE = "serving_default"
@@ -40,14 +40,25 @@ def _set_env() -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
+# LiteRT's kernel paths: the XNNPACK delegate it applies by default, and its built-in kernels (what runs where
+# XNNPACK is not applied: builds or apps without the default delegate, ops XNNPACK does not take).
+XNNPACK = "xnnpack"
+BUILTIN = "builtin"
+KERNEL_PATHS = {
+    XNNPACK: "LiteRT with its default XNNPACK delegate",
+    BUILTIN: "LiteRT built-in kernels, no default delegate",
+}
+
+
 class TFLiteRunner(Runner):
     """A LiteRT interpreter over `model.tflite`; loops over batch rows since the shape is [1, seq_len]."""
 
-    def __init__(self, path: Path, signature: str, seq_len: int, threads: int | None = None) -> None:
+    def __init__(self, path: Path, signature: str, seq_len: int, threads: int | None = None, kernels: str = XNNPACK) -> None:
         _set_env()
-        from ai_edge_litert.interpreter import Interpreter
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-        self.interpreter = Interpreter(model_path=str(path), num_threads=threads)
+        resolver = OpResolverType.AUTO if kernels == XNNPACK else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+        self.interpreter = Interpreter(model_path=str(path), num_threads=threads, experimental_op_resolver_type=resolver)
         self.runner = self.interpreter.get_signature_runner(signature)
         self.input_names = list(self.interpreter.get_signature_list()[signature]["inputs"])
         self.seq_len = seq_len
@@ -134,7 +145,9 @@ class TFLiteExporter(Exporter):
             extra["quantization"] = tq.static_recipe_details(model.family, SIGNATURE, OUTPUT_NAMES)
             return tq.quantize_tflite_static(data, model.family, samples, SIGNATURE, OUTPUT_NAMES)
         extra["quantizer"] = (
-            "ai-edge-quantizer dynamic_wi8_afp32" if options.quantize == "int8" else "litert_torch full_fp16_recipe"
+            "ai-edge-quantizer dynamic_wi8_afp32, inputs quantized per row with a zero point"
+            if options.quantize == "int8"
+            else "litert_torch full_fp16_recipe"
         )
         return tq.quantize_tflite(data, options.quantize)
 
@@ -204,6 +217,12 @@ class TFLiteExporter(Exporter):
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         signature = manifest.get("target_details", {}).get("signature", SIGNATURE)
         return TFLiteRunner(Path(export_dir) / MODEL_FILE, signature, int(manifest["seq_len"]), threads=threads)
+
+    def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
+        """XNNPACK and the built-in kernels: their int8 arithmetic differs (dynamic-range inputs, rounding)."""
+        signature = manifest.get("target_details", {}).get("signature", SIGNATURE)
+        path, seq_len = Path(export_dir) / MODEL_FILE, int(manifest["seq_len"])
+        return {name: KernelPath(text, TFLiteRunner(path, signature, seq_len, kernels=name)) for name, text in KERNEL_PATHS.items()}
 
 
 def calibration_inputs(model: LoadedModel, options: ExportOptions) -> list[dict[str, np.ndarray]]:

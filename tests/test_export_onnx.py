@@ -25,8 +25,12 @@ def test_tiny_export_verifies_and_describes_itself(tiny_bert: Path, tmp_path: Pa
     assert manifest["files"]["model.onnx"] == (out / "model.onnx").stat().st_size
     assert "tokenizer.json" in manifest["tokenizer_files"] and (out / "tokenizer.json").exists()
     parity = manifest["parity"]
-    assert parity["passed"] and parity["natural_length"]["sentences"] == 10
-    assert parity["min_cosine"] >= parity["threshold"]
+    paths = parity["kernel_paths"]
+    assert parity["passed"] and paths["host"]["natural_length"]["sentences"] == 10
+    assert parity["min_cosine"] == min(p["min_cosine"] for p in paths.values()) >= parity["threshold"]
+    # int8 multiplies uint8 activations by int8 weights: the saturating non-VNNI x86 path is checked too.
+    assert set(paths) == ({"host", "u8s8-saturating"} if quantize == "int8" else {"host"})
+    assert parity["cpu"]["machine"] and "int8_dot_product" in parity["cpu"]
 
 
 def test_dynamic_axes_accept_other_batch_and_length(tiny_bert: Path, tmp_path: Path) -> None:

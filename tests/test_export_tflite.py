@@ -43,6 +43,8 @@ def test_export_writes_a_verified_model(tiny_exports: dict, quantize: str) -> No
     assert manifest["files"] == {MODEL_FILE: (report.out_dir / MODEL_FILE).stat().st_size}
     assert manifest["parity"]["passed"] is True
     assert manifest["parity"]["min_cosine"] >= manifest["parity"]["threshold"]
+    # Checked on XNNPACK (LiteRT's default) and on the built-in kernels, whose int8 arithmetic differs.
+    assert set(manifest["parity"]["kernel_paths"]) == {"xnnpack", "builtin"}
     assert manifest["target_details"]["signature"] == SIGNATURE
     assert manifest["target_details"]["converter"] == "litert_torch"
     assert (report.out_dir / "tokenizer.json").exists() or (report.out_dir / "vocab.txt").exists()

@@ -37,16 +37,6 @@ LIBRARIES = (
 # ----------------------------------------------------------------------------------------- machine
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _node_info() -> dict[str, str | None]:
     info: dict[str, str | None] = {"node": None, "@tensorflow/tfjs": None, "@tensorflow/tfjs-backend-wasm": None}
     try:
@@ -78,8 +68,13 @@ def machine_info() -> dict[str, Any]:
         affinity = len(os.sched_getaffinity(0))
     except AttributeError:
         affinity = os.cpu_count()
+    from edgebert.cpu import cpu_info
+
+    cpu = cpu_info()
     return {
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpu["model"],
+        "cpu_isa": cpu["isa"],
+        "int8_dot_product": cpu["int8_dot_product"],
         "logical_cores": os.cpu_count(),
         "physical_cores": psutil.cpu_count(logical=False),
         "usable_cores": affinity,
@@ -419,6 +414,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         f"- CPU: {m['cpu_model']}; {m['logical_cores']} logical / {m['physical_cores']} physical cores "
         f"({m['usable_cores']} usable); {m['memory_gb']} GB RAM",
+        f"- ISA: {' '.join(m.get('cpu_isa') or []) or 'unknown'}; int8 dot product: {m.get('int8_dot_product', 'unknown')} "
+        "(int8 latencies and onnxruntime's u8 x s8 arithmetic depend on it: vnni exact, saturating-int16 on x86 without VNNI)",
         f"- Load average at start {', '.join(f'{x:.2f}' for x in m['loadavg_start'])}"
         + (f", at end {', '.join(f'{x:.2f}' for x in m['loadavg_end'])}" if m.get("loadavg_end") else "")
         + " (the machine may be shared: compare items within one report; each item's load average at its start "

@@ -1,0 +1,202 @@
+"""The int8 kernel paths an ONNX file meets on other CPUs, emulated so that any machine can check them.
+
+onnxruntime (MLAS) multiplies uint8 activations by int8 weights with different instructions per CPU:
+- AVX-512 VNNI / AVX-VNNI (`vpdpbusd`), ARM64 (`sdot`/`udot`, or 16-bit `smull` + 32-bit accumulation) and
+  U8U8 products everywhere accumulate exactly in 32 bits;
+- AVX2 without VNNI (AMD Zen 1-3, Intel before Ice Lake) and AVX-512 without VNNI (Skylake-X) use `vpmaddubsw`:
+  two adjacent u8 x s8 products are added into a **saturating int16** (255 * 127 * 2 = 64770 > 32767) before
+  `vpmaddwd` widens them to int32. Large activations against large weights of the same sign are clipped.
+
+`emulate_u8s8_saturation` rewrites a quantized graph so that every u8 x s8 product is computed the saturating
+way with standard ONNX ops (pairs of K, int32 products, clip to int16, sum): the rewritten copy, run in
+onnxruntime on any CPU, gives what a non-VNNI x86 CPU gives. The export's parity check runs it beside the
+host's kernel, so a file that would drift on an AVX2 machine fails on a VNNI machine too. Zero points are
+applied after the integer sum, as MLAS does (row and column sums), so only the raw u8 x s8 pairs saturate.
+
+Covered: `MatMulInteger` (dynamic int8) and `DequantizeLinear -> MatMul <- DequantizeLinear` with a uint8
+activation and an int8 constant weight (QDQ int8-static, which onnxruntime runs as QLinearMatMul).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+INT16_MIN, INT16_MAX = -32768, 32767
+
+HOST = "host"
+SATURATING_U8S8 = "u8s8-saturating"
+# What each kernel path name stands for, for the manifest and the messages.
+KERNEL_PATHS = {
+    HOST: "this machine's onnxruntime kernels",
+    SATURATING_U8S8: "x86 without VNNI (AVX2, AVX-512 before VNNI): u8 x s8 pairs summed in saturating int16, emulated",
+}
+
+
+@dataclass(frozen=True)
+class _Product:
+    """One u8 x s8 integer product found in the graph."""
+
+    node: Any  # the MatMulInteger or float MatMul node replaced
+    activation: str  # uint8 tensor [..., M, K]
+    activation_zero_point: str | None
+    weight: np.ndarray  # int8 [K, N]
+    weight_zero_point: np.ndarray  # int8, scalar or [N]
+    scales: tuple[str, ...]  # (activation scale, weight scale) for QDQ: the float result; () keeps MatMulInteger's int32
+
+
+def has_u8s8_products(model: Any) -> bool:
+    """Whether any product in `model` multiplies uint8 activations by int8 weights (the path that can saturate)."""
+    return bool(_find_products(model))
+
+
+def emulate_u8s8_saturation(model: Any) -> int:
+    """Rewrite `model` (an onnx.ModelProto, opset >= 13, in place) so every u8 x s8 product saturates as on
+    AVX2; return how many were rewritten."""
+    from onnx import numpy_helper
+
+    graph = model.graph
+    products = _find_products(model)
+    for index, product in enumerate(products):
+        prefix = f"edgebert_sat{index}"
+        nodes, inits = _saturating_product(product, prefix)
+        position = list(graph.node).index(product.node)
+        graph.node.remove(product.node)
+        for offset, node in enumerate(nodes):
+            graph.node.insert(position + offset, node)
+        graph.initializer.extend(numpy_helper.from_array(value, name) for name, value in inits.items())
+    return len(products)
+
+
+def _saturating_product(product: _Product, prefix: str) -> tuple[list[Any], dict[str, np.ndarray]]:
+    """Nodes computing `product` with int16 saturation of each pair of K, and the constants they need."""
+    from onnx import TensorProto, helper
+
+    p = prefix
+    weight = product.weight.astype(np.int32)
+    k = weight.shape[0]
+    even_k = k - k % 2
+    inits = {
+        f"{p}_b_even": weight[0:even_k:2][None],  # [1, K/2, N]: broadcasts against [..., M, K/2, 1]
+        f"{p}_b_odd": weight[1:even_k:2][None],
+        f"{p}_b_colsum": weight.sum(axis=0, dtype=np.int32),
+        f"{p}_b_zp": product.weight_zero_point.astype(np.int32),
+        f"{p}_k": np.array(k, np.int32),
+        f"{p}_lo": np.array(INT16_MIN, np.int32),
+        f"{p}_hi": np.array(INT16_MAX, np.int32),
+        f"{p}_last_axis": np.array([-1], np.int64),
+        f"{p}_pair_axis": np.array([-2], np.int64),
+        f"{p}_starts": np.array([0], np.int64),
+        f"{p}_starts_odd": np.array([1], np.int64),
+        f"{p}_ends": np.array([even_k], np.int64),
+        f"{p}_two": np.array([2], np.int64),
+    }
+    a = f"{p}_a"
+    slice_inputs = [f"{p}_ends", f"{p}_last_axis", f"{p}_two"]
+    nodes = [
+        helper.make_node("Cast", [product.activation], [a], to=TensorProto.INT32),
+        helper.make_node("Slice", [a, f"{p}_starts", *slice_inputs], [f"{p}_a_even"]),
+        helper.make_node("Slice", [a, f"{p}_starts_odd", *slice_inputs], [f"{p}_a_odd"]),
+        helper.make_node("Unsqueeze", [f"{p}_a_even", f"{p}_last_axis"], [f"{p}_a_even_col"]),
+        helper.make_node("Unsqueeze", [f"{p}_a_odd", f"{p}_last_axis"], [f"{p}_a_odd_col"]),
+        helper.make_node("Mul", [f"{p}_a_even_col", f"{p}_b_even"], [f"{p}_prod_even"]),
+        helper.make_node("Mul", [f"{p}_a_odd_col", f"{p}_b_odd"], [f"{p}_prod_odd"]),
+        helper.make_node("Add", [f"{p}_prod_even", f"{p}_prod_odd"], [f"{p}_pairs"]),
+        helper.make_node("Max", [f"{p}_pairs", f"{p}_lo"], [f"{p}_pairs_lo"]),
+        helper.make_node("Min", [f"{p}_pairs_lo", f"{p}_hi"], [f"{p}_pairs_sat"]),
+        helper.make_node("ReduceSum", [f"{p}_pairs_sat", f"{p}_pair_axis"], [f"{p}_raw"], keepdims=0),
+    ]
+    raw = f"{p}_raw"
+    if k % 2:  # the last element of an odd K has no partner (MLAS pads K with zeros): one product, never clipped
+        inits[f"{p}_b_last"] = weight[k - 1 :]
+        inits[f"{p}_ends_all"] = np.array([k], np.int64)
+        nodes += [
+            helper.make_node("Slice", [a, f"{p}_ends", f"{p}_ends_all", f"{p}_last_axis"], [f"{p}_a_last"]),
+            helper.make_node("Mul", [f"{p}_a_last", f"{p}_b_last"], [f"{p}_tail"]),
+            helper.make_node("Add", [raw, f"{p}_tail"], [f"{p}_raw_all"]),
+        ]
+        raw = f"{p}_raw_all"
+    return nodes + _zero_point_terms(product, p, a, raw), inits
+
+
+def _zero_point_terms(product: _Product, p: str, a: str, raw: str) -> list[Any]:
+    """int32 result = raw - a_zp * colsum(B) - b_zp * rowsum(A) + K * a_zp * b_zp; then scaled (QDQ) or not."""
+    from onnx import TensorProto, helper
+
+    out = product.node.output[0]
+    int_out = f"{p}_int" if product.scales else out
+    nodes = [
+        helper.make_node("ReduceSum", [a, f"{p}_last_axis"], [f"{p}_rowsum"], keepdims=1),
+        helper.make_node("Mul", [f"{p}_rowsum", f"{p}_b_zp"], [f"{p}_t_b"]),
+    ]
+    term = f"{p}_t_b"
+    if product.activation_zero_point:
+        nodes += [
+            helper.make_node("Cast", [product.activation_zero_point], [f"{p}_a_zp"], to=TensorProto.INT32),
+            helper.make_node("Mul", [f"{p}_a_zp", f"{p}_b_colsum"], [f"{p}_t_a"]),
+            helper.make_node("Mul", [f"{p}_a_zp", f"{p}_b_zp"], [f"{p}_zz"]),
+            helper.make_node("Mul", [f"{p}_zz", f"{p}_k"], [f"{p}_t_ab"]),
+            helper.make_node("Sub", [f"{p}_t_b", f"{p}_t_ab"], [f"{p}_t_b_ab"]),
+            helper.make_node("Add", [f"{p}_t_b_ab", f"{p}_t_a"], [f"{p}_terms"]),
+        ]
+        term = f"{p}_terms"
+    nodes.append(helper.make_node("Sub", [raw, term], [int_out]))
+    if product.scales:
+        nodes += [
+            helper.make_node("Mul", list(product.scales), [f"{p}_scale"]),
+            helper.make_node("Cast", [int_out], [f"{p}_float"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", [f"{p}_float", f"{p}_scale"], [out]),
+        ]
+    return nodes
+
+
+def _find_products(model: Any) -> list[_Product]:
+    """Every MatMulInteger and QDQ MatMul whose activation is uint8 and whose weight is an int8 constant."""
+    from onnx import numpy_helper
+
+    graph = model.graph
+    consts = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    producers = {o: n for n in graph.node for o in n.output}
+    found = []
+    for node in graph.node:
+        if node.op_type == "MatMulInteger":
+            found += _matmul_integer(node, consts)
+        elif node.op_type == "MatMul":
+            found += _qdq_matmul(node, consts, producers)
+    return found
+
+
+def _matmul_integer(node: Any, consts: dict[str, np.ndarray]) -> list[_Product]:
+    weight = consts.get(node.input[1])
+    if weight is None or weight.dtype != np.int8 or weight.ndim != 2:
+        return []
+    a_zp = node.input[2] if len(node.input) > 2 and node.input[2] else None
+    b_zp = consts.get(node.input[3], np.zeros((), np.int8)) if len(node.input) > 3 and node.input[3] else np.zeros((), np.int8)
+    return [_Product(node, node.input[0], a_zp, weight, b_zp, ())]
+
+
+def _qdq_matmul(node: Any, consts: dict[str, np.ndarray], producers: dict[str, Any]) -> list[_Product]:
+    """A float MatMul fed by DQ(uint8 activation) and DQ(int8 constant weight): onnxruntime's QLinearMatMul."""
+    left, right = (producers.get(name) for name in node.input[:2])
+    if not (left and right and left.op_type == right.op_type == "DequantizeLinear"):
+        return []
+    weight = consts.get(right.input[0])
+    if weight is None or weight.dtype != np.int8 or weight.ndim != 2:
+        return []
+    quantize = producers.get(left.input[0])
+    if quantize is None or quantize.op_type != "QuantizeLinear" or not _is_uint8(left.input[0], quantize, consts):
+        return []
+    zero_b = consts.get(right.input[2]) if len(right.input) > 2 else None
+    zero_b = np.zeros((), np.int8) if zero_b is None else zero_b
+    a_zp = left.input[2] if len(left.input) > 2 and left.input[2] else None
+    return [_Product(node, left.input[0], a_zp, weight, zero_b, (left.input[1], right.input[1]))]
+
+
+def _is_uint8(tensor: str, quantize: Any, consts: dict[str, np.ndarray]) -> bool:
+    """A QuantizeLinear output is uint8 when its zero point is (no zero point also means uint8)."""
+    if len(quantize.input) < 3 or not quantize.input[2]:
+        return True
+    zero = consts.get(quantize.input[2])
+    return zero is not None and zero.dtype == np.uint8
