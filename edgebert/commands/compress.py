@@ -187,7 +187,14 @@ class _Staging:
         from edgebert.artifact import check_output_dir
 
         out = Path(args.out)
-        check_output_dir(out, args.force)  # fail before pruning, not after
+        inputs = {
+            "--model": args.model,
+            "--calibration": args.calibration,
+            "--heal-corpus": args.heal_corpus,
+            "--trim-vocab": args.trim_vocab,
+            "--vocab-heldout": args.vocab_heldout,
+        }
+        check_output_dir(out, args.force, inputs)  # fail before pruning, not after
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
         self._tmp = tempfile.TemporaryDirectory(prefix=f".{out.name}.pruned-", dir=out.absolute().parent)
         self.path = str(Path(self._tmp.name) / out.name)  # the trimmed manifest names its source after --out
