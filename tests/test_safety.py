@@ -74,3 +74,79 @@ def test_export_of_a_nan_model_fails_and_writes_nothing(run_cli: Callable[..., t
     code, _, err = run_cli("export", "--target", "onnx", "--model", str(model), "--out", str(out), "--seq-len", "16")
     assert code == 1 and "NaN/inf" in err and "Traceback" not in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["X"]
+
+
+# ----------------------------------------------------------------------------------------- bench
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str) -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "edgebert.cli", *args]
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "USE_TF": "0"}
+
+
+def test_bench_never_overwrites_an_item(run_cli: Callable[..., tuple[int, str, str]], model: Path, tmp_path: Path) -> None:
+    before = snapshot(tmp_path)
+    code, _, err = run_cli("bench", str(model), "--out", str(model), "--force", "--in-process", "--repeats", "1")
+    assert_one_line(code, err, "is the ITEM")
+    code, _, err = run_cli("bench", str(model), "--out", str(tmp_path), "--force", "--in-process", "--repeats", "1")
+    assert_one_line(code, err, "contains the ITEM")
+    assert snapshot(tmp_path) == before
+
+
+def test_bench_never_runs_a_tokenizers_own_code(model: Path, tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    marker = tmp_path / "MARKER"
+    (model / "evil.py").write_text(
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n"
+        "from transformers import BertTokenizerFast as EvilTokenizer\n"
+    )
+    config = json.loads((model / "tokenizer_config.json").read_text())
+    config.update(tokenizer_class="EvilTokenizer", auto_map={"AutoTokenizer": ["evil.EvilTokenizer", "evil.EvilTokenizer"]})
+    (model / "tokenizer_config.json").write_text(json.dumps(config))
+    out = tmp_path / "report"
+    args = _cli("bench", str(model), "--out", str(out), "--repeats", "1", "--warmup", "0", "--seq-len", "8")
+    done = subprocess.run(args, input="y\n" * 20, capture_output=True, text=True, cwd=REPO, env=_env(), timeout=300)
+    assert not marker.exists(), done.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert done.returncode == 1 and report["items"][0]["status"] == "failed", done.stderr
+
+
+def test_bench_workers_die_with_a_killed_bench(tiny_bert: Path, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    import psutil
+
+    args = _cli("bench", str(tiny_bert), "--out", str(tmp_path / "r"), "--repeats", "10000000", "--warmup", "0", "--seq-len", "8")
+    bench = subprocess.Popen(args, cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    workers: list[psutil.Process] = []
+    try:
+        assert bench.stderr is not None
+        for line in bench.stderr:  # the worker has loaded the model and is timing it: silent for a long while
+            if "loaded in" in line:
+                break
+        workers = psutil.Process(bench.pid).children()
+        assert workers, "no bench worker started"
+        time.sleep(0.5)
+        bench.send_signal(signal.SIGKILL)
+        bench.wait()
+        gone, alive = psutil.wait_procs(workers, timeout=10)
+        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        assert not alive, f"bench workers outlived the killed bench: {[p.pid for p in alive]}"
+    finally:
+        for worker in workers:
+            if worker.is_running():
+                worker.kill()
