@@ -25,14 +25,15 @@ class TargetUnavailable(Exception):
 
 
 @contextlib.contextmanager
-def kept_on_interrupt(message: str) -> Iterator[None]:
+def kept_on_interrupt(message: str, replace: bool = False) -> Iterator[None]:
     """On Ctrl-C, re-raise KeyboardInterrupt carrying `message`: what the verb kept (the CLI prints it).
 
-    A message set further in (an inner verb that already said what it kept) wins.
+    A message set further in (an inner verb that already said what it kept) wins unless `replace` is set
+    (a verb that runs others, such as pipeline, speaks for them).
     """
     try:
         yield
     except KeyboardInterrupt as exc:
-        if str(exc):
+        if str(exc) and not replace:
             raise
         raise KeyboardInterrupt(message) from None
