@@ -104,14 +104,14 @@ def check_output_dir(out: Path, force: bool, inputs: Inputs | None = None, flag:
     out = Path(out)
     check_not_input(out, inputs, flag)
     if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file, not a directory; choose another path")
+        raise UserError(f"{flag} {out} is a file, not a directory; choose another path")
     if out.exists() and any(out.iterdir()) and not force:
-        raise UserError(f"--out {out} exists and is not empty; pass --force to replace it or choose another path")
+        raise UserError(f"{flag} {out} exists and is not empty; pass --force to replace it or choose another path")
     parent = _existing_ancestor(out.parent)
     if not parent.is_dir():
-        raise UserError(f"--out {out} is not writable ({parent} is a file, not a directory); choose another path")
+        raise UserError(f"{flag} {out} is not writable ({parent} is a file, not a directory); choose another path")
     if not os.access(parent, os.W_OK | os.X_OK) or not _can_create_in(parent):
-        raise UserError(f"--out {out} is not writable (cannot create anything in {parent}); choose another path")
+        raise UserError(f"{flag} {out} is not writable (cannot create anything in {parent}); choose another path")
 
 
 def _can_create_in(directory: Path) -> bool:
@@ -143,8 +143,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _sibling_pattern(name: str) -> re.Pattern[str]:
-    """`.NAME.tmp-<pid>-<rand>` / `.NAME.old-<pid>-<rand>`: the temp dirs `atomic_output_dir` makes for NAME."""
-    return re.compile(rf"^\.{re.escape(name)}\.(?:tmp|old)-(\d+)-[^/]*$")
+    """`.NAME.{tmp,old,pruned}-<pid>-<rand>`: the temp dirs edgebert makes beside an output NAME."""
+    return re.compile(rf"^\.{re.escape(name)}\.(?:tmp|old|pruned)-(\d+)-[^/]*$")
 
 
 def remove_stale_siblings(out: Path) -> list[Path]:

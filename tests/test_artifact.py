@@ -128,7 +128,7 @@ def test_stale_temp_dirs_of_dead_runs_are_removed(tmp_path: Path) -> None:
     import sys
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
-    stale = [tmp_path / f".out.tmp-{dead}-abc", tmp_path / f".out.old-{dead}-def"]
+    stale = [tmp_path / f".out.tmp-{dead}-abc", tmp_path / f".out.old-{dead}-def", tmp_path / f".out.pruned-{dead}-g"]
     kept = [tmp_path / f".out.tmp-{os.getpid()}-live", tmp_path / f".other.tmp-{dead}-x", tmp_path / ".out.tmp-nopid"]
     for d in stale + kept:
         (d / "big").mkdir(parents=True)

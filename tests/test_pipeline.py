@@ -307,7 +307,7 @@ def test_out_or_work_never_overlaps_an_input(cli, tmp_path: Path, tiny_bert: Pat
     err = capsys.readouterr().err.strip()
     assert "--out" in err and "contains the corpus" in err and len(err.splitlines()) == 1
     assert cli(["pipeline", "--recipe", str(good), "--out", str(tmp_path / "o"), "--work", str(tiny_bert / "w"), "--force"]) == 2
-    assert "--work" in capsys.readouterr().err
+    assert "--work" in capsys.readouterr().err and not (tiny_bert / "w").exists()
     assert sorted(p.name for p in mine.iterdir()) == before and not (tmp_path / "o").exists()
 
 
@@ -324,3 +324,11 @@ def test_ctrl_c_says_the_finished_stages_are_kept(
     assert cli(["pipeline", "--recipe", str(good), "--out", str(out), "--quiet"]) == 130
     err = capsys.readouterr().err
     assert f"the finished stages are kept in {out}.work: rerun with --resume" in err and "half-written" not in err
+
+
+def test_unwritable_work_is_one_line(cli, tmp_path: Path, tiny_bert: Path, data: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "good.toml"
+    good.write_text(tiny_recipe(tiny_bert, data))
+    assert cli(["pipeline", "--recipe", str(good), "--out", str(tmp_path / "o"), "--work", "/proc/w"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("edgebert: error: --work /proc/w is not writable") and len(err.splitlines()) == 1

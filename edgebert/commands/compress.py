@@ -181,6 +181,7 @@ class _Staging:
     """A scratch directory beside --out for the pruned model that vocabulary trimming then reads."""
 
     def __init__(self, args: argparse.Namespace) -> None:
+        import os
         import tempfile
         from pathlib import Path
 
@@ -196,7 +197,8 @@ class _Staging:
         }
         check_output_dir(out, args.force, inputs)  # fail before pruning, not after
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
-        self._tmp = tempfile.TemporaryDirectory(prefix=f".{out.name}.pruned-", dir=out.absolute().parent)
+        # named like atomic_output_dir's temp dirs, so a later run removes it if this one is killed
+        self._tmp = tempfile.TemporaryDirectory(prefix=f".{out.name}.pruned-{os.getpid()}-", dir=out.absolute().parent)
         self.path = str(Path(self._tmp.name) / out.name)  # the trimmed manifest names its source after --out
 
     def cleanup(self) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebert import __version__
-from edgebert.artifact import MANIFEST, atomic_output_dir, check_not_input, check_output_dir
+from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir
 from edgebert.errors import UserError, kept_on_interrupt
 from edgebert.pipeline.recipe import (
     DEFAULT_CORPUS,
@@ -363,7 +363,7 @@ def run_pipeline(
         "recipe": recipe.source,
     }
     check_output_dir(out, force, inputs)
-    check_not_input(work, inputs, "--work")
+    check_output_dir(work, True, inputs, "--work")  # overlap and writability; its contents are _prepare_work's
 
     # ---- every check passed: from here on we write (into the work dir only, until the final report)
     with kept_on_interrupt(f"interrupted; the finished stages are kept in {work}: rerun with --resume to continue", replace=True):
