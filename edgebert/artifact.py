@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from edgebert.errors import UserError
 
 MANIFEST = "edgebert.json"
 SCHEMA_VERSION = 1
+
+PathLike = Union[str, Path]
+# The inputs of a verb by flag, e.g. {"--teacher": dir, "--corpus": [file, ...]}; None and hub ids are skipped.
+Inputs = Mapping[str, Union[PathLike, Iterable[PathLike], None]]
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
@@ -32,24 +38,90 @@ def write_manifest(directory: Path, manifest: dict[str, Any]) -> Path:
     """Write `edgebert.json` into `directory` (write to a temp file, then rename)."""
     path = Path(directory) / MANIFEST
     body = {"schema_version": SCHEMA_VERSION, **manifest}
+    try:
+        text = json.dumps(body, indent=2, sort_keys=False, default=str, allow_nan=False)
+    except ValueError as exc:
+        from edgebert.errors import VerificationError
+
+        where = _first_non_finite(body) or "a value"
+        raise VerificationError(f"{where} is NaN or infinite; refusing to write it into {path}") from exc
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(body, indent=2, sort_keys=False, default=str) + "\n")
+    tmp.write_text(text + "\n")
     os.replace(tmp, path)
     return path
 
 
-def check_output_dir(out: Path, force: bool) -> None:
-    """Refuse an output directory that exists and is not empty (unless forced) or cannot be written."""
+def _first_non_finite(value: Any, where: str = "") -> str | None:
+    """The dotted key of the first NaN/inf float in a JSON-like value, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "the manifest"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else ()
+    for key, item in items:
+        found = _first_non_finite(item, f"{where}.{key}" if where else str(key))
+        if found:
+            return found
+    return None
+
+
+def real_path(path: PathLike) -> Path:
+    """`path` made absolute with `~`, `..` and symlinked parents resolved (a symlink at the end is kept)."""
+    path = Path(path).expanduser().absolute()
+    if path.is_symlink():
+        return path.parent.resolve() / path.name
+    return path.resolve()
+
+
+def _input_paths(inputs: Inputs | None) -> Iterator[tuple[str, Path]]:
+    """(flag, resolved path) of every input that exists on disk (a hub id or a missing file cannot be lost)."""
+    for flag, value in (inputs or {}).items():
+        if value is None:
+            continue
+        values = [value] if isinstance(value, (str, Path)) else list(value)
+        for v in values:
+            if v is None or not Path(v).expanduser().exists():
+                continue
+            yield flag, Path(v).expanduser().resolve()
+
+
+def check_not_input(out: PathLike, inputs: Inputs | None, flag: str = "--out") -> None:
+    """UserError when `out` is, contains or sits inside any input: the inputs are never at risk."""
+    target = Path(out).expanduser().resolve()
+    for name, path in _input_paths(inputs):
+        if target == path:
+            how = f"is the {name} {path}"
+        elif target in path.parents:
+            how = f"contains the {name} {path}"
+        elif path in target.parents:
+            how = f"is inside the {name} {path}"
+        else:
+            continue
+        raise UserError(f"{flag} {out} {how}; an output must not overlap an input, choose another path")
+
+
+def check_output_dir(out: Path, force: bool, inputs: Inputs | None = None, flag: str = "--out") -> None:
+    """Refuse an output directory that overlaps an input, exists and is not empty (unless forced), or cannot
+    be written. `inputs` maps flags to the paths the verb reads (see `check_not_input`)."""
     out = Path(out)
+    check_not_input(out, inputs, flag)
     if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file, not a directory; choose another path")
+        raise UserError(f"{flag} {out} is a file, not a directory; choose another path")
     if out.exists() and any(out.iterdir()) and not force:
-        raise UserError(f"--out {out} exists and is not empty; pass --force to replace it or choose another path")
+        raise UserError(f"{flag} {out} exists and is not empty; pass --force to replace it or choose another path")
     parent = _existing_ancestor(out.parent)
     if not parent.is_dir():
-        raise UserError(f"--out {out} is not writable ({parent} is a file, not a directory); choose another path")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UserError(f"--out {out} is not writable (no write permission on {parent}); choose another path")
+        raise UserError(f"{flag} {out} is not writable ({parent} is a file, not a directory); choose another path")
+    if not os.access(parent, os.W_OK | os.X_OK) or not _can_create_in(parent):
+        raise UserError(f"{flag} {out} is not writable (cannot create anything in {parent}); choose another path")
+
+
+def _can_create_in(directory: Path) -> bool:
+    """Whether a directory can really be created in `directory` (os.access says yes to root on /proc)."""
+    try:
+        probe = tempfile.mkdtemp(prefix=".edgebert-probe-", dir=directory)
+    except OSError:
+        return False
+    os.rmdir(probe)
+    return True
 
 
 def _existing_ancestor(path: Path) -> Path:
@@ -59,24 +131,79 @@ def _existing_ancestor(path: Path) -> Path:
     return path
 
 
+def _pid_alive(pid: int) -> bool:
+    """Whether process `pid` exists (a process we may not signal still exists)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _sibling_pattern(name: str) -> re.Pattern[str]:
+    """`.NAME.{tmp,old,pruned}-<pid>-<rand>`: the temp dirs edgebert makes beside an output NAME."""
+    return re.compile(rf"^\.{re.escape(name)}\.(?:tmp|old|pruned)-(\d+)-[^/]*$")
+
+
+def remove_stale_siblings(out: Path) -> list[Path]:
+    """Remove temp dirs beside `out` left by a killed run for the same name (only when their PID is dead)."""
+    out = Path(out)
+    pattern = _sibling_pattern(out.name)
+    removed = []
+    try:
+        entries = list(out.parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.match(entry.name)
+        if match and entry.is_dir() and not entry.is_symlink() and not _pid_alive(int(match.group(1))):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
+def _umask() -> int:
+    """The process umask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _make_temp_dir(out: Path, kind: str) -> Path:
+    """`.OUT.<kind>-<pid>-<rand>` beside `out`, with the mode a plain mkdir would give (mkdtemp gives 0700)."""
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.{kind}-{os.getpid()}-", dir=out.parent))
+    except OSError as exc:
+        raise UserError(f"--out {out} is not writable ({exc.strerror}); choose another path") from exc
+    os.chmod(tmp, 0o777 & ~_umask())
+    return tmp
+
+
 @contextlib.contextmanager
-def atomic_output_dir(out: Path, force: bool = False) -> Iterator[Path]:
+def atomic_output_dir(out: Path, force: bool = False, inputs: Inputs | None = None) -> Iterator[Path]:
     """Yield a temp dir beside `out`; on success move it into place, on any error remove it.
 
     Nothing is ever left half-written at `out`: an existing `out` is replaced only after the new
-    content is complete, and only when `force` is set (checked by `check_output_dir`).
+    content is complete, and only when `force` is set (checked by `check_output_dir`, with `inputs`).
+    Temp dirs of the same name left by a killed run (their PID is dead) are removed first.
     """
-    out = Path(out).absolute()
-    check_output_dir(out, force)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    out = real_path(out)
+    check_output_dir(out, force, inputs)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {out} is not writable ({exc.strerror}); choose another path") from exc
+    remove_stale_siblings(out)
+    tmp = _make_temp_dir(out, "tmp")
     try:
         yield tmp
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        old = _make_temp_dir(out, "old")
         os.replace(out, old / "content")
         os.replace(tmp, out)
         shutil.rmtree(old, ignore_errors=True)

@@ -47,8 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (VerificationError, TargetUnavailable) as exc:
         sys.stderr.write(f"edgebert: failed: {exc}\n")
         return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("edgebert: interrupted; nothing was left half-written\n")
+    except KeyboardInterrupt as exc:  # a verb that keeps something says what (errors.kept_on_interrupt)
+        sys.stderr.write(f"edgebert: {exc or 'interrupted; nothing was left half-written'}\n")
         return 130
 
 

@@ -14,7 +14,7 @@ from edgebert import __version__
 from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir, dir_size, write_manifest
 from edgebert.errors import UserError, VerificationError
 from edgebert.modelio import LoadedModel, check_within_positions, inspect_model_dir, load_model
-from edgebert.parity import PARITY_SENTENCES, check_parity, default_min_cosine, encode, merge_reports
+from edgebert.parity import PARITY_SENTENCES, check_parity, default_min_cosine, encode, merge_reports, torch_reference
 from edgebert.progress import Stages
 from edgebert.sources import resolve_model
 
@@ -74,11 +74,13 @@ def export(
     texts, calibration_record = calibration_set(quantize, calibration, calibration_texts, calibration_samples)
     if seq_len <= 0:
         raise UserError(f"--seq-len must be a positive number of tokens, got {seq_len}")
+    inputs = {"--model": model, "--calibration": calibration}
     if out is not None:
-        check_output_dir(Path(out), force)
+        check_output_dir(Path(out), force, inputs)
     exporter.check_available()
 
     model_dir = resolve_model(model)
+    inputs["--model"] = model_dir
     config, family = inspect_model_dir(model_dir)
     if family.name not in exporter.supported_families:
         raise UserError(
@@ -91,11 +93,12 @@ def export(
     with stages.stage("loading model"):
         loaded = load_model(model_dir)
     out_dir = Path(out) if out is not None else default_out_dir(loaded, target, quantize)
-    check_output_dir(out_dir, force)
+    check_output_dir(out_dir, force, inputs)
+    _check_finite(loaded, seq_len)
     options = ExportOptions(seq_len=seq_len, quantize=quantize, calibration_texts=texts)
     threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
 
-    with atomic_output_dir(out_dir, force=force) as work:
+    with atomic_output_dir(out_dir, force=force, inputs=inputs) as work:
         with stages.stage(f"converting to {target}" + ("" if quantize == "none" else f" ({quantize})")):
             result = exporter.convert(loaded, work, options)
         with stages.stage("saving tokenizer"):
@@ -161,6 +164,18 @@ def calibration_set(
         max_passages=samples,
     )
     return used, record
+
+
+def _check_finite(loaded: LoadedModel, seq_len: int) -> None:
+    """VerificationError when the PyTorch model itself computes NaN/inf on the parity sentences (nothing to export)."""
+    import numpy as np
+
+    outputs = torch_reference(loaded.embedder, encode(loaded.tokenizer, PARITY_SENTENCES, seq_len, pad_to_seq_len=False))
+    if not all(np.isfinite(v).all() for v in outputs.values()):
+        raise VerificationError(
+            f"the model computes NaN/inf on the parity sentences (its weights in {loaded.path} hold NaN/inf or overflow); "
+            "nothing was written"
+        )
 
 
 def _normalized(text: str) -> str:

@@ -156,10 +156,10 @@ def load_tf_model(tf_class: Any, model_dir: str | Path, family: Family) -> Any:
     )
 
     model_dir = Path(model_dir)
-    config = AutoConfig.from_pretrained(model_dir)
+    config = AutoConfig.from_pretrained(model_dir, trust_remote_code=False)
     pruned = {int(k): set(v) for k, v in (getattr(config, "pruned_heads", None) or {}).items() if v}
     if not pruned:
-        return tf_class.from_pretrained(str(model_dir), from_pt=True)
+        return tf_class.from_pretrained(str(model_dir), from_pt=True, trust_remote_code=False)
     weights = sorted(model_dir.glob("model*.safetensors")) or sorted(model_dir.glob("pytorch_model*.bin"))
     if not weights:
         raise FileNotFoundError(f"no PyTorch weights in {model_dir}")

@@ -206,3 +206,113 @@ def test_hidden_state_losses_only_fit_no_head(teacher3: Path, corpus: Path, tmp_
     saved = _weights(out)
     assert any(k.startswith("cls.") for k in saved) == own_head
     assert report.manifest["model"]["architecture"] == ("BertForMaskedLM" if own_head else "BertModel")
+
+
+# ----------------------------------------------------------------------------------------- hostile input
+
+
+def _tree(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("how", ["force", "resume", "dotdot", "student_init", "corpus_inside"])
+def test_the_teacher_and_other_inputs_are_never_at_risk(teacher3: Path, corpus: Path, tmp_path: Path, how: str) -> None:
+    import shutil
+
+    teacher = Path(shutil.copytree(teacher3, tmp_path / "T"))
+    init = Path(shutil.copytree(teacher3, tmp_path / "I"))
+    before = _tree(tmp_path)
+    kw = dict(FAST, cache_dir=tmp_path / "cache")
+    if how == "force":
+        call = lambda: distill(teacher, corpus, teacher, force=True, student_layers=2, **kw)  # noqa: E731
+    elif how == "resume":
+        call = lambda: distill(teacher, corpus, teacher, resume=True, student_layers=2, **kw)  # noqa: E731
+    elif how == "dotdot":
+        call = lambda: distill(teacher, corpus, tmp_path / "T" / ".." / "T", force=True, student_layers=2, **kw)  # noqa: E731
+    elif how == "student_init":
+        call = lambda: distill(teacher, corpus, init, student_init=init, force=True, **kw)  # noqa: E731
+    else:
+        (tmp_path / "c.txt").write_bytes(corpus.read_bytes())
+        before = _tree(tmp_path)
+        call = lambda: distill(teacher, tmp_path / "c.txt", tmp_path, force=True, student_layers=2, **kw)  # noqa: E731
+    with pytest.raises(UserError, match="an output must not overlap an input") as info:
+        call()
+    assert "\n" not in str(info.value)
+    assert _tree(tmp_path) == before
+
+
+def test_precision_without_a_gpu_writes_nothing(teacher3: Path, corpus: Path, tmp_path: Path) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("needs a machine without a GPU")
+    out = tmp_path / "out"
+    with pytest.raises(UserError, match="needs a GPU"):
+        distill(teacher3, corpus, out, student_layers=2, precision="fp16", cache_dir=tmp_path / "cache", **FAST)
+    assert not out.exists()
+
+
+def test_unwritable_out_is_one_user_error(teacher3: Path, corpus: Path, tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="not writable"):
+        distill(teacher3, corpus, "/proc/x", student_layers=2, cache_dir=tmp_path / "cache", **FAST)
+
+
+def test_resume_skips_a_checkpoint_cut_short_by_a_kill(teacher3: Path, corpus: Path, tmp_path: Path) -> None:
+    from transformers import TrainerCallback
+
+    class CrashAfterSave(TrainerCallback):
+        def on_save(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003
+            if state.global_step == 4:
+                raise _Crash("simulated kill after the step-4 checkpoint")
+
+    kw = dict(FAST, steps=6, cache_dir=tmp_path / "cache", student_layers=2)
+    full = distill(teacher3, corpus, tmp_path / "full", **kw)
+    part = tmp_path / "part"
+    with pytest.raises(_Crash):
+        distill(teacher3, corpus, part, callbacks=[CrashAfterSave()], **kw)
+    (part / "checkpoints" / "checkpoint-4" / "trainer_state.json").unlink()  # killed while writing it
+    report = distill(teacher3, corpus, part, resume=True, **kw)
+    assert report.manifest["lineage"]["resumed_from"].endswith("checkpoint-2")
+    a, b = _weights(full.out_dir), _weights(part)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_resume_without_a_complete_checkpoint_starts_over(teacher3: Path, corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from transformers import TrainerCallback
+
+    class CrashAfterSave(TrainerCallback):
+        def on_save(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003
+            raise _Crash("simulated kill after the first checkpoint")
+
+    kw = dict(FAST, cache_dir=tmp_path / "cache", student_layers=2)
+    part = tmp_path / "part"
+    with pytest.raises(_Crash):
+        distill(teacher3, corpus, part, callbacks=[CrashAfterSave()], **kw)
+    (part / "checkpoints" / "checkpoint-2" / "optimizer.pt").write_bytes(b"PK\x03\x04truncated")
+    report = distill(teacher3, corpus, part, resume=True, **dict(kw, quiet=False))
+    assert report.manifest["lineage"]["resumed_from"] is None and report.manifest["lineage"]["steps"] == 4
+    err = capsys.readouterr().err
+    assert "optimizer.pt" in err and "no complete checkpoint" in err
+
+
+def test_ctrl_c_says_the_checkpoints_are_kept(teacher3: Path, corpus: Path, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    from transformers import TrainerCallback
+
+    class CtrlC(TrainerCallback):
+        def on_save(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003
+            raise KeyboardInterrupt
+
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt, match="checkpoints kept in .*checkpoints: rerun with --resume") as info:
+        distill(teacher3, corpus, out, callbacks=[CtrlC()], student_layers=2, cache_dir=tmp_path / "cache", **FAST)
+    assert (out / "checkpoints" / "checkpoint-2").is_dir()
+
+    import edgebert.distill
+
+    def interrupted(**kwargs):  # noqa: ANN003, ANN202
+        raise info.value
+
+    edgebert.distill.distill, original = interrupted, edgebert.distill.distill
+    try:
+        code, _, err = run_cli("distill", "--corpus", str(corpus), "--out", str(out))
+    finally:
+        edgebert.distill.distill = original
+    assert code == 130 and "checkpoints kept in" in err and "nothing was left half-written" not in err

@@ -293,3 +293,42 @@ def test_bad_input_exits_2(cli, tmp_path: Path, tiny_bert: Path, data: dict[str,
     assert cli(["pipeline", "--recipe", str(good), "--out", str(out), "--work", str(foreign)]) == 2
     assert "holds no pipeline run" in capsys.readouterr().err
     assert not out.exists() and (foreign / "keep.txt").exists() and len(list(foreign.iterdir())) == 1
+
+
+def test_out_or_work_never_overlaps_an_input(cli, tmp_path: Path, tiny_bert: Path, data: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    mine = Path(shutil.copytree(data["dir"], tmp_path / "data"))
+    local = {k: mine / v.name for k, v in data.items() if k != "dir"}
+    good = tmp_path / "good.toml"
+    good.write_text(tiny_recipe(tiny_bert, {**local, "dir": mine}))
+    before = sorted(p.name for p in mine.iterdir())
+    assert cli(["pipeline", "--recipe", str(good), "--out", str(mine), "--force"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--out" in err and "contains the corpus" in err and len(err.splitlines()) == 1
+    assert cli(["pipeline", "--recipe", str(good), "--out", str(tmp_path / "o"), "--work", str(tiny_bert / "w"), "--force"]) == 2
+    assert "--work" in capsys.readouterr().err and not (tiny_bert / "w").exists()
+    assert sorted(p.name for p in mine.iterdir()) == before and not (tmp_path / "o").exists()
+
+
+def test_ctrl_c_says_the_finished_stages_are_kept(
+    cli, tmp_path: Path, tiny_bert: Path, data: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def ctrl_c(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt("interrupted; checkpoints kept in somewhere: rerun with --resume to continue")
+
+    monkeypatch.setattr(pipeline_run, "run_distill", ctrl_c)
+    good = tmp_path / "good.toml"
+    good.write_text(tiny_recipe(tiny_bert, data))
+    out = tmp_path / "out"
+    assert cli(["pipeline", "--recipe", str(good), "--out", str(out), "--quiet"]) == 130
+    err = capsys.readouterr().err
+    assert f"the finished stages are kept in {out}.work: rerun with --resume" in err and "half-written" not in err
+
+
+def test_unwritable_work_is_one_line(cli, tmp_path: Path, tiny_bert: Path, data: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "good.toml"
+    good.write_text(tiny_recipe(tiny_bert, data))
+    assert cli(["pipeline", "--recipe", str(good), "--out", str(tmp_path / "o"), "--work", "/proc/w"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("edgebert: error: --work /proc/w is not writable") and len(err.splitlines()) == 1

@@ -260,7 +260,7 @@ def test_heldout_defaults_to_an_uncounted_corpus_slice(models, corpus, tmp_path)
         ({"max_size": 0}, "max_size must be a positive integer"),
         ({"max_size": 10}, "smaller than the tokens always kept"),
         ({"out": "EXISTING"}, "exists and is not empty; pass --force"),
-        ({"model": "MODEL_AS_OUT", "force": True}, "is the input model directory"),
+        ({"model": "MODEL_AS_OUT", "force": True}, "is the --model"),
     ],
 )
 def test_bad_input_is_one_clear_line_and_writes_nothing(models, corpus, tmp_path, change, message) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from edgebert.artifact import atomic_output_dir, check_output_dir
 from edgebert.bench.items import ItemSpec, parse_items, resolve_item
-from edgebert.bench.measure import MeasureJob, measure_item
+from edgebert.bench.measure import PARENT_ENV, MeasureJob, measure_item
 from edgebert.errors import UserError
 
 INTERRUPT_GRACE_S = 15.0
@@ -135,8 +135,10 @@ def run_item_subprocess(spec: ItemSpec, job: MeasureJob, echo: Echo, timeout_s: 
         result_file = Path(scratch) / "result.json"
         job_file.write_text(json.dumps({"item": spec.as_dict(), "job": job.as_dict()}))
         env = {**os.environ, "USE_TF": os.environ.get("USE_TF", "0"), "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
+        env[PARENT_ENV] = str(os.getpid())  # the worker dies with us (measure.die_with_parent)
         proc = subprocess.Popen(
             [sys.executable, "-m", "edgebert.bench.measure", str(job_file), str(result_file)],
+            stdin=subprocess.DEVNULL,  # nothing in the worker may prompt (e.g. to run a model's own code)
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -196,17 +198,28 @@ def run_item_subprocess(spec: ItemSpec, job: MeasureJob, echo: Echo, timeout_s: 
         return result
 
 
+def bench_inputs(config: BenchConfig) -> dict[str, list[str | None]]:
+    """What a bench run reads, by flag: the items, their tokenizers, the STS and SST-2 files."""
+    return {
+        "ITEM": [s.path for s in config.items],
+        "--tokenizer": [s.tokenizer for s in config.items],
+        "--sts": [config.job.sts_path],
+        "--sst2": [config.job.sst2_path],
+    }
+
+
 def run_bench(config: BenchConfig, out: str | Path, force: bool = False, echo: Echo = _stderr) -> BenchOutcome:
     """Measure every item (the reference first) and write report.json / report.md / report.png into `out`."""
     from edgebert.bench.report import build_report, machine_info, write_report
 
-    check_output_dir(Path(out), force)
+    inputs = bench_inputs(config)
+    check_output_dir(Path(out), force, inputs)
     started = dt.datetime.now(dt.timezone.utc)
     machine = machine_info()
     order = [config.reference_item] + [s for s in config.items if s.label != config.reference]
     results: dict[str, dict[str, Any]] = {}
     interrupted = False
-    with atomic_output_dir(Path(out), force=force) as work:
+    with atomic_output_dir(Path(out), force=force, inputs=inputs) as work:
         t0 = time.perf_counter()
         for n, spec in enumerate(order, start=1):
             echo(f"[{n}/{len(order)}] {spec.label} ({spec.kind}{'' if spec.kind != 'export' else ' ' + spec.target})")

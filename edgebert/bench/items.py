@@ -313,7 +313,9 @@ def _open_pytorch(spec: ItemSpec) -> OpenItem:
     if any(str(a).endswith("ForSequenceClassification") for a in config.get("architectures") or []):
         from transformers import AutoModelForSequenceClassification
 
-        classifier = AutoModelForSequenceClassification.from_pretrained(str(path), attn_implementation="eager").eval()
+        classifier = AutoModelForSequenceClassification.from_pretrained(
+            str(path), attn_implementation="eager", trust_remote_code=False
+        ).eval()
     quantization = "none"
     runtime = f"torch {torch.__version__} (eager, fp32)"
     if spec.torch_int8:

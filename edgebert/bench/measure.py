@@ -38,6 +38,8 @@ from edgebert.parity import PARITY_SENTENCES, encode
 from export_targets.base import Runner
 
 MEMORY_SAMPLE_S = 0.005
+PARENT_ENV = "EDGEBERT_BENCH_PARENT"  # the harness's PID: a worker never outlives it
+PARENT_POLL_S = 1.0
 Sink = Callable[[dict[str, Any]], None]
 
 
@@ -166,7 +168,7 @@ def import_runtime(spec: ItemSpec) -> None:
     target = spec.target if spec.kind == "export" else spec.kind
     try:
         tokenizer_dir = spec.tokenizer if spec.kind in ("onnx", "tflite") else spec.path
-        transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir), use_fast=True)
+        transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir), use_fast=True, trust_remote_code=False)
         if target == "onnx":
             import onnxruntime  # noqa: F401
         elif target == "tflite":
@@ -422,8 +424,37 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def die_with_parent(parent: int) -> None:
+    """Make this worker exit when the harness `parent` dies, even by kill -9.
+
+    Linux: the kernel sends SIGKILL on the parent's death (prctl PR_SET_PDEATHSIG); elsewhere a daemon thread
+    polls os.getppid(). Either way, a parent that died before this call is caught by the getppid check.
+    """
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        armed = sys.platform.startswith("linux") and libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        armed = False
+    if os.getppid() != parent:
+        os._exit(137)
+    if armed:
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(137)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def worker_main(argv: list[str]) -> int:
     """`python -m edgebert.bench.measure JOB.json RESULT.json`: measure one item, keep RESULT.json current."""
+    if os.environ.get(PARENT_ENV, "").isdigit():
+        die_with_parent(int(os.environ[PARENT_ENV]))
     job_file, result_file = Path(argv[0]), Path(argv[1])
     payload = json.loads(job_file.read_text())
     spec = ItemSpec.from_dict(payload["item"])

@@ -92,10 +92,6 @@ class BenchCommand:
             timeout_s=args.timeout,
             command=_command_line(),
         )
-        from edgebert.artifact import check_output_dir
-        from pathlib import Path
-
-        check_output_dir(Path(args.out), args.force)
         outcome = run_bench(config, args.out, force=args.force)
         from edgebert.bench.report import main_table
 

@@ -181,15 +181,24 @@ class _Staging:
     """A scratch directory beside --out for the pruned model that vocabulary trimming then reads."""
 
     def __init__(self, args: argparse.Namespace) -> None:
+        import os
         import tempfile
         from pathlib import Path
 
         from edgebert.artifact import check_output_dir
 
         out = Path(args.out)
-        check_output_dir(out, args.force)  # fail before pruning, not after
+        inputs = {
+            "--model": args.model,
+            "--calibration": args.calibration,
+            "--heal-corpus": args.heal_corpus,
+            "--trim-vocab": args.trim_vocab,
+            "--vocab-heldout": args.vocab_heldout,
+        }
+        check_output_dir(out, args.force, inputs)  # fail before pruning, not after
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
-        self._tmp = tempfile.TemporaryDirectory(prefix=f".{out.name}.pruned-", dir=out.absolute().parent)
+        # named like atomic_output_dir's temp dirs, so a later run removes it if this one is killed
+        self._tmp = tempfile.TemporaryDirectory(prefix=f".{out.name}.pruned-{os.getpid()}-", dir=out.absolute().parent)
         self.path = str(Path(self._tmp.name) / out.name)  # the trimmed manifest names its source after --out
 
     def cleanup(self) -> None:

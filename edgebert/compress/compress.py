@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from edgebert import __version__
 from edgebert.artifact import (
     atomic_output_dir,
+    check_not_input,
     check_output_dir,
     dir_size,
     read_manifest,
@@ -188,10 +189,11 @@ def compress(
             "(one passage per line, .gz ok), or name heads explicitly with --heads-to-prune"
         )
     out = Path(out)
-    check_output_dir(out, force)
+    inputs = {"--model": model, "--calibration": calibration, "--heal-corpus": list(heal.corpus) if heal is not None else None}
+    check_output_dir(out, force, inputs)
     model_dir = resolve_model(model)
-    if out.absolute() == Path(model_dir).absolute():
-        raise UserError(f"--out {out} is the input model directory; write the pruned model somewhere else")
+    inputs["--model"] = model_dir
+    check_not_input(out, inputs)
     _, family = inspect_model_dir(model_dir)
     if not family.prunable:
         prunable = ", ".join(f.name for f in FAMILIES if f.prunable)
@@ -329,7 +331,7 @@ def compress(
         },
     }
 
-    with atomic_output_dir(out, force=force) as work:
+    with atomic_output_dir(out, force=force, inputs=inputs) as work:
         _save_model_dir(full, tokenizer, Path(model_dir), work)
         final_embeddings = pruned_embeddings
         if heal is not None:

@@ -36,6 +36,7 @@ import numpy as np
 from edgebert import __version__
 from edgebert.artifact import (
     atomic_output_dir,
+    check_not_input,
     check_output_dir,
     dir_size,
     read_manifest,
@@ -289,10 +290,12 @@ def trim_vocab(
     started = time.perf_counter()
     _check_args(min_count, max_size)
     out = Path(out)
-    check_output_dir(out, force)
+    corpus_list = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
+    inputs = {"--model": model, "--trim-vocab": corpus_list, "--vocab-heldout": heldout}
+    check_output_dir(out, force, inputs)
     model_dir = Path(resolve_model(model))
-    if out.absolute() == model_dir.absolute():
-        raise UserError(f"--out {out} is the input model directory; write the trimmed model somewhere else")
+    inputs["--model"] = model_dir
+    check_not_input(out, inputs)
     _, family = inspect_model_dir(model_dir)
     texts = load_corpus(corpus)
     counted, held = (texts, load_corpus(heldout)) if heldout is not None else split_heldout(texts)
@@ -344,7 +347,7 @@ def trim_vocab(
     params = {"before": count_parameters(full), "after": count_parameters(trimmed)}
     manifest = _manifest(out, model_dir, source_manifest, trimmed, family, pooling, recipe, block, params)
 
-    with atomic_output_dir(out, force=force) as work:
+    with atomic_output_dir(out, force=force, inputs=inputs) as work:
         trimmed.save_pretrained(work, safe_serialization=True)
         new_tokenizer.save_pretrained(str(work))
         copy_sentence_transformers_files(model_dir, work)

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from edgebert import __version__
-from edgebert.artifact import MANIFEST, read_manifest, write_manifest
-from edgebert.errors import UserError
+from edgebert.artifact import MANIFEST, check_output_dir, read_manifest, write_manifest
+from edgebert.errors import UserError, kept_on_interrupt
 
 CHECKPOINTS = "checkpoints"
 RECIPE_FILE = "recipe.json"
@@ -169,6 +169,8 @@ def distill(
         raise UserError("--mlm-probability 0 (unmasked text) leaves nothing for --alpha-mlm/--alpha-ce to score; set them to 0")
     out = Path(out).expanduser().absolute()
     out_action = _check_out(out, force, resume)
+    _check_precision(precision)
+    _check_intervals(steps, save_steps, eval_steps, eval_sts is not None)
 
     teacher_dir = resolve_model(teacher)
     config_dict, family = inspect_model_dir(teacher_dir)
@@ -184,11 +186,15 @@ def distill(
     else:
         shape = resolve_shape(teacher_config, spec, family)
     check_within_positions("--seq-len", seq_len, teacher_config, "the teacher's")
+    corpus_list = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
+    inputs = {"--teacher": teacher_dir, "--student-init": init_dir, "--corpus": corpus_list, "--eval-sts": eval_sts}
+    check_output_dir(out, True, inputs)  # overlap and writability; emptiness is _check_out's (--resume)
+    if init_dir is not None:
+        _check_init_head(init_dir, init_family, family, bool(alpha_mlm or alpha_ce))
 
     from edgebert.data import corpus_fingerprint, load_corpus, load_sts_csv, mlm_collator, padding_collator, tokenize_corpus
 
     sts = load_sts_csv(eval_sts) if eval_sts else None
-    corpus_list = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
     texts = load_corpus(corpus_list)
     if max_passages:
         texts = texts[:max_passages]
@@ -237,186 +243,183 @@ def distill(
     checkpoint_dir = out / CHECKPOINTS
     resume_from = None
     if out_action == "resume":
-        from transformers.trainer_utils import get_last_checkpoint
-
         saved = checkpoint_dir / RECIPE_FILE
         if saved.exists():
             previous = json.loads(saved.read_text())
             if previous.get("recipe") != recipe or previous.get("corpus") != corpus_fp:
                 raise UserError(f"--resume: the arguments differ from the run being resumed in {out}; pass the same ones (see {saved})")
-        resume_from = get_last_checkpoint(str(checkpoint_dir)) if checkpoint_dir.is_dir() else None
-        if resume_from is None:
-            log(f"no checkpoint in {checkpoint_dir}; starting from scratch")
+        resume_from = last_complete_checkpoint(checkpoint_dir, log) if checkpoint_dir.is_dir() else None
     # ---- every check passed: from here on we write
     if out_action == "replace":
         shutil.rmtree(out)
-    checkpoint_dir.mkdir(parents=True, exist_ok=True)
-    (checkpoint_dir / RECIPE_FILE).write_text(json.dumps({"recipe": recipe, "corpus": corpus_fp}, indent=2) + "\n")
+    with kept_on_interrupt(f"interrupted; checkpoints kept in {checkpoint_dir}: rerun with --resume to continue"):
+        checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        (checkpoint_dir / RECIPE_FILE).write_text(json.dumps({"recipe": recipe, "corpus": corpus_fp}, indent=2) + "\n")
 
-    import torch
+        import torch
 
-    if threads:
-        torch.set_num_threads(threads)
-    from edgebert.distill.student import build_student, freeze_embedding_parameters, heads_per_layer, make_projections, student_family
-    from edgebert.distill.teacher import HeadFitConfig, load_teacher_mlm, prepare_teacher, weights_fingerprint
-    from edgebert.distill.trainer import DistillationModel, DistillationTrainer
-    from edgebert.evaluate import sts_spearman
-    from edgebert.pooling import pooling_from_sentence_transformers
+        if threads:
+            torch.set_num_threads(threads)
+        from edgebert.distill.student import build_student, freeze_embedding_parameters, heads_per_layer, make_projections, student_family
+        from edgebert.distill.teacher import HeadFitConfig, load_teacher_mlm, prepare_teacher, weights_fingerprint
+        from edgebert.distill.trainer import DistillationModel, DistillationTrainer
+        from edgebert.evaluate import sts_spearman
+        from edgebert.pooling import pooling_from_sentence_transformers
 
-    collator = mlm_collator(tokenizer, mlm_probability, seed=seed)
-    # MLM heads are fitted on masked text even when the distillation itself reads unmasked text (probability 0)
-    head_collator = collator if mlm_probability else mlm_collator(tokenizer, HEAD_MLM_PROBABILITY, seed=seed)
-    head_cfg = HeadFitConfig(steps=head_steps, batch_size=head_batch_size, lr=head_lr, seed=seed)
-    log(f"teacher {teacher_dir} ({family.name}, {shape.teacher_layers} layers × {shape.teacher_hidden}); corpus: {len(texts)} passages → {len(dataset)} sequences")
-    head_used = bool(alpha_mlm or alpha_ce)
-    if head_used:
-        teacher_mlm, head_info = prepare_teacher(
-            teacher_dir, family, dataset, head_collator, corpus_fp, seq_len, packing, head_cfg, cache_dir=cache_dir, log=log
-        )
-        log(f"teacher MLM head ({head_info['source']}): held-out masked-token accuracy {head_info['mlm_accuracy']:.3f}")
-        teacher_own_head = head_info["source"] == "own"
-    else:  # hidden-state losses only: no head is fitted, and a built student keeps one only if the teacher has its own
-        teacher_mlm, teacher_own_head = load_teacher_mlm(teacher_dir, family)
-        head_info = {"source": "unused", "mlm_accuracy": None}
-        log("teacher MLM head: not needed (--alpha-mlm and --alpha-ce are 0)")
-    pooling = read_manifest(teacher_dir).get("model", {}).get("pooling") or pooling_from_sentence_transformers(teacher_dir) or family.default_pooling
+        collator = mlm_collator(tokenizer, mlm_probability, seed=seed)
+        # MLM heads are fitted on masked text even when the distillation itself reads unmasked text (probability 0)
+        head_collator = collator if mlm_probability else mlm_collator(tokenizer, HEAD_MLM_PROBABILITY, seed=seed)
+        head_cfg = HeadFitConfig(steps=head_steps, batch_size=head_batch_size, lr=head_lr, seed=seed)
+        log(f"teacher {teacher_dir} ({family.name}, {shape.teacher_layers} layers × {shape.teacher_hidden}); corpus: {len(texts)} passages → {len(dataset)} sequences")
+        head_used = bool(alpha_mlm or alpha_ce)
+        if head_used:
+            teacher_mlm, head_info = prepare_teacher(
+                teacher_dir, family, dataset, head_collator, corpus_fp, seq_len, packing, head_cfg, cache_dir=cache_dir, log=log
+            )
+            log(f"teacher MLM head ({head_info['source']}): held-out masked-token accuracy {head_info['mlm_accuracy']:.3f}")
+            teacher_own_head = head_info["source"] == "own"
+        else:  # hidden-state losses only: no head is fitted, and a built student keeps one only if the teacher has its own
+            teacher_mlm, teacher_own_head = load_teacher_mlm(teacher_dir, family)
+            head_info = {"source": "unused", "mlm_accuracy": None}
+            log("teacher MLM head: not needed (--alpha-mlm and --alpha-ce are 0)")
+        pooling = read_manifest(teacher_dir).get("model", {}).get("pooling") or pooling_from_sentence_transformers(teacher_dir) or family.default_pooling
 
-    save_head = head_used or teacher_own_head
-    if init_dir is not None:
-        student, init_info = _student_from_dir(init_dir, init_family, teacher_mlm, family, bool(alpha_mlm or alpha_ce))
-        s_family, save_head = init_family, init_info["mlm_head"] is not None
-        log(
-            f"student: {init_dir} ({shape.layers} layers × {shape.hidden}, heads per layer {init_info['heads_per_layer']}, "
-            f"ffn {shape.ffn}; MLM head: {init_info['mlm_head'] or 'none, saved without one'}), layer map {shape.layer_map}"
-        )
-    else:
-        word_weights = None
-        if spec.embedding_dim:
-            from edgebert.distill.factorize import corpus_word_weights
-
-            word_weights = corpus_word_weights(dataset.sequences, int(teacher_config.vocab_size))
-        student, shape, init_info = build_student(teacher_mlm, spec, family, seed=seed, word_weights=word_weights)
-        s_family = student_family(shape, family)
-        factorised = f", factorised embeddings {shape.embedding_dim} ({s_family.name})" if shape.embedding_dim else ""
-        log(f"student: {shape.kind} {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
-    s_head_steps = _student_head_steps(student_head_steps, head_steps)
-    if init_dir is None and shape.embedding_dim and s_head_steps and (alpha_mlm or alpha_ce):  # also on --resume: part of the initial student
-        init_info["head"] = _fit_student_head(student, s_family, dataset, head_collator, head_cfg, s_head_steps, log)
-    if freeze_embeddings:
-        init_info["frozen_embedding_parameters"] = freeze_embedding_parameters(student, s_family)
-    if cos_layers == "mapped":
-        cos_pairs = [(i + 1, t + 1) for i, t in enumerate(shape.layer_map)]
-    else:
-        cos_pairs = [(shape.layers, shape.teacher_layers)]
-    need_hidden = bool(alpha_cos or alpha_pooled)
-    projections = make_projections(shape.hidden, shape.teacher_hidden, len(cos_pairs)) if need_hidden else None
-    model = DistillationModel(student, s_family, cos_pairs if need_hidden else [], projections, ce_positions)
-
-    sts_scores: dict[str, Any] = {}
-    initial_state = None
-    if sts is not None:
-        from edgebert.distill.factorize import clone_state
-
-        sts_scores["teacher"] = round(sts_spearman(getattr(teacher_mlm, family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=family.uses_token_type_ids), 5)
-        sts_scores["student_init"] = round(sts_spearman(getattr(student, s_family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=s_family.uses_token_type_ids), 5)
-        initial_state = clone_state(student)  # kept if no checkpoint beats it
-        log(f"STS Spearman: teacher {sts_scores['teacher']:.4f}, student at init {sts_scores['student_init']:.4f}")
-
-    args = _training_args(
-        checkpoint_dir, steps, batch_size, grad_accum, lr, warmup_ratio, weight_decay, max_grad_norm, seed,
-        eval_steps, save_steps, logging_steps, sts is not None, precision, quiet, group_by_length,
-    )
-    trainer = DistillationTrainer(
-        model=model,
-        args=args,
-        train_dataset=dataset,
-        eval_dataset=[0] if sts is not None else None,
-        data_collator=padding_collator(tokenizer),
-        teacher=teacher_mlm,
-        family=family,
-        student_family=s_family,
-        weights=weights,
-        sts=sts,
-        sts_tokenizer=tokenizer,
-        pooling=pooling,
-        callbacks=callbacks,
-        masker=collator,
-        mask_seed=seed,
-    )
-    log(f"training {steps} steps × batch {batch_size}×{grad_accum} (seq ≤ {seq_len}); checkpoints every {args.save_steps} steps in {checkpoint_dir}")
-    result = trainer.train(resume_from_checkpoint=resume_from)
-    train_metrics = result.metrics
-
-    if sts is not None:
-        best_trained = trainer.state.best_metric
-        if best_trained is None:  # no evaluation during training: the trained student is the candidate
-            best_trained = round(sts_spearman(getattr(student, s_family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=s_family.uses_token_type_ids), 5)
-        sts_scores["best_checkpoint"] = trainer.state.best_model_checkpoint
-        sts_scores["best_trained"] = best_trained
-        if best_trained <= sts_scores["student_init"]:
-            # Nothing beat the student at initialisation (e.g. layers copied from a strong teacher): keep it.
-            student.load_state_dict(initial_state)
-            student.tie_weights()
-            sts_scores["kept"] = "init"
-            log(f"no checkpoint beat the student at initialisation ({best_trained} <= {sts_scores['student_init']}); keeping it")
+        save_head = head_used or teacher_own_head
+        if init_dir is not None:
+            student, init_info = _student_from_dir(init_dir, init_family, teacher_mlm, family, bool(alpha_mlm or alpha_ce))
+            s_family, save_head = init_family, init_info["mlm_head"] is not None
+            log(
+                f"student: {init_dir} ({shape.layers} layers × {shape.hidden}, heads per layer {init_info['heads_per_layer']}, "
+                f"ffn {shape.ffn}; MLM head: {init_info['mlm_head'] or 'none, saved without one'}), layer map {shape.layer_map}"
+            )
         else:
-            sts_scores["kept"] = Path(trainer.state.best_model_checkpoint).name if trainer.state.best_model_checkpoint else "final"
-        sts_scores["student_final"] = round(sts_spearman(getattr(student, s_family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=s_family.uses_token_type_ids), 5)
-        sts_scores["history"] = [  # checkpoint evaluations; the student at init is "student_init"
-            {"step": e["step"], "spearman": e["eval_sts_spearman"]} for e in trainer.state.log_history if "eval_sts_spearman" in e
-        ]
-        log(f"STS Spearman after distillation: {sts_scores['student_final']:.4f} (teacher {sts_scores['teacher']:.4f})")
+            word_weights = None
+            if spec.embedding_dim:
+                from edgebert.distill.factorize import corpus_word_weights
 
-    losses = [
-        {k: v for k, v in e.items() if k == "step" or k.startswith("loss") or k in ("learning_rate", "grad_norm")}
-        for e in trainer.state.log_history
-        if "loss" in e
-    ]
-    manifest = {
-        "kind": "student",
-        "name": out.name,
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "edgebert_version": __version__,
-        "model": {
-            "family": s_family.name,
-            "architecture": s_family.mlm_class if save_head else type(getattr(student, s_family.mlm_base_attr)).__name__,
-            "embedding_dim": shape.embedding_dim,
-            "pooling": pooling,
-            "hidden_size": shape.hidden,
-            "layers": shape.layers,
-            "heads": shape.heads,
-            "heads_per_layer": heads_per_layer(student.config, s_family),
-            "ffn": shape.ffn,
-            "vocab_size": int(teacher_config.vocab_size),
-            "parameters": sum(p.numel() for p in getattr(student, s_family.mlm_base_attr).parameters()),
-            "embedding_parameters": _embedding_parameters(getattr(student, s_family.mlm_base_attr), s_family),
-        },
-        "lineage": {
-            "teacher": str(teacher_dir),
-            "teacher_name": read_manifest(teacher_dir).get("name") or config_dict.get("_name_or_path") or teacher_dir.name,
-            "teacher_fingerprint": weights_fingerprint(teacher_dir),
-            "teacher_head": {k: v for k, v in head_info.items() if k not in ("config",)},
-            "recipe": recipe,
-            "corpus": corpus_info,
-            "steps": trainer.state.global_step,
-            "resumed_from": str(resume_from) if resume_from else None,
-            "init": init_info,
-        },
-        "metrics": {
-            "sts_spearman": sts_scores or None,
-            "teacher_mlm_accuracy": head_info.get("mlm_accuracy"),
-            "steps_per_second": train_metrics.get("train_steps_per_second"),
-            "samples_per_second": train_metrics.get("train_samples_per_second"),
-            "train_runtime_s": train_metrics.get("train_runtime"),
-            "train_loss": train_metrics.get("train_loss"),
-            "wall_time_s": None,
-            "losses": losses,
-        },
-    }
-    saved = student if save_head else getattr(student, s_family.mlm_base_attr)
-    _write_student(out, saved, tokenizer, pooling, teacher_dir, shape.hidden, seq_len, manifest, started)
-    if not keep_checkpoints:
-        shutil.rmtree(checkpoint_dir, ignore_errors=True)
+                word_weights = corpus_word_weights(dataset.sequences, int(teacher_config.vocab_size))
+            student, shape, init_info = build_student(teacher_mlm, spec, family, seed=seed, word_weights=word_weights)
+            s_family = student_family(shape, family)
+            factorised = f", factorised embeddings {shape.embedding_dim} ({s_family.name})" if shape.embedding_dim else ""
+            log(f"student: {shape.kind} {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
+        s_head_steps = _student_head_steps(student_head_steps, head_steps)
+        if init_dir is None and shape.embedding_dim and s_head_steps and (alpha_mlm or alpha_ce):  # also on --resume: part of the initial student
+            init_info["head"] = _fit_student_head(student, s_family, dataset, head_collator, head_cfg, s_head_steps, log)
+        if freeze_embeddings:
+            init_info["frozen_embedding_parameters"] = freeze_embedding_parameters(student, s_family)
+        if cos_layers == "mapped":
+            cos_pairs = [(i + 1, t + 1) for i, t in enumerate(shape.layer_map)]
+        else:
+            cos_pairs = [(shape.layers, shape.teacher_layers)]
+        need_hidden = bool(alpha_cos or alpha_pooled)
+        projections = make_projections(shape.hidden, shape.teacher_hidden, len(cos_pairs)) if need_hidden else None
+        model = DistillationModel(student, s_family, cos_pairs if need_hidden else [], projections, ce_positions)
+
+        sts_scores: dict[str, Any] = {}
+        initial_state = None
+        if sts is not None:
+            from edgebert.distill.factorize import clone_state
+
+            sts_scores["teacher"] = round(sts_spearman(getattr(teacher_mlm, family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=family.uses_token_type_ids), 5)
+            sts_scores["student_init"] = round(sts_spearman(getattr(student, s_family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=s_family.uses_token_type_ids), 5)
+            initial_state = clone_state(student)  # kept if no checkpoint beats it
+            log(f"STS Spearman: teacher {sts_scores['teacher']:.4f}, student at init {sts_scores['student_init']:.4f}")
+
+        args = _training_args(
+            checkpoint_dir, steps, batch_size, grad_accum, lr, warmup_ratio, weight_decay, max_grad_norm, seed,
+            eval_steps, save_steps, logging_steps, sts is not None, precision, quiet, group_by_length,
+        )
+        trainer = DistillationTrainer(
+            model=model,
+            args=args,
+            train_dataset=dataset,
+            eval_dataset=[0] if sts is not None else None,
+            data_collator=padding_collator(tokenizer),
+            teacher=teacher_mlm,
+            family=family,
+            student_family=s_family,
+            weights=weights,
+            sts=sts,
+            sts_tokenizer=tokenizer,
+            pooling=pooling,
+            callbacks=callbacks,
+            masker=collator,
+            mask_seed=seed,
+        )
+        log(f"training {steps} steps × batch {batch_size}×{grad_accum} (seq ≤ {seq_len}); checkpoints every {args.save_steps} steps in {checkpoint_dir}")
+        result = trainer.train(resume_from_checkpoint=resume_from)
+        train_metrics = result.metrics
+
+        if sts is not None:
+            best_trained = trainer.state.best_metric
+            if best_trained is None:  # no evaluation during training: the trained student is the candidate
+                best_trained = round(sts_spearman(getattr(student, s_family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=s_family.uses_token_type_ids), 5)
+            sts_scores["best_checkpoint"] = trainer.state.best_model_checkpoint
+            sts_scores["best_trained"] = best_trained
+            if best_trained <= sts_scores["student_init"]:
+                # Nothing beat the student at initialisation (e.g. layers copied from a strong teacher): keep it.
+                student.load_state_dict(initial_state)
+                student.tie_weights()
+                sts_scores["kept"] = "init"
+                log(f"no checkpoint beat the student at initialisation ({best_trained} <= {sts_scores['student_init']}); keeping it")
+            else:
+                sts_scores["kept"] = Path(trainer.state.best_model_checkpoint).name if trainer.state.best_model_checkpoint else "final"
+            sts_scores["student_final"] = round(sts_spearman(getattr(student, s_family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=s_family.uses_token_type_ids), 5)
+            sts_scores["history"] = [  # checkpoint evaluations; the student at init is "student_init"
+                {"step": e["step"], "spearman": e["eval_sts_spearman"]} for e in trainer.state.log_history if "eval_sts_spearman" in e
+            ]
+            log(f"STS Spearman after distillation: {sts_scores['student_final']:.4f} (teacher {sts_scores['teacher']:.4f})")
+
+        losses = [
+            {k: v for k, v in e.items() if k == "step" or k.startswith("loss") or k in ("learning_rate", "grad_norm")}
+            for e in trainer.state.log_history
+            if "loss" in e
+        ]
+        manifest = {
+            "kind": "student",
+            "name": out.name,
+            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "edgebert_version": __version__,
+            "model": {
+                "family": s_family.name,
+                "architecture": s_family.mlm_class if save_head else type(getattr(student, s_family.mlm_base_attr)).__name__,
+                "embedding_dim": shape.embedding_dim,
+                "pooling": pooling,
+                "hidden_size": shape.hidden,
+                "layers": shape.layers,
+                "heads": shape.heads,
+                "heads_per_layer": heads_per_layer(student.config, s_family),
+                "ffn": shape.ffn,
+                "vocab_size": int(teacher_config.vocab_size),
+                "parameters": sum(p.numel() for p in getattr(student, s_family.mlm_base_attr).parameters()),
+                "embedding_parameters": _embedding_parameters(getattr(student, s_family.mlm_base_attr), s_family),
+            },
+            "lineage": {
+                "teacher": str(teacher_dir),
+                "teacher_name": read_manifest(teacher_dir).get("name") or config_dict.get("_name_or_path") or teacher_dir.name,
+                "teacher_fingerprint": weights_fingerprint(teacher_dir),
+                "teacher_head": {k: v for k, v in head_info.items() if k not in ("config",)},
+                "recipe": recipe,
+                "corpus": corpus_info,
+                "steps": trainer.state.global_step,
+                "resumed_from": str(resume_from) if resume_from else None,
+                "init": init_info,
+            },
+            "metrics": {
+                "sts_spearman": sts_scores or None,
+                "teacher_mlm_accuracy": head_info.get("mlm_accuracy"),
+                "steps_per_second": train_metrics.get("train_steps_per_second"),
+                "samples_per_second": train_metrics.get("train_samples_per_second"),
+                "train_runtime_s": train_metrics.get("train_runtime"),
+                "train_loss": train_metrics.get("train_loss"),
+                "wall_time_s": None,
+                "losses": losses,
+            },
+        }
+        saved = student if save_head else getattr(student, s_family.mlm_base_attr)
+        _write_student(out, saved, tokenizer, pooling, teacher_dir, shape.hidden, seq_len, manifest, started)
+        if not keep_checkpoints:
+            shutil.rmtree(checkpoint_dir, ignore_errors=True)
     log(f"student written to {out} ({manifest['metrics']['wall_time_s']} s)")
     return DistillReport(out_dir=out, manifest=manifest)
 
@@ -540,17 +543,8 @@ def _training_args(
     from transformers import TrainingArguments
 
     cuda = torch.cuda.is_available()
-    if precision == "auto":
-        precision = ("bf16" if torch.cuda.is_bf16_supported() else "fp16") if cuda else "fp32"
-    if precision not in ("fp32", "fp16", "bf16"):
-        raise UserError(f"--precision {precision} is unknown; choose auto, fp32, fp16 or bf16")
-    if precision != "fp32" and not cuda:
-        raise UserError(f"--precision {precision} needs a GPU; use fp32 on CPU")
-    interval = max(1, min(steps, max(50, steps // 10)))
-    save_steps = save_steps or eval_steps or interval
-    eval_steps = eval_steps or save_steps
-    if evaluate and save_steps % eval_steps:
-        raise UserError(f"--save-steps {save_steps} must be a multiple of --eval-steps {eval_steps} to keep the best checkpoint")
+    precision = _check_precision(precision)
+    save_steps, eval_steps = _check_intervals(steps, save_steps, eval_steps, evaluate)
     return TrainingArguments(
         output_dir=str(output_dir),
         max_steps=steps,
@@ -584,6 +578,86 @@ def _training_args(
         disable_tqdm=quiet,
         ddp_find_unused_parameters=False,
     )
+
+
+def _check_precision(precision: str) -> str:
+    """The training precision `precision` stands for on this machine; UserError when unknown or without a GPU."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    if precision == "auto":
+        precision = ("bf16" if torch.cuda.is_bf16_supported() else "fp16") if cuda else "fp32"
+    if precision not in ("fp32", "fp16", "bf16"):
+        raise UserError(f"--precision {precision} is unknown; choose auto, fp32, fp16 or bf16")
+    if precision != "fp32" and not cuda:
+        raise UserError(f"--precision {precision} needs a GPU; use fp32 on CPU")
+    return precision
+
+
+def _check_intervals(steps: int, save_steps: int | None, eval_steps: int | None, evaluate: bool) -> tuple[int, int]:
+    """(save_steps, eval_steps) with their defaults; UserError when the best checkpoint could not be kept."""
+    interval = max(1, min(steps, max(50, steps // 10)))
+    save_steps = save_steps or eval_steps or interval
+    eval_steps = eval_steps or save_steps
+    if evaluate and save_steps % eval_steps:
+        raise UserError(f"--save-steps {save_steps} must be a multiple of --eval-steps {eval_steps} to keep the best checkpoint")
+    return save_steps, eval_steps
+
+
+def checkpoint_problem(checkpoint: Path) -> str | None:
+    """Why a Trainer checkpoint cannot be resumed from (a file missing or unreadable), or None when complete."""
+    import zipfile
+
+    from safetensors import safe_open
+
+    state = checkpoint / "trainer_state.json"
+    try:
+        json.loads(state.read_text())["global_step"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "trainer_state.json is missing or unreadable"
+    try:
+        with safe_open(str(checkpoint / "model.safetensors"), framework="pt") as fh:
+            list(fh.keys())
+    except Exception:  # noqa: BLE001 - missing, truncated or corrupt files raise many types
+        return "model.safetensors is missing or unreadable"
+    for name in ("optimizer.pt", "scheduler.pt"):
+        try:
+            with zipfile.ZipFile(checkpoint / name) as zf:
+                if zf.testzip() is not None:
+                    return f"{name} is corrupt"
+        except (OSError, zipfile.BadZipFile):
+            return f"{name} is missing or unreadable"
+    return None
+
+
+def last_complete_checkpoint(checkpoint_dir: Path, log: Any) -> Path | None:
+    """The newest complete `checkpoint-N` in `checkpoint_dir`; incomplete newer ones (a kill while saving) are
+    removed, saying so, so that the resumed run writes its own. None (saying so) when none is complete."""
+    found = []
+    for entry in Path(checkpoint_dir).iterdir():
+        step = entry.name.removeprefix("checkpoint-")
+        if entry.is_dir() and entry.name.startswith("checkpoint-") and step.isdigit():
+            found.append((int(step), entry))
+    for _, checkpoint in sorted(found, reverse=True):
+        problem = checkpoint_problem(checkpoint)
+        if problem is None:
+            log(f"resuming from {checkpoint}")
+            return checkpoint
+        log(f"skipping the incomplete checkpoint {checkpoint} ({problem}); removing it")
+        shutil.rmtree(checkpoint, ignore_errors=True)
+    log(f"no complete checkpoint in {checkpoint_dir}; starting over from step 0")
+    return None
+
+
+def _check_init_head(init_dir: Path, init_family: Any, family: Any, head_needed: bool) -> None:
+    """UserError when the MLM/soft-target losses need a head that --student-init lacks and cannot get."""
+    from edgebert.modelio import has_mlm_head
+
+    if head_needed and init_family is not family and not has_mlm_head(init_dir, init_family):
+        raise UserError(
+            f"--student-init {init_dir} has no masked-LM head and is a {init_family.name} model, unlike the {family.name} "
+            "teacher, so the teacher's head cannot be copied in; use --alpha-mlm 0 --alpha-ce 0 (hidden-state losses only)"
+        )
 
 
 def _write_student(

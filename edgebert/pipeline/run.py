@@ -22,7 +22,7 @@ from typing import Any
 
 from edgebert import __version__
 from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir
-from edgebert.errors import UserError
+from edgebert.errors import UserError, kept_on_interrupt
 from edgebert.pipeline.recipe import (
     DEFAULT_CORPUS,
     DEFAULT_CORPUS_OPTIONAL,
@@ -336,7 +336,7 @@ def run_pipeline(
     work = Path(work).expanduser().absolute() if work else out.with_name(out.name + ".work")
     if work == out or out in work.parents:
         raise UserError(f"--work {work} must not be --out or inside it; --out receives only the final report")
-    check_output_dir(out, force)
+    check_output_dir(out, force)  # before resolving the teacher (it may be downloaded)
     corpus_sources = _resolve_corpus(recipe, corpus)
     teacher = _resolve_teacher(recipe.teacher)
     from edgebert.sources import resolve_model
@@ -354,97 +354,108 @@ def run_pipeline(
     for source in corpus_sources:
         if not source.exists():
             raise UserError(f"corpus {source} does not exist; pass text files (.gz ok), dirs, an STS-B csv or an SST-2 tsv")
+    inputs = {
+        "teacher": teacher_dir,
+        "corpus": corpus_sources,
+        "distill.eval_sts": eval_source,
+        "bench.sts": bench_sts,
+        "compress.calibration": calibration_given,
+        "recipe": recipe.source,
+    }
+    check_output_dir(out, force, inputs)
+    check_output_dir(work, True, inputs, "--work")  # overlap and writability; its contents are _prepare_work's
 
     # ---- every check passed: from here on we write (into the work dir only, until the final report)
-    state = _prepare_work(work, recipe, resume, force)
-    state.data["runs"] = state.data.get("runs", 0) + 1
-    state.save()
-    from edgebert.pipeline.corpus import (
-        prepare_corpus,
-        write_calibration,
-        write_sts_subset,
-    )
-
-    prepared = prepare_corpus(corpus_sources, work / "corpus")
-    eval_sts = write_sts_subset(eval_source, recipe.distill.eval_sts_limit, work / "corpus" / "eval-sts.csv") if eval_source else None
-    log(f"recipe {recipe.name} ({recipe.fingerprint()}); teacher {teacher_dir}; corpus: {', '.join(str(p) for p in prepared)}")
-
-    # distill
-    student = work / "distill" / "student"
-    _run_stage(state, "distill", student, lambda: run_distill(teacher, prepared, student, recipe, eval_sts, resume, cache_dir, quiet), log, resume)
-    model = student
-
-    # compress
-    if recipe.compress.enabled:
-        pruned = work / "compress" / "student"
-        calibration = calibration_given or write_calibration(
-            prepared, recipe.compress.calibration_samples + 64, work / "corpus" / "calibration.txt", seed=recipe.compress.seed
+    with kept_on_interrupt(f"interrupted; the finished stages are kept in {work}: rerun with --resume to continue", replace=True):
+        state = _prepare_work(work, recipe, resume, force)
+        state.data["runs"] = state.data.get("runs", 0) + 1
+        state.save()
+        from edgebert.pipeline.corpus import (
+            prepare_corpus,
+            write_calibration,
+            write_sts_subset,
         )
-        _run_stage(state, "compress", pruned, lambda: run_compress(student, pruned, recipe, calibration, prepared, quiet), log, resume)
-        model = pruned
 
-    # vocabulary trimming
-    if recipe.vocab.trim:
-        trimmed = work / "vocab" / "student"
-        source = model
-        _run_stage(state, "vocab", trimmed, lambda: run_trim_vocab(source, trimmed, recipe, prepared, quiet), log, resume)
-        model = trimmed
+        prepared = prepare_corpus(corpus_sources, work / "corpus")
+        eval_sts = write_sts_subset(eval_source, recipe.distill.eval_sts_limit, work / "corpus" / "eval-sts.csv") if eval_source else None
+        log(f"recipe {recipe.name} ({recipe.fingerprint()}); teacher {teacher_dir}; corpus: {', '.join(str(p) for p in prepared)}")
 
-    # export: the teacher's fp32 exports (for the speed-up targets), then every student target × quantization
-    e = recipe.export
-    bench_items = [f"{TEACHER_LABEL}={teacher_dir}"]
-    for target in e.teacher_targets:
-        d = work / "export" / f"teacher-{target}"
-        _run_stage(state, f"export:teacher-{target}", d, lambda t=target, d=d: run_export(t, "none", teacher_dir, d, e.seq_len, None, quiet), log, resume)
-        bench_items.append(f"{TEACHER_LABEL}-{target}={d}")
-    if recipe.bench.student_pytorch:
-        bench_items.append(f"student={model}")
-    student_labels: dict[tuple[str, str], str] = {}
-    for target, quant in e.student_exports():
-        name = f"student-{target}" + ("" if quant == "none" else f"-{quant}")
-        d = work / "export" / name
-        _run_stage(
-            state, f"export:{name}", d, lambda t=target, q=quant, d=d: run_export(t, q, model, d, e.seq_len, e.min_cosine, quiet), log, resume
-        )
-        bench_items.append(f"{name}={d}")
-        student_labels[(target, quant)] = name
+        # distill
+        student = work / "distill" / "student"
+        _run_stage(state, "distill", student, lambda: run_distill(teacher, prepared, student, recipe, eval_sts, resume, cache_dir, quiet), log, resume)
+        model = student
 
-    # bench
-    bench_dir = work / "bench"
-    _run_stage(state, "bench", bench_dir, lambda: run_bench_stage(bench_items, recipe, bench_dir, log), log, resume)
-    report = json.loads((bench_dir / "report.json").read_text())
+        # compress
+        if recipe.compress.enabled:
+            pruned = work / "compress" / "student"
+            calibration = calibration_given or write_calibration(
+                prepared, recipe.compress.calibration_samples + 64, work / "corpus" / "calibration.txt", seed=recipe.compress.seed
+            )
+            _run_stage(state, "compress", pruned, lambda: run_compress(student, pruned, recipe, calibration, prepared, quiet), log, resume)
+            model = pruned
 
-    # report
-    stages = [{"stage": name, **entry} for name, entry in state.stages.items()]
-    total = sum(float(s.get("wall_s") or 0) for s in stages)
-    verdicts = evaluate_targets(recipe, report, student_labels, total)
-    failed_items = [i["label"] for i in report.get("items", []) if i.get("status") != "ok"]
-    summary = {
-        "schema": SCHEMA,
-        "edgebert_version": __version__,
-        "created": _now(),
-        "recipe": recipe.as_dict(),
-        "recipe_fingerprint": recipe.fingerprint(),
-        "teacher": str(teacher_dir),
-        "corpus": {"sources": [str(p) for p in corpus_sources], "prepared": [str(p) for p in prepared]},
-        "work_dir": str(work),
-        "runs": state.data.get("runs"),
-        "stages": stages,
-        "total_stage_wall_s": round(total, 2),
-        "targets": verdicts,
-        "bench": {"reference": report.get("reference"), "failed_items": failed_items, "status": report.get("status")},
-        "headline": _headline(report, student_labels),
-    }
-    with atomic_output_dir(out, force=force) as tmp:
-        for name in REPORT_FILES:
-            if (bench_dir / name).exists():
-                shutil.copy2(bench_dir / name, tmp / name)
-        if recipe.source and Path(recipe.source).is_file():
-            shutil.copy2(recipe.source, tmp / "recipe.toml")
-        (tmp / "pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
-    state.data["finished"] = _now()
-    state.save()
-    log(f"report written to {out} (targets met: {verdicts['all_met']})")
+        # vocabulary trimming
+        if recipe.vocab.trim:
+            trimmed = work / "vocab" / "student"
+            source = model
+            _run_stage(state, "vocab", trimmed, lambda: run_trim_vocab(source, trimmed, recipe, prepared, quiet), log, resume)
+            model = trimmed
+
+        # export: the teacher's fp32 exports (for the speed-up targets), then every student target × quantization
+        e = recipe.export
+        bench_items = [f"{TEACHER_LABEL}={teacher_dir}"]
+        for target in e.teacher_targets:
+            d = work / "export" / f"teacher-{target}"
+            _run_stage(state, f"export:teacher-{target}", d, lambda t=target, d=d: run_export(t, "none", teacher_dir, d, e.seq_len, None, quiet), log, resume)
+            bench_items.append(f"{TEACHER_LABEL}-{target}={d}")
+        if recipe.bench.student_pytorch:
+            bench_items.append(f"student={model}")
+        student_labels: dict[tuple[str, str], str] = {}
+        for target, quant in e.student_exports():
+            name = f"student-{target}" + ("" if quant == "none" else f"-{quant}")
+            d = work / "export" / name
+            _run_stage(
+                state, f"export:{name}", d, lambda t=target, q=quant, d=d: run_export(t, q, model, d, e.seq_len, e.min_cosine, quiet), log, resume
+            )
+            bench_items.append(f"{name}={d}")
+            student_labels[(target, quant)] = name
+
+        # bench
+        bench_dir = work / "bench"
+        _run_stage(state, "bench", bench_dir, lambda: run_bench_stage(bench_items, recipe, bench_dir, log), log, resume)
+        report = json.loads((bench_dir / "report.json").read_text())
+
+        # report
+        stages = [{"stage": name, **entry} for name, entry in state.stages.items()]
+        total = sum(float(s.get("wall_s") or 0) for s in stages)
+        verdicts = evaluate_targets(recipe, report, student_labels, total)
+        failed_items = [i["label"] for i in report.get("items", []) if i.get("status") != "ok"]
+        summary = {
+            "schema": SCHEMA,
+            "edgebert_version": __version__,
+            "created": _now(),
+            "recipe": recipe.as_dict(),
+            "recipe_fingerprint": recipe.fingerprint(),
+            "teacher": str(teacher_dir),
+            "corpus": {"sources": [str(p) for p in corpus_sources], "prepared": [str(p) for p in prepared]},
+            "work_dir": str(work),
+            "runs": state.data.get("runs"),
+            "stages": stages,
+            "total_stage_wall_s": round(total, 2),
+            "targets": verdicts,
+            "bench": {"reference": report.get("reference"), "failed_items": failed_items, "status": report.get("status")},
+            "headline": _headline(report, student_labels),
+        }
+        with atomic_output_dir(out, force=force, inputs=inputs) as tmp:
+            for name in REPORT_FILES:
+                if (bench_dir / name).exists():
+                    shutil.copy2(bench_dir / name, tmp / name)
+            if recipe.source and Path(recipe.source).is_file():
+                shutil.copy2(recipe.source, tmp / "recipe.toml")
+            (tmp / "pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+        state.data["finished"] = _now()
+        state.save()
+        log(f"report written to {out} (targets met: {verdicts['all_met']})")
     return PipelineReport(out_dir=out, work_dir=work, summary=summary)
 
 
