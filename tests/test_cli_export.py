@@ -202,3 +202,32 @@ def test_binary_calibration_is_refused(capsys: pytest.CaptureFixture[str], tmp_p
     code, err = run_cli(capsys, *args, "--model", str(tiny_bert), "--out", str(out))
     assert_one_line_error(code, err, f"--calibration {calibration} is not UTF-8 text")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("body", ["[1, 2]", '"bert"', "3", "null"])
+def test_config_json_not_an_object(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path, body: str) -> None:
+    model = tmp_path / "m"
+    shutil.copytree(tiny_bert, model)
+    (model / "config.json").write_text(body)
+    code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(model), "--out", str(tmp_path / "o"))
+    assert_one_line_error(code, err, "must hold a JSON object")
+    assert not (tmp_path / "o").exists()
+
+
+def test_config_json_not_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path) -> None:
+    model = tmp_path / "m"
+    shutil.copytree(tiny_bert, model)
+    (model / "config.json").write_bytes(b'{"model_type": "\xff\xfe"}')
+    code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(model), "--out", str(tmp_path / "o"))
+    assert_one_line_error(code, err, "not UTF-8")
+
+
+def test_tokenizer_larger_than_the_embedding_table(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path) -> None:
+    model = tmp_path / "m"
+    shutil.copytree(tiny_bert, model)
+    (model / "tokenizer.json").unlink()
+    with open(model / "vocab.txt", "a") as fh:
+        fh.write("\n".join(f"extra{i}" for i in range(20)) + "\n")
+    code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(model), "--out", str(tmp_path / "o"))
+    assert_one_line_error(code, err, "embedding table only")
+    assert not (tmp_path / "o").exists()

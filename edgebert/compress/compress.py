@@ -24,7 +24,7 @@ from edgebert.artifact import (
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
 from edgebert.families import FAMILIES
-from edgebert.modelio import check_within_positions, copy_sentence_transformers_files, has_mlm_head, inspect_model_dir, load_for_rewrite
+from edgebert.modelio import check_tokenizer_fits, check_within_positions, copy_sentence_transformers_files, has_mlm_head, inspect_model_dir, load_for_rewrite
 from edgebert.sources import resolve_model
 
 if TYPE_CHECKING:
@@ -236,6 +236,7 @@ def compress(
         tokenizer = AutoTokenizer.from_pretrained(model_dir, use_fast=True, trust_remote_code=False)
     except Exception as exc:
         raise UserError(f"cannot load the tokenizer in {model_dir} ({type(exc).__name__}); re-save it") from exc
+    check_tokenizer_fits(tokenizer, model_config, model_dir)
     pooling = (
         source_manifest.get("model", {}).get("pooling") or pooling_from_sentence_transformers(model_dir) or family.default_pooling
     )

@@ -152,7 +152,7 @@ def distill(
     """
     from edgebert.distill.losses import LossWeights
     from edgebert.distill.student import StudentSpec, parse_layer_map, resolve_shape
-    from edgebert.modelio import check_within_positions, inspect_model_dir
+    from edgebert.modelio import check_tokenizer_fits, check_within_positions, inspect_model_dir
     from edgebert.sources import resolve_model
 
     started = time.perf_counter()
@@ -196,6 +196,7 @@ def distill(
         tokenizer = AutoTokenizer.from_pretrained(teacher_dir, use_fast=True, trust_remote_code=False)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"cannot load the teacher's tokenizer in {teacher_dir} ({type(exc).__name__}); re-save it") from exc
+    check_tokenizer_fits(tokenizer, teacher_config, teacher_dir)
     if tokenizer.mask_token_id is None:
         raise UserError(f"the teacher's tokenizer in {teacher_dir} has no mask token; masked-LM distillation needs one")
     if init_dir is not None:
