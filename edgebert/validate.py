@@ -28,9 +28,9 @@ def integer(name: str, value: Any, minimum: int | None = 1, maximum: int | None 
     return value
 
 
-def optional_integer(name: str, value: Any, minimum: int | None = 1, maximum: int | None = None) -> int | None:
+def optional_integer(name: str, value: Any, minimum: int | None = 1, maximum: int | None = None, hint: str = "") -> int | None:
     """None, or `integer(...)`."""
-    return None if value is None else integer(name, value, minimum, maximum)
+    return None if value is None else integer(name, value, minimum, maximum, hint)
 
 
 def seed(name: str, value: Any) -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from edgebert import __version__
+from edgebert import __version__, validate
 from edgebert.artifact import (
     atomic_output_dir,
     check_output_dir,
@@ -103,6 +103,15 @@ def _embed(base: Any, family: Family, tokenizer: Any, texts: list[str], pooling:
     return torch.cat(outs)
 
 
+def check_numbers(*, calibration_samples: Any = 256, seq_len: Any = 128, batch_size: Any = 16, seed: Any = 0, **_: Any) -> None:
+    """Types and ranges of compress()'s integer arguments (the recipe loader checks its [compress] section with it);
+    the fractions are checked by `check_fraction`, the healing recipe by `heal.check_heal`."""
+    validate.integer("--calibration-samples", calibration_samples, 1)
+    validate.integer("--seq-len", seq_len, 2, hint="tokens, [CLS] and [SEP] included")
+    validate.integer("--batch-size", batch_size, 1)
+    validate.seed("--seed", seed)
+
+
 def compress(
     model: str | Path | None,
     out: str | Path,
@@ -178,9 +187,9 @@ def compress(
                 "--heal-steps repairs structured pruning (--prune-heads, --prune-ffn, --heads-to-prune) and there is none; "
                 "healing after --magnitude-sparsity alone would train its zeros away"
             )
-    for name, value in (("--calibration-samples", calibration_samples), ("--seq-len", seq_len), ("--batch-size", batch_size)):
-        if int(value) <= 0:
-            raise UserError(f"{name} must be a positive integer, got {value}")
+    check_numbers(calibration_samples=calibration_samples, seq_len=seq_len, batch_size=batch_size, seed=seed)
+    validate.path_like("--out", out, optional=False)
+    validate.path_like("--calibration", calibration)
     needs_importance = prune_heads > 0 or prune_ffn > 0
     if needs_importance and calibration is None:
         raise UserError(
