@@ -67,7 +67,7 @@ def export(
     from export_targets import get_exporter
     from export_targets.base import ExportOptions
 
-    _check_arguments(target, model, out, quantize, seq_len, min_cosine, calibration, calibration_samples)
+    check_arguments(target, model, out, quantize, seq_len, min_cosine, calibration, calibration_samples)
     exporter = get_exporter(target)
     quantize = quantize or "none"
     if quantize != "none" and quantize not in exporter.quantizations:
@@ -124,7 +124,7 @@ def export(
     return ExportReport(out_dir=out_dir, manifest=manifest)
 
 
-def _check_arguments(
+def check_arguments(
     target: Any,
     model: Any,
     out: Any,
