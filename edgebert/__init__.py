@@ -5,10 +5,18 @@ The Python API mirrors the CLI verbs; heavy dependencies load only when a verb r
 
 from __future__ import annotations
 
+import logging
 import sys
 import types
 
 __version__ = "0.1.0"
+
+# Import-time warnings of libraries that transformers pulls in and edgebert never uses, which would otherwise print
+# before every one-line error: torchao's "Failed to load .../_C_*.so" (kernels built for another torch) and torch's
+# pytree notice about torchao's Enum registrations. Scoped to those two loggers; everything else is untouched.
+QUIET_LOGGERS = ("torchao", "torch.utils._pytree")
+for _name in QUIET_LOGGERS:
+    logging.getLogger(_name).setLevel(logging.ERROR)
 
 __all__ = ["export", "__version__"]
 

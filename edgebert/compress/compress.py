@@ -237,15 +237,16 @@ def compress(
     if explicit is not None and not explicit and prune_ffn == 0 and magnitude_sparsity == 0:
         raise UserError("nothing to prune: --heads-to-prune names no heads and --prune-ffn is 0")
 
-    _log(quiet, f"loading {model_dir}")
-    full, base, mlm_head = _load(model_dir, family)
-    config = full.config
-    source_manifest = read_manifest(model_dir)
     try:
         tokenizer = AutoTokenizer.from_pretrained(model_dir, use_fast=True, trust_remote_code=False)
     except Exception as exc:
         raise UserError(f"cannot load the tokenizer in {model_dir} ({type(exc).__name__}); re-save it") from exc
     check_tokenizer_fits(tokenizer, model_config, model_dir)
+
+    _log(quiet, f"loading {model_dir}")
+    full, base, mlm_head = _load(model_dir, family)
+    config = full.config
+    source_manifest = read_manifest(model_dir)
     pooling = (
         source_manifest.get("model", {}).get("pooling") or pooling_from_sentence_transformers(model_dir) or family.default_pooling
     )
