@@ -47,6 +47,8 @@ def default_model_dir() -> Path:
 
 def resolve_model(spec: str | Path | None) -> Path:
     """A local directory for `spec`: None/'default' → packaged teacher, existing path → itself, else hub id."""
+    if spec is not None and not isinstance(spec, (str, Path)):
+        raise UserError(f"a model must be a directory, a hub id or 'default' (str or Path), got {spec!r}")
     if spec is None or str(spec) == DEFAULT_MODEL:
         return default_model_dir()
     path = Path(spec).expanduser()

@@ -138,6 +138,9 @@ def test_resume_ends_where_an_uninterrupted_run_ends(teacher3: Path, corpus: Pat
         (dict(student_layers=0), "--student-layers must be at least 1"),
         (dict(corpus="BINARY"), "is not UTF-8 text"),
         (dict(eval_sts="BAD_STS"), "outside the STS-B scale"),
+        (dict(lr="high"), "--lr must be a number"),
+        (dict(cache_dir=5), "--cache-dir must be a path"),
+        (dict(eval_sts=3), "--eval-sts must be a path"),
     ],
 )
 def test_bad_input_is_one_clear_error_and_writes_nothing(teacher3: Path, corpus: Path, tmp_path: Path, kwargs: dict, message: str) -> None:
