@@ -305,3 +305,13 @@ def test_bad_numbers_and_files_exit_2_with_one_line(
     errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(errors) == 1 and errors[0].startswith("edgebert: error: ") and fragment in errors[0], errors
     assert not (tmp_path / "o").exists()
+
+
+def test_api_wrong_types_are_user_errors(tiny_bert: Path, tmp_path: Path) -> None:
+    from edgebert.bench.harness import build_config, run_bench
+
+    with pytest.raises(UserError, match="bench items must be a list of strings"):
+        build_config(str(tiny_bert))  # type: ignore[arg-type]
+    config = build_config([str(tiny_bert)])
+    with pytest.raises(UserError, match="--out must be a path"):
+        run_bench(config, 123)  # type: ignore[arg-type]

@@ -342,3 +342,15 @@ def test_bad_input_files_are_refused_before_the_first_stage(
     errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(errors) == 1 and ("is not UTF-8 text" in errors[0] or ":2: score '500'" in errors[0]), errors
     assert not out.exists() and not (tmp_path / "out.work").exists()
+
+
+def test_run_pipeline_api_checks_types_and_the_changed_recipe(tmp_path: Path) -> None:
+    from edgebert.pipeline import run_pipeline
+
+    recipe = parse_recipe("[distill]\nsteps = 3\n")
+    with pytest.raises(UserError, match="--out must be a path"):
+        run_pipeline(recipe, 123)  # type: ignore[arg-type]
+    recipe.distill.lr = float("nan")
+    with pytest.raises(UserError, match="distill.lr must be a finite number"):
+        run_pipeline(recipe, tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []

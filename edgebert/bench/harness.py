@@ -68,6 +68,8 @@ def build_config(
 ) -> BenchConfig:
     """Resolve and validate everything the run needs; UserError (exit 2) before anything is measured."""
     job = job or MeasureJob()
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+        raise UserError(f"bench items must be a list of strings ([LABEL=]PATH), got {items!r}")
     validate.optional_number("--timeout", timeout_s, 0.0, low_open=True)
     _validate_job(job)
     specs = parse_items(items, torch_int8=torch_int8, tokenizer=tokenizer, pooling=pooling)
@@ -205,6 +207,7 @@ def run_bench(config: BenchConfig, out: str | Path, force: bool = False, echo: E
     """Measure every item (the reference first) and write report.json / report.md / report.png into `out`."""
     from edgebert.bench.report import build_report, machine_info, write_report
 
+    validate.path_like("--out", out, optional=False)
     check_output_dir(Path(out), force)
     started = dt.datetime.now(dt.timezone.utc)
     machine = machine_info()

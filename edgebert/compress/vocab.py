@@ -283,11 +283,13 @@ def trim_vocab(
     (HELDOUT_SHARE, at most HELDOUT_MAX passages) and counts the rest. Bad input raises UserError before anything
     is written; `out` appears only when complete, and never replaces an existing directory without `force`.
     """
+    from edgebert import validate
     from edgebert.modelio import check_tokenizer_fits, inspect_model_dir
     from edgebert.sources import resolve_model
 
     started = time.perf_counter()
     _check_args(min_count, max_size)
+    validate.path_like("--out", out, optional=False)
     out = Path(out)
     check_output_dir(out, force)
     model_dir = Path(resolve_model(model))

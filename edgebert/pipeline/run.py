@@ -347,6 +347,11 @@ def run_pipeline(
     """Run the whole recipe; bad input raises UserError before anything is written."""
     log = log or (lambda m: None if quiet else _stderr(m))
     validate_recipe(recipe)  # again: the caller may have changed it since it was loaded (e.g. --steps)
+    from edgebert import validate
+
+    validate.path_like("--out", out, optional=False)
+    validate.path_like("--work", work)
+    validate.path_like("--cache-dir", cache_dir)
     out = Path(out).expanduser().absolute()
     work = Path(work).expanduser().absolute() if work else out.with_name(out.name + ".work")
     if work == out or out in work.parents:
