@@ -76,9 +76,9 @@ def _input_paths(inputs: Inputs | None) -> Iterator[tuple[str, Path]]:
     for flag, value in (inputs or {}).items():
         if value is None:
             continue
-        values = [value] if isinstance(value, (str, Path)) else list(value)
-        for v in values:
-            if v is None or not Path(v).expanduser().exists():
+        values = [value] if isinstance(value, (str, os.PathLike)) else list(value) if isinstance(value, (list, tuple)) else []
+        for v in values:  # a value of another type is not a path: its own check reports it
+            if not isinstance(v, (str, os.PathLike)) or not Path(v).expanduser().exists():
                 continue
             yield flag, Path(v).expanduser().resolve()
 

@@ -6,15 +6,17 @@ A corpus is read into a list of passages (one per non-blank line), tokenised onc
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edgebert import validate
 from edgebert.errors import UserError
 
 TEXT_SUFFIXES = (".txt", ".txt.gz", ".text", ".text.gz")
@@ -26,12 +28,30 @@ _DATASET_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?(:[\w.-]+)?$")
 
 
 def _read_lines(path: Path) -> list[str]:
+    check_corpus_file(path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+        with opener(path, "rt", encoding="utf-8") as fh:
             return [line.strip() for line in fh if line.strip()]
+    except UnicodeDecodeError as exc:
+        raise validate.not_utf8("corpus file", path, exc) from exc
     except (OSError, EOFError) as exc:
         raise UserError(f"cannot read corpus file {path} ({type(exc).__name__}: {exc})") from exc
+
+
+def check_corpus_file(path: Path) -> Path:
+    """A corpus or calibration text file checked before use: readable UTF-8 text (UserError naming it)."""
+    return validate.text_file("corpus file", path)
+
+
+def check_corpus_sources(sources: Sequence[str | Path]) -> None:
+    """Every local file of a corpus list (files, dirs' text files, csv/tsv tables) is readable UTF-8 text; dataset
+    names and missing paths are left to `load_corpus`. For callers that must refuse bad text before writing."""
+    for source in sources:
+        path = Path(str(source)).expanduser()
+        files = [path] if path.is_file() else _corpus_files(path) if path.is_dir() else []
+        for f in files:
+            check_corpus_file(f)
 
 
 def _corpus_files(directory: Path) -> list[Path]:
@@ -49,11 +69,16 @@ def load_dataset_texts(spec: str, split: str = "train", column: str = "text") ->
         import datasets
     except ImportError as exc:  # pragma: no cover - the distill extra installs it
         raise UserError("corpus is a dataset name but `datasets` is not installed: pip install 'edgebert[distill]'") from exc
+    from edgebert.sources import hub_offline
+
+    offline = hub_offline()
     try:
-        ds = datasets.load_dataset(name, config or None, split=split)
+        with _datasets_offline(offline):  # offline: the datasets cache only, no retries against an unreachable Hub
+            ds = datasets.load_dataset(name, config or None, split=split)
     except Exception as exc:  # noqa: BLE001 - offline, unknown name, bad config all mean the same to the user
+        where = "the datasets cache (the Hugging Face Hub is offline or unreachable)" if offline else "the Hugging Face Hub"
         raise UserError(
-            f"could not load dataset '{spec}' from the Hugging Face Hub ({type(exc).__name__}); "
+            f"could not load dataset '{spec}' from {where} ({type(exc).__name__}); "
             "check the name and your network, or pass a local text file or directory"
         ) from exc
     columns = [c for c, f in ds.features.items() if getattr(f, "dtype", None) == "string"]
@@ -62,6 +87,23 @@ def load_dataset_texts(spec: str, split: str = "train", column: str = "text") ->
             raise UserError(f"dataset '{spec}' has no text column (columns: {', '.join(ds.column_names)})")
         column = columns[0]
     return [t.strip() for t in ds[column] if isinstance(t, str) and t.strip()]
+
+
+@contextlib.contextmanager
+def _datasets_offline(offline: bool) -> Iterator[None]:
+    """datasets' and huggingface_hub's offline mode for the duration (read at their import, so set in place)."""
+    if not offline:
+        yield
+        return
+    import datasets
+    import huggingface_hub.constants as hub_constants
+
+    saved = datasets.config.HF_HUB_OFFLINE, hub_constants.HF_HUB_OFFLINE
+    datasets.config.HF_HUB_OFFLINE = hub_constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        datasets.config.HF_HUB_OFFLINE, hub_constants.HF_HUB_OFFLINE = saved
 
 
 def load_corpus(sources: str | Path | Sequence[str | Path]) -> list[str]:
@@ -194,6 +236,9 @@ def mlm_collator(tokenizer: Any, mlm_probability: float = 0.15, pad_to_multiple_
 # --------------------------------------------------------------------------------------------- eval sets
 
 
+STS_MIN_SCORE, STS_MAX_SCORE = 0.0, 5.0  # the STS-B similarity scale
+
+
 @dataclass
 class STSPairs:
     """Sentence pairs with gold similarity scores (STS-B: 0–5)."""
@@ -211,26 +256,37 @@ def load_sts_csv(path: str | Path, limit: int | None = None) -> STSPairs:
     path = Path(path).expanduser()
     if not path.is_file():
         raise UserError(f"STS file {path} does not exist; pass a CSV of sentence1,sentence2,score")
+    validate.text_file("STS file", path)
     s1: list[str] = []
     s2: list[str] = []
     scores: list[float] = []
-    with open(path, newline="", encoding="utf-8") as fh:
-        for lineno, row in enumerate(csv.reader(fh), start=1):
-            if not row or all(not c.strip() for c in row):
-                continue
-            if len(row) < 3:
-                raise UserError(f"{path}:{lineno}: expected sentence1,sentence2,score, got {len(row)} fields")
-            try:
-                score = float(row[2])
-            except ValueError as exc:
-                if lineno == 1:  # tolerate a header row
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            for lineno, row in enumerate(csv.reader(fh), start=1):
+                if not row or all(not c.strip() for c in row):
                     continue
-                raise UserError(f"{path}:{lineno}: score '{row[2]}' is not a number") from exc
-            s1.append(row[0])
-            s2.append(row[1])
-            scores.append(score)
-            if limit is not None and len(scores) >= limit:
-                break
+                if len(row) < 3:
+                    raise UserError(f"{path}:{lineno}: expected sentence1,sentence2,score, got {len(row)} fields")
+                try:
+                    score = float(row[2])
+                except ValueError as exc:
+                    if lineno == 1:  # tolerate a header row
+                        continue
+                    raise UserError(f"{path}:{lineno}: score '{row[2]}' is not a number") from exc
+                if not STS_MIN_SCORE <= score <= STS_MAX_SCORE:  # NaN fails this too
+                    raise UserError(
+                        f"{path}:{lineno}: score {row[2].strip()!r} is outside the STS-B scale "
+                        f"{STS_MIN_SCORE:g}..{STS_MAX_SCORE:g}; fix that line"
+                    )
+                s1.append(row[0])
+                s2.append(row[1])
+                scores.append(score)
+                if limit is not None and len(scores) >= limit:
+                    break
+    except UnicodeDecodeError as exc:
+        raise validate.not_utf8("STS file", path, exc) from exc
+    except csv.Error as exc:
+        raise UserError(f"STS file {path} is not a readable CSV ({exc}); pass sentence1,sentence2,score rows") from exc
     if len(scores) < 2:
         raise UserError(f"STS file {path} has fewer than 2 scored pairs")
     return STSPairs(s1, s2, scores)

@@ -19,6 +19,7 @@ from edgebert.progress import Stages
 from edgebert.sources import resolve_model
 
 DEFAULT_SEQ_LEN = 128
+MIN_SEQ_LEN = 2  # [CLS] and [SEP]
 # Quantization recipes that calibrate activation ranges on text (`--calibration`).
 CALIBRATED_QUANTIZATIONS = ("int8-static",)
 DEFAULT_CALIBRATION_SAMPLES = 200
@@ -66,14 +67,13 @@ def export(
     from export_targets import get_exporter
     from export_targets.base import ExportOptions
 
+    check_arguments(target, model, out, quantize, seq_len, min_cosine, calibration, calibration_samples)
     exporter = get_exporter(target)
     quantize = quantize or "none"
     if quantize != "none" and quantize not in exporter.quantizations:
         offered = ", ".join(("none",) + exporter.quantizations)
         raise UserError(f"--quantize {quantize} is not offered by target {target}; choose one of: {offered}")
     texts, calibration_record = calibration_set(quantize, calibration, calibration_texts, calibration_samples)
-    if seq_len <= 0:
-        raise UserError(f"--seq-len must be a positive number of tokens, got {seq_len}")
     inputs = {"--model": model, "--calibration": calibration}
     if out is not None:
         check_output_dir(Path(out), force, inputs)
@@ -114,6 +114,31 @@ def export(
         _raise_if_drifted(manifest["parity"], target, out_dir)
         write_manifest(work, manifest)
     return ExportReport(out_dir=out_dir, manifest=manifest)
+
+
+def check_arguments(
+    target: Any,
+    model: Any,
+    out: Any,
+    quantize: Any,
+    seq_len: Any,
+    min_cosine: Any,
+    calibration: Any,
+    calibration_samples: Any,
+) -> None:
+    """Types and ranges of export()'s arguments, before anything is loaded or written (UserError, one line)."""
+    from edgebert import validate
+
+    for name, value in (("--target", target), ("--quantize", quantize)):
+        if not isinstance(value, str) and not (name == "--quantize" and value is None):
+            raise UserError(f"{name} must be a string, got {value!r}")
+    if model is not None and not isinstance(model, (str, Path)):
+        raise UserError(f"--model must be a model dir, hub id or 'default' (str or Path), got {model!r}")
+    validate.path_like("--out", out)
+    validate.path_like("--calibration", calibration)
+    validate.integer("--seq-len", seq_len, MIN_SEQ_LEN, hint="tokens, [CLS] and [SEP] included")
+    validate.optional_number("--min-cosine", min_cosine, 0.0, 1.0, low_open=True)
+    validate.optional_integer("--calibration-samples", calibration_samples, 1)
 
 
 def calibration_set(

@@ -43,9 +43,15 @@ def inspect_model_dir(path: Path) -> tuple[dict[str, Any], Family]:
     if not config_path.exists():
         raise UserError(f"{path} is not a model directory (no config.json); pass a directory written by save_pretrained")
     try:
-        config = json.loads(config_path.read_text())
+        config = json.loads(config_path.read_bytes().decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise UserError(f"{config_path} is not valid JSON ({exc.msg}); re-save the model") from exc
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{config_path} is not UTF-8 text; re-save the model") from exc
+    except OSError as exc:
+        raise UserError(f"cannot read {config_path} ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(config, dict):
+        raise UserError(f"{config_path} must hold a JSON object, got a JSON {type(config).__name__}; re-save the model")
     family = family_for(str(config.get("model_type", "unknown")))
     if not any((path / w).exists() for w in WEIGHT_FILES) and not list(path.glob("model-*.safetensors")):
         raise UserError(f"{path} has no weights (model.safetensors or pytorch_model.bin); re-save the model")
@@ -92,6 +98,16 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
         ) from exc
     finally:
         transformers.logging.set_verbosity(verbosity)
+
+
+def check_tokenizer_fits(tokenizer: Any, config: Any, model_dir: Path) -> None:
+    """UserError (one line) when the tokenizer can produce ids beyond the model's embedding table."""
+    rows = config.get("vocab_size") if isinstance(config, dict) else getattr(config, "vocab_size", None)
+    if rows is not None and len(tokenizer) > int(rows):
+        raise UserError(
+            f"the tokenizer in {model_dir} has {len(tokenizer)} tokens but the model's embedding table only {int(rows)} rows; "
+            "save the tokenizer that belongs to the model"
+        )
 
 
 def check_within_positions(flag: str, value: int, config: Any, whose: str = "the model's") -> None:
@@ -148,6 +164,7 @@ def load_model(path: Path, pooling: str | None = None) -> LoadedModel:
         tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"cannot load the tokenizer in {path} ({type(exc).__name__}: {exc}); re-save it") from exc
+    check_tokenizer_fits(tokenizer, config, path)
     encoder, info = load_weights(AutoModel, path, config=config)
     missing = [k for k in info.get("missing_keys", []) if "pooler" not in k]
     if missing:

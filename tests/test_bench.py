@@ -278,3 +278,41 @@ def test_parameter_count_of_a_pruned_model_reads_the_real_shapes(tiny_bert: Path
     encoder = load_model(pruned).embedder.encoder
     assert count_params_from_config(pruned) == sum(p.numel() for p in encoder.parameters())
     assert count_params_from_config(pruned) < count_params_from_config(tiny_bert)
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--timeout", "nan"], "--timeout must be a finite number"),
+        (["--timeout", "-1"], "--timeout must be a finite number"),
+        (["--threads", "-1"], "--threads must be at least 1"),
+        (["--batch", "0"], "--batch must be at least 1"),
+        (["--seq-len", "1"], "--seq-len must be at least 2"),
+        (["--warmup", "-1"], "--warmup must be at least 0"),
+        (["--sst2-limit", "0"], "--sst2-limit must be at least 1"),
+        (["--sts", "BAD_STS"], "outside the STS-B scale"),
+        (["--sts", "BINARY"], "is not UTF-8 text"),
+    ],
+)
+def test_bad_numbers_and_files_exit_2_with_one_line(
+    tiny_bert: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], fragment: str
+) -> None:
+    from edgebert.cli import main
+
+    (tmp_path / "bad.csv").write_text("a,b,1\nc,d,nan\n")
+    (tmp_path / "binary.csv").write_bytes(bytes(range(256)) * 16)
+    subs = {"BAD_STS": str(tmp_path / "bad.csv"), "BINARY": str(tmp_path / "binary.csv")}
+    assert main(["bench", str(tiny_bert), "--out", str(tmp_path / "o"), *[subs.get(a, a) for a in extra]]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("edgebert: error: ") and fragment in errors[0], errors
+    assert not (tmp_path / "o").exists()
+
+
+def test_api_wrong_types_are_user_errors(tiny_bert: Path, tmp_path: Path) -> None:
+    from edgebert.bench.harness import build_config, run_bench
+
+    with pytest.raises(UserError, match="bench items must be a list of strings"):
+        build_config(str(tiny_bert))  # type: ignore[arg-type]
+    config = build_config([str(tiny_bert)])
+    with pytest.raises(UserError, match="--out must be a path"):
+        run_bench(config, 123)  # type: ignore[arg-type]

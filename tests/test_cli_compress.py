@@ -62,15 +62,31 @@ def test_compress_writes_a_smaller_model_and_prints_a_summary(
         (["--prune-ffn", "0.5", "--ffn-scope", "global"], "--ffn-scope global is not supported"),
         ([], "nothing to prune"),
         (["--prune-heads", "abc"], "invalid float value"),
+        (["--prune-heads", "nan"], "--prune-heads must be a fraction in [0, 1)"),
+        (["--prune-heads", "0.5", "--calibration-samples", "-1"], "--calibration-samples must be at least 1"),
+        (["--prune-heads", "0.5", "--seq-len", "1"], "--seq-len must be at least 2"),
+        (["--prune-heads", "0.5", "--batch-size", "0"], "--batch-size must be at least 1"),
+        (["--prune-heads", "0.5", "--seed", "-3"], "--seed must be at least 0"),
+        (["--prune-heads", "0.5", "--heal-steps", "5", "--heal-corpus", "TEXT", "--heal-lr", "nan"], "--heal-lr must be a finite number"),
+        (["--prune-heads", "0.5", "--heal-steps", "-5"], "--heal-steps must be at least 0"),
+        (["--prune-heads", "0.5", "--calibration", "BINARY"], "is not UTF-8 text"),
+        (["--prune-heads", "0.5", "--calibration", "TEXT", "--trim-vocab", "BINARY"], "is not UTF-8 text"),
+        (["--prune-heads", "0.5", "--calibration", "TEXT", "--heal-steps", "2", "--heal-corpus", "BINARY"], "is not UTF-8 text"),
+        (["--trim-vocab", "TEXT", "--vocab-min-count", "0"], "min_count must be an integer of at least 1"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(
     capsys: pytest.CaptureFixture[str], tiny_bert: Path, tmp_path: Path, extra: list[str], fragment: str
 ) -> None:
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    (inputs / "binary.txt").write_bytes(bytes(range(256)) * 16)
+    (inputs / "text.txt").write_text("the quick brown fox\nhello world\n")
+    subs = {"BINARY": str(inputs / "binary.txt"), "TEXT": str(inputs / "text.txt")}
     out = tmp_path / "out"
-    code, _, err = run_cli(capsys, "compress", "--model", str(tiny_bert), "--out", str(out), *extra)
+    code, _, err = run_cli(capsys, "compress", "--model", str(tiny_bert), "--out", str(out), *[subs.get(a, a) for a in extra])
     assert_one_line_error(code, err, fragment)
-    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inputs"]
 
 
 def test_existing_out_without_force_is_exit_2(capsys: pytest.CaptureFixture[str], tiny_bert: Path, tmp_path: Path) -> None:

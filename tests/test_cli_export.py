@@ -96,7 +96,9 @@ def test_bad_models(
     assert not out.exists()
 
 
-@pytest.mark.parametrize(("seq_len", "fragment"), [("0", "positive"), ("-3", "positive"), ("129", "position limit of 128")])
+@pytest.mark.parametrize(
+    ("seq_len", "fragment"), [("0", "at least 2"), ("-3", "at least 2"), ("1", "[CLS] and [SEP]"), ("129", "position limit of 128")]
+)
 def test_bad_seq_len(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path, seq_len: str, fragment: str) -> None:
     out = tmp_path / "o"
     code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(tiny_bert), "--out", str(out), "--seq-len", seq_len)
@@ -159,3 +161,73 @@ def test_help_is_fast_and_light() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("value", ["nan", "-5", "0", "1.5", "inf"])
+def test_bad_min_cosine(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path, value: str) -> None:
+    out = tmp_path / "o"
+    code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(tiny_bert), "--out", str(out), "--min-cosine", value)
+    assert_one_line_error(code, err, "--min-cosine must be a finite number in (0, 1]")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"seq_len": "128"}, "--seq-len must be an integer"),
+        ({"seq_len": 32.0}, "--seq-len must be an integer"),
+        ({"out": 123}, "--out must be a path"),
+        ({"min_cosine": "high"}, "--min-cosine must be a number"),
+        ({"calibration_samples": "5"}, "--calibration-samples must be an integer"),
+        ({"model": 7}, "--model must be"),
+    ],
+)
+def test_python_api_wrong_types_are_user_errors(tmp_path: Path, tiny_bert: Path, kwargs: dict[str, object], fragment: str) -> None:
+    import edgebert
+    from edgebert.errors import UserError
+
+    args: dict[str, object] = {"model": str(tiny_bert), "out": str(tmp_path / "o"), **kwargs}
+    with pytest.raises(UserError, match=fragment.replace("(", r"\(").replace("[", r"\[")):
+        edgebert.export("onnx", **args)
+    with pytest.raises(UserError, match="--seq-len|--out|--min-cosine|--calibration|--model"):  # again: still the function
+        edgebert.export("onnx", **args)
+    assert not (tmp_path / "o").exists()
+
+
+def test_binary_calibration_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path) -> None:
+    calibration = tmp_path / "calib.txt"
+    calibration.write_bytes(bytes(range(256)) * 8)
+    out = tmp_path / "o"
+    args = ("export", "--target", "onnx", "--quantize", "int8-static", "--calibration", str(calibration))
+    code, err = run_cli(capsys, *args, "--model", str(tiny_bert), "--out", str(out))
+    assert_one_line_error(code, err, f"--calibration {calibration} is not UTF-8 text")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("body", ["[1, 2]", '"bert"', "3", "null"])
+def test_config_json_not_an_object(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path, body: str) -> None:
+    model = tmp_path / "m"
+    shutil.copytree(tiny_bert, model)
+    (model / "config.json").write_text(body)
+    code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(model), "--out", str(tmp_path / "o"))
+    assert_one_line_error(code, err, "must hold a JSON object")
+    assert not (tmp_path / "o").exists()
+
+
+def test_config_json_not_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path) -> None:
+    model = tmp_path / "m"
+    shutil.copytree(tiny_bert, model)
+    (model / "config.json").write_bytes(b'{"model_type": "\xff\xfe"}')
+    code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(model), "--out", str(tmp_path / "o"))
+    assert_one_line_error(code, err, "not UTF-8")
+
+
+def test_tokenizer_larger_than_the_embedding_table(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny_bert: Path) -> None:
+    model = tmp_path / "m"
+    shutil.copytree(tiny_bert, model)
+    (model / "tokenizer.json").unlink()
+    with open(model / "vocab.txt", "a") as fh:
+        fh.write("\n".join(f"extra{i}" for i in range(20)) + "\n")
+    code, err = run_cli(capsys, "export", "--target", "onnx", "--model", str(model), "--out", str(tmp_path / "o"))
+    assert_one_line_error(code, err, "embedding table only")
+    assert not (tmp_path / "o").exists()

@@ -93,3 +93,58 @@ def test_sts_csv(tmp_path: Path) -> None:
 def test_real_sts_dev(shared_data: Path) -> None:
     pairs = load_sts_csv(shared_data / "stsb" / "dev.csv")
     assert len(pairs) == 1500 and 0 <= min(pairs.scores) and max(pairs.scores) <= 5
+
+
+@pytest.mark.parametrize("score", ["500", "-42", "nan", "inf", "-inf", "5.01"])
+def test_sts_scores_must_be_finite_and_on_the_0_to_5_scale(tmp_path: Path, score: str) -> None:
+    path = tmp_path / "sts.csv"
+    path.write_text(f"a dog,a cat,3.5\nthe man,a man,{score}\nx,y,1\n")
+    with pytest.raises(UserError, match=f"{path}:2: score .* outside the STS-B scale 0..5"):
+        load_sts_csv(path)
+
+
+def test_sts_scale_bounds_are_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "sts.csv"
+    path.write_text("sentence1,sentence2,score\na,b,0\nc,d,5\n")
+    assert load_sts_csv(path).scores == [0.0, 5.0]
+
+
+@pytest.mark.parametrize("body", [b"a dog,a cat,3.5\n\xff\xfe\xfd,x,1\n", b"a,b,1\nc\x00d,e,2\n"])
+def test_sts_file_not_utf8_text_names_the_file(tmp_path: Path, body: bytes) -> None:
+    path = tmp_path / "sts.csv"
+    path.write_bytes(body)
+    with pytest.raises(UserError, match=f"STS file {path}"):
+        load_sts_csv(path)
+
+
+@pytest.mark.parametrize("name", ["garbage.txt", "garbage.txt.gz", "dir"])
+def test_binary_corpus_is_refused_naming_the_file(tmp_path: Path, name: str) -> None:
+    garbage = bytes(range(256)) * 64
+    if name == "dir":
+        (tmp_path / "dir").mkdir()
+        (tmp_path / "dir" / "ok.txt").write_text("fine text\n")
+        (tmp_path / "dir" / "bad.txt").write_bytes(garbage)
+        bad = tmp_path / "dir" / "bad.txt"
+    elif name.endswith(".gz"):
+        bad = tmp_path / name
+        with gzip.open(bad, "wb") as fh:
+            fh.write(garbage)
+    else:
+        bad = tmp_path / name
+        bad.write_bytes(garbage)
+    with pytest.raises(UserError, match=f"corpus file {bad} is (not UTF-8 text|binary)"):
+        load_corpus(tmp_path / name)
+
+
+def test_dataset_name_fails_fast_when_the_hub_is_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    monkeypatch.delenv("HTTPS_PROXY", raising=False)
+    monkeypatch.delenv("https_proxy", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "https://edgebert-unreachable.invalid")
+    started = time.perf_counter()
+    with pytest.raises(UserError, match="offline or unreachable"):
+        load_corpus("edgebert-no-such/corpus")
+    assert time.perf_counter() - started < 10

@@ -64,3 +64,30 @@ def test_teacher_with_its_own_head_uses_it(tmp_path: Path, tiny_bert: Path, corp
     model, info = prepare_teacher(tmp_path / "mlm", BERT, data, collator, "fp", 24, "truncate", HeadFitConfig(steps=1), cache_dir=tmp_path / "c")
     assert info["source"] == "own" and not (tmp_path / "c").exists()
     assert torch.equal(model.cls.predictions.transform.dense.weight, mlm.cls.predictions.transform.dense.weight)
+
+
+@pytest.mark.parametrize(("xdg", "edgebert_cache"), [("", None), ("relative/cache", None), ("   ", ""), (None, "rel")])
+def test_cache_dir_is_never_relative(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, xdg: str | None, edgebert_cache: str | None) -> None:
+    from edgebert.distill.teacher import default_cache_dir
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name, value in (("XDG_CACHE_HOME", xdg), ("EDGEBERT_CACHE", edgebert_cache)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    path = default_cache_dir()
+    assert path.is_absolute()
+    if edgebert_cache:
+        assert path == tmp_path / edgebert_cache / "mlm-heads"
+    else:
+        assert path == tmp_path / "home" / ".cache" / "edgebert" / "mlm-heads"
+
+
+def test_absolute_xdg_cache_home_is_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from edgebert.distill.teacher import default_cache_dir
+
+    monkeypatch.delenv("EDGEBERT_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_dir() == tmp_path / "xdg" / "edgebert" / "mlm-heads"

@@ -122,11 +122,33 @@ def test_resume_ends_where_an_uninterrupted_run_ends(teacher3: Path, corpus: Pat
         (dict(alpha_mlm=0, alpha_ce=0, alpha_cos=0), "all loss weights are zero"),
         (dict(eval_sts="MISSING_STS"), "does not exist"),
         (dict(steps=0), "--steps"),
+        (dict(threads=-1), "--threads must be at least 1"),
+        (dict(warmup_ratio=5.0), r"--warmup-ratio must be a finite number in \[0, 1\)"),
+        (dict(lr=float("nan")), "--lr must be a finite number"),
+        (dict(lr=float("inf")), "--lr must be a finite number"),
+        (dict(save_steps=-1), "--save-steps must be at least 1"),
+        (dict(eval_steps=0), "--eval-steps must be at least 1"),
+        (dict(logging_steps=-5), "--logging-steps must be at least 1"),
+        (dict(temperature=float("nan")), "--temperature must be a finite number"),
+        (dict(alpha_cos=float("inf")), "--alpha-cos must be a finite number"),
+        (dict(seq_len="64"), "--seq-len must be an integer"),
+        (dict(steps=2.5), "--steps must be an integer"),
+        (dict(seed=-1), "--seed must be at least 0"),
+        (dict(max_passages=0), "--max-passages must be at least 1"),
+        (dict(student_layers=0), "--student-layers must be at least 1"),
+        (dict(corpus="BINARY"), "is not UTF-8 text"),
+        (dict(eval_sts="BAD_STS"), "outside the STS-B scale"),
+        (dict(lr="high"), "--lr must be a number"),
+        (dict(cache_dir=5), "--cache-dir must be a path"),
+        (dict(eval_sts=3), "--eval-sts must be a path"),
     ],
 )
 def test_bad_input_is_one_clear_error_and_writes_nothing(teacher3: Path, corpus: Path, tmp_path: Path, kwargs: dict, message: str) -> None:
     (tmp_path / "empty.txt").write_text("\n\n")
-    subs = {"MISSING": tmp_path / "no.txt", "EMPTY": tmp_path / "empty.txt", "MISSING_STS": tmp_path / "no.csv"}
+    (tmp_path / "binary.txt").write_bytes(bytes(range(256)) * 16)
+    (tmp_path / "bad-sts.csv").write_text("a,b,1\nc,d,500\n")
+    subs = {"MISSING": tmp_path / "no.txt", "EMPTY": tmp_path / "empty.txt", "MISSING_STS": tmp_path / "no.csv",
+            "BINARY": tmp_path / "binary.txt", "BAD_STS": tmp_path / "bad-sts.csv"}  # fmt: skip
     kwargs = {k: subs.get(v, v) if isinstance(v, str) else v for k, v in kwargs.items()}
     args = dict(FAST, student_layers=2, cache_dir=tmp_path / "cache")
     args.update(kwargs)

@@ -111,6 +111,22 @@ def test_recipe_parses_sections_and_defaults() -> None:
         ("[export]\ntargets = { onnx = ['int4'] }\n", "int4"),
         ("[export]\ntargets = { coreml = ['none'] }\n", "coreml"),
         ("[distill\n", "not valid TOML"),
+        ("[distill]\nwarmup_ratio = 5.0\n", r"distill.warmup_ratio must be a finite number in \[0, 1\)"),
+        ("[distill]\nlr = nan\n", "distill.lr must be a finite number"),
+        ("[distill]\nthreads = -1\n", "distill.threads must be at least 1"),
+        ("[distill]\nsave_steps = -1\n", "distill.save_steps must be at least 1"),
+        ("[distill]\npacking = 'zip'\n", "packing 'zip' is unknown"),
+        ("[distill]\nlayer_map = [0, -1]\n", "layer_map entries must be at least 0"),
+        ("[compress]\nprune_heads = 1.5\n", "prune_heads must be a fraction"),
+        ("[compress]\nheal_lr = inf\n", "compress.heal_lr must be a finite number"),
+        ("[compress]\nimportance = 'vibes'\n", "importance 'vibes' is unknown"),
+        ("[compress]\nseq_len = 1\n", "compress.seq_len must be at least 2"),
+        ("[export]\nseq_len = 1\n", "export.seq_len must be at least 2"),
+        ("[export]\nmin_cosine = -5.0\n", r"export.min_cosine must be a finite number in \(0, 1\]"),
+        ("[bench]\nthreads = [0]\n", "bench.threads must be at least 1"),
+        ("[bench]\ntimeout = -1.0\n", "bench.timeout must be a finite number"),
+        ("[bench]\nsts_limit_for = { tfjs = 1 }\n", "sts_limit_for tfjs must be at least 2"),
+        ("[targets]\nmax_mb = nan\n", "targets.max_mb must be a finite number"),
     ],
 )
 def test_recipe_errors_name_the_key(text: str, needle: str) -> None:
@@ -332,3 +348,48 @@ def test_unwritable_work_is_one_line(cli, tmp_path: Path, tiny_bert: Path, data:
     assert cli(["pipeline", "--recipe", str(good), "--out", str(tmp_path / "o"), "--work", "/proc/w"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("edgebert: error: --work /proc/w is not writable") and len(err.splitlines()) == 1
+
+
+def test_recipe_not_utf8_names_the_file(tmp_path: Path) -> None:
+    from edgebert.pipeline import load_recipe
+
+    path = tmp_path / "r.toml"
+    path.write_bytes(b"name = '\xff\xfe'\n")
+    with pytest.raises(UserError, match=f"--recipe {path} is not UTF-8 text"):
+        load_recipe(path)
+
+
+@pytest.mark.parametrize("bad", ["corpus", "eval_sts", "bench_sts"])
+def test_bad_input_files_are_refused_before_the_first_stage(
+    cli, tmp_path: Path, tiny_bert: Path, data: dict[str, Path], capsys: pytest.CaptureFixture[str], bad: str
+) -> None:
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(bytes(range(256)) * 16)
+    scores = tmp_path / "scores.csv"
+    scores.write_text("a dog,a cat,3\nthe man,a man,500\n")
+    text = tiny_recipe(tiny_bert, data)
+    if bad == "corpus":
+        text = text.replace(f'"{data["corpus"]}"', f'"{binary}"')
+    elif bad == "eval_sts":
+        text = text.replace(f'eval_sts = "{data["sts"]}"', f'eval_sts = "{scores}"')
+    else:
+        text = text.replace(f'sts = "{data["sts"]}"\nseq_len = [32]', f'sts = "{scores}"\nseq_len = [32]')
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(text)
+    out = tmp_path / "out"
+    assert cli(["pipeline", "--recipe", str(recipe), "--out", str(out), "--quiet"]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(errors) == 1 and ("is not UTF-8 text" in errors[0] or ":2: score '500'" in errors[0]), errors
+    assert not out.exists() and not (tmp_path / "out.work").exists()
+
+
+def test_run_pipeline_api_checks_types_and_the_changed_recipe(tmp_path: Path) -> None:
+    from edgebert.pipeline import run_pipeline
+
+    recipe = parse_recipe("[distill]\nsteps = 3\n")
+    with pytest.raises(UserError, match="--out must be a path"):
+        run_pipeline(recipe, 123)  # type: ignore[arg-type]
+    recipe.distill.lr = float("nan")
+    with pytest.raises(UserError, match="distill.lr must be a finite number"):
+        run_pipeline(recipe, tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []

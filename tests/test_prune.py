@@ -274,14 +274,20 @@ def test_parse_head_list_reads_json_text_and_files(tmp_path: Path) -> None:
         ({"heads_to_prune": '{"1": [0, 1, 2, 3]}'}, "all 4 heads of layer 1"),
         ({"prune_heads": 0.5, "heads_to_prune": '{"0": [1]}', "calibration": "x"}, "not both"),
         ({"prune_heads": 0.5, "calibration": "/nonexistent/calib.txt"}, "is not a file"),
+        ({"heads_to_prune": '{"0": [1]}', "seq_len": "128"}, "--seq-len must be an integer"),
+        ({"heads_to_prune": '{"0": [1]}', "batch_size": 2.5}, "--batch-size must be an integer"),
+        ({"heads_to_prune": '{"0": [1]}', "seed": -1}, "--seed must be at least 0"),
+        ({"heads_to_prune": '{"0": [1]}', "calibration_samples": None}, "--calibration-samples must be an integer"),
+        ({"heads_to_prune": '{"0": [1]}', "out": 123}, "--out must be a path"),
+        ({"heads_to_prune": '{"0": [1]}', "model": 5}, "a model must be a directory"),
     ],
 )
 def test_bad_input_is_a_user_error_and_writes_nothing(bert4: Path, tmp_path: Path, kwargs: dict, fragment: str) -> None:
-    out = tmp_path / "out"
+    out = kwargs.pop("out", tmp_path / "out")
+    model = kwargs.pop("model", bert4)
     with pytest.raises(UserError) as exc:
-        compress(bert4, out, quiet=True, **kwargs)
+        compress(model, out, quiet=True, **kwargs)
     assert fragment in str(exc.value) and "\n" not in str(exc.value)
-    assert not out.exists()
     assert [p.name for p in tmp_path.iterdir()] == []
 
 

@@ -182,7 +182,7 @@ def test_missing_calibration_is_exit_2_and_writes_nothing(
     [
         (["--quantize", "int8", "--calibration", "CALIB"], "only used by --quantize int8-static"),
         (["--quantize", STATIC, "--calibration", "MISSING"], "is not a file"),
-        (["--quantize", STATIC, "--calibration", "CALIB", "--calibration-samples", "0"], "positive"),
+        (["--quantize", STATIC, "--calibration", "CALIB", "--calibration-samples", "0"], "--calibration-samples must be at least 1"),
     ],
 )
 def test_bad_calibration_arguments_are_exit_2(

@@ -80,3 +80,12 @@ def test_unsupported_architecture(tiny_bert: Path, tmp_path: Path) -> None:
     (d / "config.json").write_text(json.dumps(config))
     with pytest.raises(UserError, match="supported: bert"):
         inspect_model_dir(d)
+
+
+@pytest.mark.parametrize("spec", [7, 1.5, ["a"], b"dir"])
+def test_model_of_the_wrong_type_is_a_user_error(spec: object) -> None:
+    from edgebert.errors import UserError
+    from edgebert.sources import resolve_model
+
+    with pytest.raises(UserError, match="a model must be a directory, a hub id or 'default'"):
+        resolve_model(spec)  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from edgebert import validate
 from edgebert.artifact import atomic_output_dir, check_output_dir
 from edgebert.bench.items import ItemSpec, parse_items, resolve_item
 from edgebert.bench.measure import PARENT_ENV, MeasureJob, measure_item
@@ -67,6 +68,9 @@ def build_config(
 ) -> BenchConfig:
     """Resolve and validate everything the run needs; UserError (exit 2) before anything is measured."""
     job = job or MeasureJob()
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+        raise UserError(f"bench items must be a list of strings ([LABEL=]PATH), got {items!r}")
+    validate.optional_number("--timeout", timeout_s, 0.0, low_open=True)
     _validate_job(job)
     specs = parse_items(items, torch_int8=torch_int8, tokenizer=tokenizer, pooling=pooling)
     if reference is None:
@@ -86,21 +90,24 @@ def build_config(
     return BenchConfig(items=specs, reference=ref_label, job=job, isolate=isolate, timeout_s=timeout_s, command=command or [])
 
 
-def _validate_job(job: MeasureJob) -> None:
+def check_numbers(job: MeasureJob, timeout_s: Any = None) -> None:
+    """Types and ranges of what a bench run measures (the recipe loader checks its [bench] section with it)."""
     for name, values in (("--seq-len", job.seq_lens), ("--batch", job.batches), ("--threads", job.threads)):
-        if not values:
+        if not isinstance(values, list) or not values:
             raise UserError(f"{name} needs at least one value")
-        bad = [v for v in values if int(v) <= 0]
-        if bad:
-            raise UserError(f"{name} values must be positive integers, got {bad[0]}")
-    if job.repeats < 1:
-        raise UserError(f"--repeats must be at least 1, got {job.repeats}")
-    if job.warmup < 0:
-        raise UserError(f"--warmup must be 0 or more, got {job.warmup}")
-    if job.sts_limit is not None and job.sts_limit < 2:
-        raise UserError(f"--sts-limit must be at least 2 pairs, got {job.sts_limit}")
-    if job.sst2_limit is not None and job.sst2_limit < 1:
-        raise UserError(f"--sst2-limit must be at least 1, got {job.sst2_limit}")
+        for value in values:
+            validate.integer(name, value, 2 if name == "--seq-len" else 1)
+    validate.integer("--repeats", job.repeats, 1)
+    validate.integer("--warmup", job.warmup, 0)
+    validate.optional_integer("--sts-limit", job.sts_limit, 2, hint="pairs")
+    validate.optional_integer("--sst2-limit", job.sst2_limit, 1)
+    for target, limit in job.sts_limits.items():
+        validate.integer(f"--sts-limit-for {target}", limit, 2, hint="pairs")
+    validate.optional_number("--timeout", timeout_s, 0.0, low_open=True)
+
+
+def _validate_job(job: MeasureJob) -> None:
+    check_numbers(job)
     if job.sts_path:
         from edgebert.bench.metrics import load_sts_csv
 
@@ -212,6 +219,7 @@ def run_bench(config: BenchConfig, out: str | Path, force: bool = False, echo: E
     """Measure every item (the reference first) and write report.json / report.md / report.png into `out`."""
     from edgebert.bench.report import build_report, machine_info, write_report
 
+    validate.path_like("--out", out, optional=False)
     inputs = bench_inputs(config)
     check_output_dir(Path(out), force, inputs)
     started = dt.datetime.now(dt.timezone.utc)

@@ -102,6 +102,7 @@ class CompressCommand:
     def run(args: argparse.Namespace) -> int:
         import json
 
+        _preflight(args)
         if args.trim_vocab and not _prunes(args):
             print(json.dumps(_trim(args, args.model, args.out)))
             return 0
@@ -170,6 +171,29 @@ class CompressCommand:
             summary["out"] = args.out
         print(json.dumps(summary))
         return 0
+
+
+def _preflight(args: argparse.Namespace) -> None:
+    """Check the numbers and text files of every step (pruning, healing, trimming) before any of them writes."""
+    from edgebert.compress.compress import check_numbers
+    from edgebert.compress.prune import check_fraction
+    from edgebert.compress.vocab import _check_args as check_vocab_args
+    from edgebert.data import check_corpus_sources
+    from edgebert.validate import number, optional_integer, text_file
+
+    check_numbers(calibration_samples=args.calibration_samples, seq_len=args.seq_len, batch_size=args.batch_size, seed=args.seed)
+    for flag, value in (("--prune-heads", args.prune_heads), ("--prune-ffn", args.prune_ffn), ("--magnitude-sparsity", args.magnitude_sparsity)):
+        check_fraction(flag, value)
+    optional_integer("--heal-steps", args.heal_steps, 0)  # 0 with --heal-corpus: check_heal says what is missing
+    optional_integer("--heal-batch-size", args.heal_batch_size, 1)
+    optional_integer("--heal-seq-len", args.heal_seq_len, 8)
+    number("--heal-lr", args.heal_lr, 0.0, low_open=True)
+    if args.calibration is not None:
+        text_file("--calibration", args.calibration)
+    check_corpus_sources(list(args.heal_corpus or []))
+    if args.trim_vocab:
+        check_vocab_args(args.vocab_min_count, args.vocab_max_size)
+        check_corpus_sources(list(args.trim_vocab) + ([args.vocab_heldout] if args.vocab_heldout else []))
 
 
 def _prunes(args: argparse.Namespace) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from edgebert import __version__
+from edgebert import __version__, validate
 from edgebert.artifact import (
     atomic_output_dir,
     check_not_input,
@@ -25,7 +25,7 @@ from edgebert.artifact import (
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
 from edgebert.families import FAMILIES
-from edgebert.modelio import check_within_positions, copy_sentence_transformers_files, has_mlm_head, inspect_model_dir, load_for_rewrite
+from edgebert.modelio import check_tokenizer_fits, check_within_positions, copy_sentence_transformers_files, has_mlm_head, inspect_model_dir, load_for_rewrite
 from edgebert.sources import resolve_model
 
 if TYPE_CHECKING:
@@ -104,6 +104,15 @@ def _embed(base: Any, family: Family, tokenizer: Any, texts: list[str], pooling:
     return torch.cat(outs)
 
 
+def check_numbers(*, calibration_samples: Any = 256, seq_len: Any = 128, batch_size: Any = 16, seed: Any = 0, **_: Any) -> None:
+    """Types and ranges of compress()'s integer arguments (the recipe loader checks its [compress] section with it);
+    the fractions are checked by `check_fraction`, the healing recipe by `heal.check_heal`."""
+    validate.integer("--calibration-samples", calibration_samples, 1)
+    validate.integer("--seq-len", seq_len, 2, hint="tokens, [CLS] and [SEP] included")
+    validate.integer("--batch-size", batch_size, 1)
+    validate.seed("--seed", seed)
+
+
 def compress(
     model: str | Path | None,
     out: str | Path,
@@ -179,9 +188,9 @@ def compress(
                 "--heal-steps repairs structured pruning (--prune-heads, --prune-ffn, --heads-to-prune) and there is none; "
                 "healing after --magnitude-sparsity alone would train its zeros away"
             )
-    for name, value in (("--calibration-samples", calibration_samples), ("--seq-len", seq_len), ("--batch-size", batch_size)):
-        if int(value) <= 0:
-            raise UserError(f"{name} must be a positive integer, got {value}")
+    check_numbers(calibration_samples=calibration_samples, seq_len=seq_len, batch_size=batch_size, seed=seed)
+    validate.path_like("--out", out, optional=False)
+    validate.path_like("--calibration", calibration)
     needs_importance = prune_heads > 0 or prune_ffn > 0
     if needs_importance and calibration is None:
         raise UserError(
@@ -230,14 +239,16 @@ def compress(
     if explicit is not None and not explicit and prune_ffn == 0 and magnitude_sparsity == 0:
         raise UserError("nothing to prune: --heads-to-prune names no heads and --prune-ffn is 0")
 
-    _log(quiet, f"loading {model_dir}")
-    full, base, mlm_head = _load(model_dir, family)
-    config = full.config
-    source_manifest = read_manifest(model_dir)
     try:
         tokenizer = AutoTokenizer.from_pretrained(model_dir, use_fast=True, trust_remote_code=False)
     except Exception as exc:
         raise UserError(f"cannot load the tokenizer in {model_dir} ({type(exc).__name__}); re-save it") from exc
+    check_tokenizer_fits(tokenizer, model_config, model_dir)
+
+    _log(quiet, f"loading {model_dir}")
+    full, base, mlm_head = _load(model_dir, family)
+    config = full.config
+    source_manifest = read_manifest(model_dir)
     pooling = (
         source_manifest.get("model", {}).get("pooling") or pooling_from_sentence_transformers(model_dir) or family.default_pooling
     )

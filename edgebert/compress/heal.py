@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from edgebert import validate
+from edgebert.data import check_corpus_sources
 from edgebert.distill.losses import TERMS, LossWeights
 from edgebert.errors import UserError, VerificationError
 
@@ -105,8 +107,8 @@ def parse_losses(spec: str) -> LossWeights:
             values[name] = float(number)
         except ValueError as exc:
             raise UserError(f"--heal-losses {spec!r}: {number.strip()!r} is not a number") from exc
-        if not values[name] >= 0:
-            raise UserError(f"--heal-losses {spec!r}: weights must not be negative")
+        if not 0 <= values[name] < float("inf"):
+            raise UserError(f"--heal-losses {spec!r}: weights must be finite and not negative")
     if not any(values.values()):
         raise UserError(f"--heal-losses {spec!r} weights every loss 0; e.g. {DEFAULT_LOSSES}")
     return LossWeights(**{f"alpha_{k}": v for k, v in values.items()})
@@ -116,16 +118,13 @@ def check_heal(cfg: HealConfig) -> LossWeights:
     """UserError (one line) for an unusable heal recipe; the parsed loss weights otherwise."""
     if cfg.corpus and not cfg.steps:
         raise UserError("--heal-corpus needs --heal-steps N (how many distillation steps to heal for)")
-    if not isinstance(cfg.steps, int) or cfg.steps < 1:
-        raise UserError(f"--heal-steps must be a positive number of steps, got {cfg.steps}")
+    validate.integer("--heal-steps", cfg.steps, 1)
     if not cfg.corpus:
         raise UserError("--heal-steps needs --heal-corpus FILE: text to heal the pruned model on (one passage per line, .gz ok)")
-    if not cfg.lr > 0:
-        raise UserError(f"--heal-lr must be positive, got {cfg.lr}")
-    if cfg.batch_size < 1:
-        raise UserError(f"--heal-batch-size must be at least 1, got {cfg.batch_size}")
-    if cfg.seq_len is not None and cfg.seq_len < 8:
-        raise UserError(f"--heal-seq-len must be at least 8 tokens, got {cfg.seq_len}")
+    validate.number("--heal-lr", cfg.lr, 0.0, low_open=True)
+    validate.integer("--heal-batch-size", cfg.batch_size, 1)
+    validate.optional_integer("--heal-seq-len", cfg.seq_len, 8, hint="tokens per healing sequence")
+    check_corpus_sources(cfg.corpus)
     return parse_losses(cfg.losses)
 
 

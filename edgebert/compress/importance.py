@@ -77,18 +77,23 @@ class Importance:
 
 def read_calibration(path: str | Path, max_passages: int | None = None) -> list[str]:
     """Passages (one per non-blank line) of a text file, .gz fine; UserError when missing or empty."""
+    from edgebert import validate
+
     path = Path(path).expanduser()
     if not path.is_file():
         raise UserError(f"--calibration {path} is not a file; pass a text file with one passage per line (.gz ok)")
+    validate.text_file("--calibration", path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+        with opener(path, "rt", encoding="utf-8") as fh:
             texts = []
             for line in fh:
                 if line.strip():
                     texts.append(line.strip())
                     if max_passages and len(texts) >= max_passages:
                         break
+    except UnicodeDecodeError as exc:
+        raise validate.not_utf8("--calibration", path, exc) from exc
     except (OSError, EOFError) as exc:
         raise UserError(f"cannot read --calibration {path} ({type(exc).__name__}: {exc})") from exc
     if not texts:

@@ -284,11 +284,13 @@ def trim_vocab(
     (HELDOUT_SHARE, at most HELDOUT_MAX passages) and counts the rest. Bad input raises UserError before anything
     is written; `out` appears only when complete, and never replaces an existing directory without `force`.
     """
-    from edgebert.modelio import inspect_model_dir
+    from edgebert import validate
+    from edgebert.modelio import check_tokenizer_fits, inspect_model_dir
     from edgebert.sources import resolve_model
 
     started = time.perf_counter()
     _check_args(min_count, max_size)
+    validate.path_like("--out", out, optional=False)
     out = Path(out)
     corpus_list = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
     inputs = {"--model": model, "--trim-vocab": corpus_list, "--vocab-heldout": heldout}
@@ -302,8 +304,7 @@ def trim_vocab(
     tokenizer = _load_tokenizer(model_dir)
     full, with_head = load_for_rewrite(model_dir, family)
     old_vocab = int(full.config.vocab_size)
-    if len(tokenizer) > old_vocab:
-        raise UserError(f"the tokenizer of {model_dir} has {len(tokenizer)} tokens but the model only {old_vocab} rows; re-save the model")
+    check_tokenizer_fits(tokenizer, full.config, model_dir)
     special, chars = protected_ids(tokenizer, full.config, keep_chars)
     check_max_size(max_size, special, chars)
 

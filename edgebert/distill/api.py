@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebert import __version__
+from edgebert import validate
 from edgebert.artifact import MANIFEST, check_output_dir, read_manifest, write_manifest
 from edgebert.errors import UserError, kept_on_interrupt
 
@@ -21,6 +22,7 @@ RECIPE_FILE = "recipe.json"
 CE_POSITIONS = ("masked", "all")
 COS_LAYERS = ("last", "mapped")
 HEAD_MLM_PROBABILITY = 0.15
+MIN_SEQ_LEN = 8  # tokens per training sequence
 
 
 @dataclass
@@ -45,22 +47,45 @@ class _Log:
         self.console.print(f"[distill] {message}", markup=False, soft_wrap=True)
 
 
-def _validate_numbers(steps: int, batch_size: int, grad_accum: int, seq_len: int, temperature: float, alphas: dict[str, float], lr: float) -> None:
-    if steps < 1:
-        raise UserError(f"--steps must be at least 1, got {steps}")
-    if batch_size < 1 or grad_accum < 1:
-        raise UserError("--batch-size and --grad-accum must be at least 1")
-    if seq_len < 8:
-        raise UserError(f"--seq-len must be at least 8 tokens, got {seq_len}")
-    if temperature <= 0:
-        raise UserError(f"--temperature must be positive, got {temperature}")
-    if lr <= 0:
-        raise UserError(f"--lr must be positive, got {lr}")
-    negative = [k for k, v in alphas.items() if v < 0]
-    if negative:
-        raise UserError(f"--{negative[0].replace('_', '-')} must not be negative")
+def check_numbers(
+    *,
+    steps: Any = 1000, batch_size: Any = 32, grad_accum: Any = 1, seq_len: Any = 128, lr: Any = 1e-4,
+    warmup_ratio: Any = 0.05, weight_decay: Any = 0.0, max_grad_norm: Any = 5.0, temperature: Any = 2.0,
+    alpha_mlm: Any = 2.0, alpha_ce: Any = 5.0, alpha_cos: Any = 1.0, alpha_pooled: Any = 0.0, mlm_probability: Any = 0.15,
+    student_layers: Any = None, student_hidden: Any = None, student_heads: Any = None, student_ffn: Any = None,
+    embedding_dim: Any = None, student_head_steps: Any = None, eval_steps: Any = None, save_steps: Any = None,
+    logging_steps: Any = None, head_steps: Any = 200, head_batch_size: Any = 32, head_lr: Any = 1e-3,
+    max_passages: Any = None, seed: Any = 42, threads: Any = None, **_: Any,
+) -> None:
+    """Types and ranges of distill()'s numeric arguments (the recipe loader checks its [distill] section with it)."""
+    v = validate
+    for name, value in (("--steps", steps), ("--batch-size", batch_size), ("--grad-accum", grad_accum)):
+        v.integer(name, value, 1)
+    v.integer("--seq-len", seq_len, MIN_SEQ_LEN, hint="tokens per sequence")
+    v.number("--lr", lr, 0.0, low_open=True)
+    v.number("--warmup-ratio", warmup_ratio, 0.0, 1.0, high_open=True)
+    v.number("weight_decay", weight_decay, 0.0)
+    v.number("max_grad_norm", max_grad_norm, 0.0, low_open=True)
+    v.number("--temperature", temperature, 0.0, low_open=True)
+    alphas = {"--alpha-mlm": alpha_mlm, "--alpha-ce": alpha_ce, "--alpha-cos": alpha_cos, "--alpha-pooled": alpha_pooled}
+    for name, value in alphas.items():
+        v.number(name, value, 0.0)
     if not any(alphas.values()):
         raise UserError("all loss weights are zero (--alpha-mlm, --alpha-ce, --alpha-cos, --alpha-pooled); set at least one")
+    v.number("--mlm-probability", mlm_probability, 0.0, 1.0, high_open=True)
+    shape = {"--student-layers": student_layers, "--student-hidden": student_hidden, "--student-heads": student_heads,
+             "--student-ffn": student_ffn, "--embedding-dim": embedding_dim}  # fmt: skip
+    for name, value in shape.items():
+        v.optional_integer(name, value, 1)
+    for name, value in (("--eval-steps", eval_steps), ("--save-steps", save_steps), ("--logging-steps", logging_steps)):
+        v.optional_integer(name, value, 1)
+    v.optional_integer("--student-head-steps", student_head_steps, 0)
+    v.integer("--head-steps", head_steps, 0)
+    v.integer("head_batch_size", head_batch_size, 1)
+    v.number("head_lr", head_lr, 0.0, low_open=True)
+    v.optional_integer("--max-passages", max_passages, 1)
+    v.seed("--seed", seed)
+    v.optional_integer("--threads", threads, 1)
 
 
 def _check_out(out: Path, force: bool, resume: bool) -> str | None:
@@ -152,19 +177,27 @@ def distill(
     """
     from edgebert.distill.losses import LossWeights
     from edgebert.distill.student import StudentSpec, parse_layer_map, resolve_shape
-    from edgebert.modelio import check_within_positions, inspect_model_dir
+    from edgebert.modelio import check_tokenizer_fits, check_within_positions, inspect_model_dir
     from edgebert.sources import resolve_model
 
     started = time.perf_counter()
     log = _Log(quiet)
-    alphas = {"alpha_mlm": alpha_mlm, "alpha_ce": alpha_ce, "alpha_cos": alpha_cos, "alpha_pooled": alpha_pooled}
-    _validate_numbers(steps, batch_size, grad_accum, seq_len, temperature, alphas, lr)
+    check_numbers(
+        steps=steps, batch_size=batch_size, grad_accum=grad_accum, seq_len=seq_len, lr=lr, warmup_ratio=warmup_ratio,
+        weight_decay=weight_decay, max_grad_norm=max_grad_norm, temperature=temperature, alpha_mlm=alpha_mlm,
+        alpha_ce=alpha_ce, alpha_cos=alpha_cos, alpha_pooled=alpha_pooled, mlm_probability=mlm_probability,
+        student_layers=student_layers, student_hidden=student_hidden, student_heads=student_heads, student_ffn=student_ffn,
+        embedding_dim=embedding_dim, student_head_steps=student_head_steps, eval_steps=eval_steps, save_steps=save_steps,
+        logging_steps=logging_steps, head_steps=head_steps, head_batch_size=head_batch_size, head_lr=head_lr,
+        max_passages=max_passages, seed=seed, threads=threads,
+    )  # fmt: skip
+    validate.path_like("--out", out, optional=False)
+    validate.path_like("--eval-sts", eval_sts)
+    validate.path_like("--cache-dir", cache_dir)
     if ce_positions not in CE_POSITIONS:
         raise UserError(f"--ce-positions {ce_positions} is unknown; choose one of: {', '.join(CE_POSITIONS)}")
     if cos_layers not in COS_LAYERS:
         raise UserError(f"--cos-layers {cos_layers} is unknown; choose one of: {', '.join(COS_LAYERS)}")
-    if not 0 <= mlm_probability < 1:
-        raise UserError(f"--mlm-probability must be in [0, 1), got {mlm_probability}")
     if mlm_probability == 0 and (alpha_mlm or alpha_ce):
         raise UserError("--mlm-probability 0 (unmasked text) leaves nothing for --alpha-mlm/--alpha-ce to score; set them to 0")
     out = Path(out).expanduser().absolute()
@@ -202,6 +235,7 @@ def distill(
         tokenizer = AutoTokenizer.from_pretrained(teacher_dir, use_fast=True, trust_remote_code=False)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"cannot load the teacher's tokenizer in {teacher_dir} ({type(exc).__name__}); re-save it") from exc
+    check_tokenizer_fits(tokenizer, teacher_config, teacher_dir)
     if tokenizer.mask_token_id is None:
         raise UserError(f"the teacher's tokenizer in {teacher_dir} has no mask token; masked-LM distillation needs one")
     if init_dir is not None:

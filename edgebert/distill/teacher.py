@@ -42,8 +42,17 @@ class HeadFitConfig:
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("EDGEBERT_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "edgebert")
-    return Path(root).expanduser() / "mlm-heads"
+    """`$EDGEBERT_CACHE/mlm-heads`, else `$XDG_CACHE_HOME/edgebert/mlm-heads`, else `~/.cache/edgebert/mlm-heads`.
+
+    Always absolute: an empty or relative XDG_CACHE_HOME is ignored (as the XDG spec says), and a relative
+    EDGEBERT_CACHE is taken from the working directory once, here, so no cache lands in (or shadows) a package dir
+    by accident."""
+    explicit = os.environ.get("EDGEBERT_CACHE", "").strip()
+    if explicit:
+        return Path(explicit).expanduser().absolute() / "mlm-heads"
+    xdg = Path(os.environ.get("XDG_CACHE_HOME", "").strip()).expanduser()
+    base = xdg if xdg.is_absolute() else Path("~/.cache").expanduser()
+    return base.absolute() / "edgebert" / "mlm-heads"
 
 
 def weights_fingerprint(model_dir: Path) -> str:
@@ -227,7 +236,7 @@ def prepare_teacher(
         return model, {"source": "own", "mlm_accuracy": metrics["accuracy"], "heldout": metrics}
     teacher_fp = weights_fingerprint(model_dir)
     key = head_cache_key(teacher_fp, corpus_fp, seq_len, packing, cfg)
-    directory = Path(cache_dir or default_cache_dir()) / key
+    directory = (Path(cache_dir).expanduser().absolute() if cache_dir else default_cache_dir()) / key
     cached = load_cached_head(model, family, directory)
     if cached is not None:
         if log:

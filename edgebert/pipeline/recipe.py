@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -219,6 +220,11 @@ def _validate_types(recipe: Recipe) -> None:
                 _check_type(value, (dict,), key)
 
 
+def validate_recipe(recipe: Recipe) -> None:
+    """Types and ranges of every section's values (UserError naming the key), before any stage runs."""
+    _validate(recipe)
+
+
 def _validate(recipe: Recipe) -> None:
     _validate_types(recipe)
     if recipe.corpus is not None and (not isinstance(recipe.corpus, list) or not all(isinstance(c, str) for c in recipe.corpus)):
@@ -253,6 +259,85 @@ def _validate(recipe: Recipe) -> None:
         raise UserError("recipe: compress.heal_steps needs pruning (prune_heads or prune_ffn) and must not be negative")
     if recipe.distill.steps < 1:
         raise UserError(f"recipe: distill.steps must be at least 1, got {recipe.distill.steps}")
+    for section, check in (("distill", _check_distill), ("compress", _check_compress), ("vocab", _check_vocab),
+                           ("export", _check_export), ("bench", _check_bench), ("targets", _check_targets)):  # fmt: skip
+        try:
+            check(getattr(recipe, section))
+        except UserError as exc:
+            raise UserError(_recipe_message(section, str(exc))) from exc
+
+
+def _recipe_message(section: str, message: str) -> str:
+    """A verb's message in recipe terms: `--warmup-ratio must ...` -> `recipe: distill.warmup_ratio must ...`."""
+    message = re.sub(r"--([a-z0-9-]+)", lambda m: m.group(1).replace("-", "_"), message)
+    fields = {f.name for f in dataclasses.fields(SECTIONS[section])}
+    first = message.split(" ", 1)[0]
+    return f"recipe: {section}.{message}" if first in fields else f"recipe: [{section}] {message}"
+
+
+def _check_distill(d: DistillSection) -> None:
+    """The [distill] values, checked by distill()'s own checks (flag names as on the command line)."""
+    from edgebert import validate
+    from edgebert.data import PACKINGS
+    from edgebert.distill.api import CE_POSITIONS, COS_LAYERS, check_numbers
+
+    check_numbers(**d.kwargs())
+    validate.choice("packing", d.packing, PACKINGS)
+    validate.choice("ce_positions", d.ce_positions, CE_POSITIONS)
+    validate.choice("cos_layers", d.cos_layers, COS_LAYERS)
+    for layer in d.layer_map or []:
+        validate.integer("layer_map entries", layer, 0)
+    validate.optional_integer("eval_sts_limit", d.eval_sts_limit, 2, hint="pairs")
+
+
+def _check_compress(c: CompressSection) -> None:
+    """The [compress] values, checked by compress()'s and healing's own checks."""
+    from edgebert import validate
+    from edgebert.compress.compress import check_numbers
+    from edgebert.compress.importance import METHODS
+    from edgebert.compress.prune import FFN_SCOPES, HEAD_SCOPES, check_fraction
+
+    check_fraction("prune_heads", c.prune_heads)
+    check_fraction("prune_ffn", c.prune_ffn)
+    validate.choice("head_scope", c.head_scope, HEAD_SCOPES)
+    validate.choice("ffn_scope", c.ffn_scope, FFN_SCOPES)
+    validate.choice("importance", c.importance, METHODS)
+    check_numbers(calibration_samples=c.calibration_samples, seq_len=c.seq_len, batch_size=c.batch_size, seed=c.seed)
+    validate.integer("heal_steps", c.heal_steps, 0)
+    validate.number("heal_lr", c.heal_lr, 0.0, low_open=True)
+    validate.optional_integer("heal_seq_len", c.heal_seq_len, 8, hint="tokens per healing sequence")
+
+
+def _check_vocab(v: VocabSection) -> None:
+    from edgebert.compress.vocab import _check_args
+
+    _check_args(v.min_count, v.max_size)
+
+
+def _check_export(e: ExportSection) -> None:
+    """The [export] values, checked by export()'s own argument check for every target and quantization."""
+    from edgebert.export import check_arguments
+
+    for target, quantize in e.student_exports():
+        check_arguments(target, None, None, quantize, e.seq_len, e.min_cosine, None, None)
+
+
+def _check_bench(b: BenchSection) -> None:
+    """The [bench] values, checked by the bench harness's own checks."""
+    from edgebert.bench.harness import check_numbers
+    from edgebert.bench.measure import MeasureJob
+
+    job = MeasureJob(seq_lens=b.seq_len, batches=b.batch, threads=b.threads, warmup=b.warmup, repeats=b.repeats,
+                     sts_limit=b.sts_limit, sts_limits=b.sts_limit_for)  # fmt: skip
+    check_numbers(job, b.timeout)
+
+
+def _check_targets(t: TargetsSection) -> None:
+    from edgebert import validate
+
+    for f in dataclasses.fields(t):  # sizes and times must be positive; the ratios only finite
+        positive = f.name in ("max_mb", "max_wall_minutes")
+        validate.optional_number(f.name, getattr(t, f.name), 0.0 if positive else None, low_open=positive)
 
 
 def parse_recipe(text: str, source: str | None = None) -> Recipe:
@@ -282,7 +367,9 @@ def load_recipe(path: str | Path) -> Recipe:
     path = Path(path).expanduser()
     if not path.is_file():
         raise UserError(f"--recipe {path} is not a file; pass a TOML recipe (see edgebert/pipeline/presets/)")
-    return parse_recipe(path.read_text(encoding="utf-8"), source=str(path))
+    from edgebert import validate
+
+    return parse_recipe(validate.read_text("--recipe", path), source=str(path))
 
 
 def preset_names() -> list[str]:

@@ -28,6 +28,7 @@ from edgebert.pipeline.recipe import (
     DEFAULT_CORPUS_OPTIONAL,
     Recipe,
     resolve_path,
+    validate_recipe,
 )
 
 STATE_FILE = "pipeline-state.json"
@@ -318,6 +319,19 @@ def _prepare_work(work: Path, recipe: Recipe, resume: bool, force: bool) -> Stat
     return state
 
 
+def _check_inputs(corpus: list[Path], eval_sts: Path | None, bench_sts: Path | None, calibration: Path | None) -> None:
+    """Every input file is readable UTF-8 text, STS files hold valid scores: found now, not when their stage runs."""
+    from edgebert import validate
+    from edgebert.data import check_corpus_sources, load_sts_csv
+
+    check_corpus_sources(corpus)
+    for sts in (eval_sts, bench_sts):
+        if sts is not None:
+            load_sts_csv(sts)
+    if calibration is not None:
+        validate.text_file("compress.calibration", calibration)
+
+
 def run_pipeline(
     recipe: Recipe,
     out: str | Path,
@@ -332,6 +346,12 @@ def run_pipeline(
 ) -> PipelineReport:
     """Run the whole recipe; bad input raises UserError before anything is written."""
     log = log or (lambda m: None if quiet else _stderr(m))
+    validate_recipe(recipe)  # again: the caller may have changed it since it was loaded (e.g. --steps)
+    from edgebert import validate
+
+    validate.path_like("--out", out, optional=False)
+    validate.path_like("--work", work)
+    validate.path_like("--cache-dir", cache_dir)
     out = Path(out).expanduser().absolute()
     work = Path(work).expanduser().absolute() if work else out.with_name(out.name + ".work")
     if work == out or out in work.parents:
@@ -354,6 +374,7 @@ def run_pipeline(
     for source in corpus_sources:
         if not source.exists():
             raise UserError(f"corpus {source} does not exist; pass text files (.gz ok), dirs, an STS-B csv or an SST-2 tsv")
+    _check_inputs(corpus_sources, eval_source, bench_sts, calibration_given)
     inputs = {
         "teacher": teacher_dir,
         "corpus": corpus_sources,
