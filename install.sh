@@ -18,7 +18,7 @@ fi
 
 # The TF.js runner (Node, @tensorflow/tfjs + wasm backend) used to verify and benchmark TF.js exports.
 if command -v npm >/dev/null; then
-  npm ci --prefix export_targets/js --no-audit --no-fund --loglevel=error
+  npm ci --prefix edgebert/targets/tfjs/js --no-audit --no-fund --loglevel=error
   # The React Native demo's Node/browser test dependencies (and Debian's chromium for the browser test).
   demo_app/scripts/install.sh
 else

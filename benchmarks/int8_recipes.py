@@ -2,7 +2,7 @@
 
 Builds each candidate recipe from the default teacher's float exports, then scores it on the parity and guard
 sentences (min cosine to PyTorch) on every kernel path: ONNX on this machine's onnxruntime kernels and on the
-non-VNNI x86 arithmetic emulated (export_targets/onnx_kernels.py); TFLite on XNNPACK and on LiteRT's built-in
+non-VNNI x86 arithmetic emulated (edgebert/targets/onnx/kernels.py); TFLite on XNNPACK and on LiteRT's built-in
 kernels. Writes the files (for `edgebert bench`) and a markdown table.
 
     python benchmarks/int8_recipes.py --onnx-fp32 E/onnx/model.onnx --tflite-int8 E/tflite-int8/model.tflite \
@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from edgebert.compress.importance import read_calibration
-from edgebert.compress.onnx_quantize import _feed_reader, ffn_down_projections, module_matmuls
-from edgebert.compress.tflite_quantize import asymmetric_inputs
+from edgebert.targets.onnx.quantize import _feed_reader, ffn_down_projections, module_matmuls
+from edgebert.targets.tflite.quantize import asymmetric_inputs
 from edgebert.cpu import describe
 from edgebert.modelio import load_model
 from edgebert.parity import GUARD_SENTENCES, PARITY_SENTENCES, encode, torch_reference
@@ -80,13 +80,13 @@ def tflite_variants(chosen: Path, out: Path) -> dict[str, Path]:
 
 
 def onnx_paths(path: Path) -> dict[str, Any]:
-    from export_targets.onnx import onnx_kernel_paths
+    from edgebert.targets.onnx.runner import onnx_kernel_paths
 
     return {name: p.runner for name, p in onnx_kernel_paths(path).items()}
 
 
 def tflite_paths(path: Path) -> dict[str, Any]:
-    from export_targets.tflite import KERNEL_PATHS, TFLiteRunner
+    from edgebert.targets.tflite.runner import KERNEL_PATHS, TFLiteRunner
 
     return {name: TFLiteRunner(path, "serving_default", 128, kernels=name) for name in KERNEL_PATHS}
 

@@ -64,8 +64,8 @@ def export(
     Raises UserError for bad input (nothing written), VerificationError when parity is below tolerance
     and TargetUnavailable when the target's toolchain is missing; `out` is only created on success.
     """
-    from export_targets import get_exporter
-    from export_targets.base import ExportOptions
+    from edgebert.targets import get_exporter
+    from edgebert.targets.base import ExportOptions
 
     check_arguments(target, model, out, quantize, seq_len, min_cosine, calibration, calibration_samples)
     exporter = get_exporter(target)

@@ -28,7 +28,7 @@ class Family:
     # The masked-LM class, for distillation.
     mlm_class: str | None = None
     # Module path, inside one layer, of the FFN output (down) projection; ONNX node names contain it
-    # with "/" separators. Quantization recipes keep it in float (see edgebert/compress/onnx_quantize.py).
+    # with "/" separators. Quantization recipes keep it in float (see edgebert/targets/onnx/quantize.py).
     ffn_output_module: str = "output.dense"
     attention_output_module: str = "attention.output.dense"
     # Structured pruning (edgebert/compress/prune.py): the self-attention module (inside one layer) that holds
@@ -39,7 +39,7 @@ class Family:
     ffn_input_module: str = "intermediate.dense"
     # The TensorFlow mirror (tf_model_class), whose layers ignore config.pruned_heads: attribute path from the TF
     # model to its layer list, and inside one layer the self-attention (query/key/value Dense layers) and its
-    # output block (whose `dense` takes the concatenated heads). Used by `export_targets.tf_savedmodel.load_tf_model`.
+    # output block (whose `dense` takes the concatenated heads). Used by `edgebert.targets.tf_savedmodel.load_tf_model`.
     tf_layers_path: tuple[str, ...] = ("bert", "encoder", "layer")
     tf_attention_context_module: str = "attention.self_attention"
     tf_attention_output_module: str = "attention.dense_output"

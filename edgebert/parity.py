@@ -41,7 +41,7 @@ PARITY_SENTENCES: tuple[str, ...] = (
 DEFAULT_MIN_COSINE = {"none": 0.9999, "fp16": 0.9999, "float16": 0.9999, "int8-static": 0.99}
 DEFAULT_MIN_COSINE_QUANTIZED = 0.99
 
-# Sentences a quantization recipe may test its own choices on (edgebert/compress/onnx_quantize.py), kept apart
+# Sentences a quantization recipe may test its own choices on (edgebert/targets/onnx/quantize.py), kept apart
 # from PARITY_SENTENCES so that the parity check that follows is not scored on what the recipe was tuned on.
 GUARD_SENTENCES: tuple[str, ...] = (
     "The weather in the mountains changed quickly, so we turned back before noon.",

@@ -127,7 +127,7 @@ def test_out_not_writable(capsys: pytest.CaptureFixture[str], tmp_path: Path, ti
 def test_failed_parity_exits_1_and_leaves_nothing(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tiny_bert: Path
 ) -> None:
-    from export_targets import onnx as onnx_target
+    from edgebert.targets.onnx import exporter as onnx_target
 
     original = onnx_target.OnnxRunner.run
 

@@ -70,7 +70,7 @@ def test_weight_only_int8_stores_int8_and_stays_close() -> None:
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
 
-    from edgebert.compress.onnx_quantize import weight_only_int8
+    from edgebert.targets.onnx.quantize import weight_only_int8
 
     rng = np.random.default_rng(0)
     weight = rng.normal(size=(16, 8)).astype(np.float32)
@@ -100,7 +100,7 @@ def test_int8_stores_ffn_down_projections_as_int8_only_when_the_guard_allows(
 ) -> None:
     import onnx
 
-    from edgebert.compress import onnx_quantize
+    from edgebert.targets.onnx import quantize as onnx_quantize
 
     monkeypatch.setattr(onnx_quantize, "WEIGHT_ONLY_MIN_COSINE", required)
     report = export("onnx", model=tiny_bert, out=tmp_path / "q", quantize="int8", seq_len=32, quiet=True)

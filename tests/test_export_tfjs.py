@@ -11,8 +11,8 @@ import pytest
 
 from edgebert.errors import TargetUnavailable
 from edgebert.families import BERT
-from export_targets import tfjs
-from export_targets.base import ExportOptions
+from edgebert.targets.tfjs import exporter as tfjs
+from edgebert.targets.base import ExportOptions
 
 SEQ_LEN = 32
 QUANTIZATIONS = ("none", "uint8", "float16")
@@ -113,7 +113,7 @@ def test_uint8_keeps_ffn_down_projection_in_float16(tiny_exports) -> None:
 def test_quantize_flags_patterns_skip_attention_output() -> None:
     import fnmatch
 
-    from export_targets.tfjs_convert import quantize_flags
+    from edgebert.targets.tfjs.convert import quantize_flags
 
     assert quantize_flags("none") == []
     assert quantize_flags("float16") == ["--quantize_float16", "*"]

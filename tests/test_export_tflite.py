@@ -14,7 +14,7 @@ pytest.importorskip("ai_edge_litert")
 from edgebert.errors import TargetUnavailable  # noqa: E402
 from edgebert.export import export  # noqa: E402
 from edgebert.parity import PARITY_SENTENCES, encode  # noqa: E402
-from export_targets.tflite import MODEL_FILE, SIGNATURE, TFLiteExporter  # noqa: E402
+from edgebert.targets.tflite.exporter import MODEL_FILE, SIGNATURE, TFLiteExporter  # noqa: E402
 
 SEQ_LEN = 32
 INPUTS = ["input_ids", "attention_mask", "token_type_ids"]

@@ -73,7 +73,7 @@ def test_mlm_classes_match_the_fields() -> None:
 
 def test_onnx_ffn_down_projection_names(tmp_path) -> None:
     """The int8 recipe keeps exactly one FFN down-projection MatMul per layer in float, for both families."""
-    from edgebert.compress.onnx_quantize import ffn_down_projections
+    from edgebert.targets.onnx.quantize import ffn_down_projections
 
     for family in (BERT, ALBERT):
         model = _tiny(family.name).eval()
@@ -87,7 +87,7 @@ def test_onnx_ffn_down_projection_names(tmp_path) -> None:
 
 
 def test_tfjs_keep_patterns_hit_only_ffn_down_projections() -> None:
-    from export_targets.tfjs_convert import quantize_flags
+    from edgebert.targets.tfjs.convert import quantize_flags
 
     bert = "StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._{}/{}/Tensordot/ReadVariableOp"
     albert = "StatefulPartitionedCall/tf_albert_model/albert/encoder/albert_layer_groups_._{}/albert_layers_._0/{}/Tensordot/ReadVariableOp"

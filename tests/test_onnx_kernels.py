@@ -1,4 +1,4 @@
-"""The emulated non-VNNI x86 int8 kernel (export_targets/onnx_kernels.py): exact against numpy, and what it catches."""
+"""The emulated non-VNNI x86 int8 kernel (edgebert/targets/onnx/kernels.py): exact against numpy, and what it catches."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from export_targets.onnx_kernels import emulate_u8s8_saturation, has_u8s8_products
+from edgebert.targets.onnx.kernels import emulate_u8s8_saturation, has_u8s8_products
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -145,7 +145,7 @@ def test_u8u8_weights_are_not_products_to_emulate() -> None:
 @pytest.mark.integration
 def test_a_full_range_int8_teacher_fails_on_every_machine(packaged_teacher: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The previous recipe (8-bit weights) drifts on non-VNNI x86 (0.978): the emulated path refuses it here too."""
-    from edgebert.compress import onnx_quantize
+    from edgebert.targets.onnx import quantize as onnx_quantize
     from edgebert.errors import VerificationError
     from edgebert.export import export
 

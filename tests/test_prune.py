@@ -325,7 +325,7 @@ def test_export_of_pruned_model_passes_parity(pruned: Path, tmp_path: Path, targ
 
 
 def test_tf_model_from_pt_honours_pruned_heads(pruned: Path, tmp_path: Path) -> None:
-    """TFBertModel ignores config.pruned_heads; export_targets.tf_savedmodel.load_tf_model builds the small shapes."""
+    """TFBertModel ignores config.pruned_heads; edgebert.targets.tf_savedmodel.load_tf_model builds the small shapes."""
     import importlib.util
     import os
     import subprocess
@@ -342,7 +342,7 @@ def test_tf_model_from_pt_honours_pruned_heads(pruned: Path, tmp_path: Path) -> 
     np.save(tmp_path / "ids.npy", ids)
     script = (
         "import sys, numpy as np, transformers\n"
-        "from export_targets.tf_savedmodel import load_tf_model\n"
+        "from edgebert.targets.tf_savedmodel import load_tf_model\n"
         "from edgebert.families import BERT\n"
         "m = load_tf_model(transformers.TFBertModel, sys.argv[1], BERT)\n"
         "ids = np.load(sys.argv[2]); mask = (ids > 0).astype(np.int64)\n"
@@ -362,7 +362,7 @@ def test_tf_model_from_pt_honours_pruned_heads(pruned: Path, tmp_path: Path) -> 
 def _tfjs_export(model: Path, out: Path):
     from edgebert.errors import TargetUnavailable
     from edgebert.export import export
-    from export_targets import get_exporter
+    from edgebert.targets import get_exporter
 
     try:
         get_exporter("tfjs").check_available()

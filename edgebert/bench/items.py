@@ -4,7 +4,7 @@ An ITEM on the command line is one of
 - a model directory (config.json + weights + tokenizer): run in PyTorch; `--torch-int8` adds a second item,
   the same model after `torch.ao.quantization.quantize_dynamic` (int8 `nn.Linear` weights);
 - an export directory (`edgebert.json` with `kind: export`): run by its target's own runner
-  (`export_targets.get_exporter(target).load_runner`: onnxruntime, the LiteRT interpreter, TF.js in Node);
+  (`edgebert.targets.get_exporter(target).load_runner`: onnxruntime, the LiteRT interpreter, TF.js in Node);
 - a bare `.onnx` or `.tflite` file plus `--tokenizer DIR` (or tokenizer files beside it), so models made
   elsewhere run on the same footing; outputs are `sentence_embedding` when present, otherwise the rank-3
   hidden states pooled with `--pooling` (mean by default) and L2-normalised;
@@ -24,7 +24,7 @@ import numpy as np
 
 from edgebert.artifact import MANIFEST, read_manifest
 from edgebert.errors import UserError
-from export_targets.base import Runner
+from edgebert.targets.base import INPUT_NAMES, Runner
 
 KINDS = ("pytorch", "export", "onnx", "tflite")
 TOKENIZER_FILES = (
@@ -39,7 +39,6 @@ TOKENIZER_FILES = (
     "merges.txt",
 )
 MODEL_DIR_FILES = ("config.json", "model.safetensors", "pytorch_model.bin")
-INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
 
 @dataclass
@@ -166,7 +165,7 @@ def resolve_item(text: str, tokenizer: str | None = None, pooling: str = "mean")
         )
     manifest = read_manifest(path)
     if manifest.get("kind") == "export" or "target" in manifest:
-        from export_targets import TARGETS
+        from edgebert.targets import TARGETS
 
         tgt = str(manifest.get("target", ""))
         if tgt not in TARGETS:
@@ -346,7 +345,7 @@ def _open_pytorch(spec: ItemSpec) -> OpenItem:
 
 
 def _open_export(spec: ItemSpec) -> OpenItem:
-    from export_targets import get_exporter
+    from edgebert.targets import get_exporter
 
     path = Path(spec.path)
     manifest = read_manifest(path)
@@ -402,111 +401,13 @@ def _runtime_name(target: str, manifest: dict[str, Any] | None = None) -> str:
 # ----------------------------------------------------------------------------------------- bare files
 
 
-def _embedding_outputs(outputs: dict[str, np.ndarray], mask: np.ndarray, pooling: str) -> dict[str, np.ndarray]:
-    """`sentence_embedding` when the model has it, else pool + normalise its rank-3 output (hidden states)."""
-    if "sentence_embedding" in outputs:
-        emb = np.asarray(outputs["sentence_embedding"], dtype=np.float32)
-        hidden = outputs.get("last_hidden_state")
-    else:
-        hidden = outputs.get("last_hidden_state")
-        if hidden is None:
-            hidden = next((v for v in outputs.values() if np.ndim(v) == 3), None)
-        if hidden is None:
-            raise ValueError(f"the model has no sentence_embedding or [batch, tokens, hidden] output (outputs: {sorted(outputs)})")
-        hidden = np.asarray(hidden, dtype=np.float32)
-        m = mask[:, : hidden.shape[1], None].astype(np.float32)
-        if pooling == "cls":
-            emb = hidden[:, 0]
-        elif pooling == "max":
-            emb = (hidden + (1.0 - m) * -1e9).max(axis=1)
-        else:
-            emb = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
-    emb = emb / np.maximum(np.linalg.norm(emb, axis=-1, keepdims=True), 1e-12)
-    result = {"sentence_embedding": emb.astype(np.float32)}
-    if hidden is not None:
-        result["last_hidden_state"] = np.asarray(hidden, dtype=np.float32)
-    return result
-
-
-class BareOnnxRunner(Runner):
-    """Any ONNX sentence encoder: feeds the BERT inputs it declares (int64 or int32), pools when needed."""
-
-    def __init__(self, path: Path, pooling: str, threads: int | None) -> None:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        self.inputs = {i.name: i for i in self.session.get_inputs()}
-        unknown = [n for n in self.inputs if n not in INPUT_NAMES]
-        if unknown:
-            raise ValueError(f"{path.name} takes inputs {unknown} besides {list(INPUT_NAMES)}; not a BERT encoder")
-        self.outputs = [o.name for o in self.session.get_outputs()]
-        self.pooling = pooling
-        shape = self.inputs["input_ids"].shape
-        self.static_seq_len = shape[1] if len(shape) == 2 and isinstance(shape[1], int) else None
-
-    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        feed = {}
-        for name, info in self.inputs.items():
-            dtype = np.int32 if "int32" in info.type else np.int64
-            value = inputs.get(name)
-            feed[name] = (np.zeros_like(inputs["input_ids"]) if value is None else value).astype(dtype)
-        values = self.session.run(self.outputs, feed)
-        return _embedding_outputs(dict(zip(self.outputs, values)), inputs["attention_mask"], self.pooling)
-
-
-class BareTFLiteRunner(Runner):
-    """Any TFLite sentence encoder with a signature: static [1, T] inputs, rows run one at a time."""
-
-    def __init__(self, path: Path, pooling: str, threads: int | None) -> None:
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        from ai_edge_litert.interpreter import Interpreter
-
-        self.interpreter = Interpreter(model_path=str(path), num_threads=threads)
-        signatures = self.interpreter.get_signature_list()
-        if not signatures:
-            raise ValueError(f"{path.name} has no signature; bench needs a TFLite model with a named signature")
-        key = "serving_default" if "serving_default" in signatures else sorted(signatures)[0]
-        self.runner = self.interpreter.get_signature_runner(key)
-        self.details = self.runner.get_input_details()
-        unknown = [n for n in self.details if n not in INPUT_NAMES]
-        if unknown:
-            raise ValueError(f"{path.name} takes inputs {unknown} besides {list(INPUT_NAMES)}; not a BERT encoder")
-        self.static_seq_len = int(self.details["input_ids"]["shape"][1])
-        self.pooling = pooling
-
-    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        length = inputs["input_ids"].shape[1]
-        if length > self.static_seq_len:
-            raise ValueError(f"inputs have {length} tokens but this TFLite model takes exactly {self.static_seq_len}")
-        pad = self.static_seq_len - length
-        feeds = {}
-        for name, d in self.details.items():
-            value = inputs.get(name)
-            value = np.zeros_like(inputs["input_ids"]) if value is None else value
-            feeds[name] = np.pad(value, ((0, 0), (0, pad))).astype(d["dtype"])
-        mask = feeds["attention_mask"] if "attention_mask" in feeds else (feeds["input_ids"] != 0)
-        rows = []
-        for r in range(inputs["input_ids"].shape[0]):
-            out = self.runner(**{n: v[r : r + 1] for n, v in feeds.items()})
-            rows.append(_embedding_outputs(out, mask[r : r + 1], self.pooling))
-        result = {"sentence_embedding": np.concatenate([o["sentence_embedding"] for o in rows])}
-        if all("last_hidden_state" in o for o in rows):
-            result["last_hidden_state"] = np.concatenate([o["last_hidden_state"][:, :length] for o in rows])
-        return result
-
-    def close(self) -> None:
-        self.runner = None
-        self.interpreter = None
-
-
 def _open_bare_file(spec: ItemSpec) -> OpenItem:
     path = Path(spec.path)
     tokenizer = _load_tokenizer(spec.tokenizer or path.parent)
-    cls = BareOnnxRunner if spec.kind == "onnx" else BareTFLiteRunner
+    if spec.kind == "onnx":
+        from edgebert.targets.onnx.runner import BareOnnxRunner as cls
+    else:
+        from edgebert.targets.tflite.runner import BareTFLiteRunner as cls
     probe = cls(path, spec.pooling, 1)  # fail early (load error) and learn the static length
     static = probe.static_seq_len
     probe.close()

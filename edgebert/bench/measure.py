@@ -35,7 +35,7 @@ import numpy as np
 
 from edgebert.bench.items import ItemSpec, OpenItem, open_item
 from edgebert.parity import PARITY_SENTENCES, encode
-from export_targets.base import Runner
+from edgebert.targets.base import Runner
 
 MEMORY_SAMPLE_S = 0.005
 PARENT_ENV = "EDGEBERT_BENCH_PARENT"  # the harness's PID: a worker never outlives it

@@ -40,7 +40,7 @@ LIBRARIES = (
 def _node_info() -> dict[str, str | None]:
     info: dict[str, str | None] = {"node": None, "@tensorflow/tfjs": None, "@tensorflow/tfjs-backend-wasm": None}
     try:
-        from export_targets.tfjs import JS_DIR, find_node
+        from edgebert.targets.tfjs.exporter import JS_DIR, find_node
 
         node = find_node()
         info["node"] = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()

@@ -1,7 +1,7 @@
 """A TensorFlow SavedModel of a model directory's sentence embedder, shared by the TF-based export paths.
 
-Runs only in a TensorFlow subprocess (see `export_targets.tfjs_convert` and the TFLite fallback in
-`export_targets.tflite`): transformers' TF class for the family is built from the PyTorch weights and wrapped
+Runs only in a TensorFlow subprocess (see `edgebert.targets.tfjs.convert` and the TFLite fallback in
+`edgebert.targets.tflite.exporter`): transformers' TF class for the family is built from the PyTorch weights and wrapped
 in a `tf.function` with int32 inputs of fixed shape [1, seq_len] that pools like
 `edgebert.pooling.SentenceEmbedder` and L2-normalises.
 """

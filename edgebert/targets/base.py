@@ -13,6 +13,7 @@ import numpy as np
 from edgebert.modelio import LoadedModel
 
 OUTPUT_NAMES = ("sentence_embedding", "last_hidden_state")
+INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
 
 @dataclass(frozen=True)
@@ -92,3 +93,32 @@ class Exporter(ABC):
         default is the host's runtime alone (targets whose arithmetic does not depend on the CPU).
         """
         return {"host": KernelPath("this machine's runtime", self.load_runner(export_dir, manifest))}
+
+
+def embedding_outputs(outputs: dict[str, np.ndarray], mask: np.ndarray, pooling: str) -> dict[str, np.ndarray]:
+    """`sentence_embedding` when a bare model file has it, else pool + normalise its rank-3 output (hidden states).
+
+    For model files edgebert did not export (bench's bare-file items): edgebert's own exports carry the pooled,
+    normalised output and never come here."""
+    if "sentence_embedding" in outputs:
+        emb = np.asarray(outputs["sentence_embedding"], dtype=np.float32)
+        hidden = outputs.get("last_hidden_state")
+    else:
+        hidden = outputs.get("last_hidden_state")
+        if hidden is None:
+            hidden = next((v for v in outputs.values() if np.ndim(v) == 3), None)
+        if hidden is None:
+            raise ValueError(f"the model has no sentence_embedding or [batch, tokens, hidden] output (outputs: {sorted(outputs)})")
+        hidden = np.asarray(hidden, dtype=np.float32)
+        m = mask[:, : hidden.shape[1], None].astype(np.float32)
+        if pooling == "cls":
+            emb = hidden[:, 0]
+        elif pooling == "max":
+            emb = (hidden + (1.0 - m) * -1e9).max(axis=1)
+        else:
+            emb = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+    emb = emb / np.maximum(np.linalg.norm(emb, axis=-1, keepdims=True), 1e-12)
+    result = {"sentence_embedding": emb.astype(np.float32)}
+    if hidden is not None:
+        result["last_hidden_state"] = np.asarray(hidden, dtype=np.float32)
+    return result

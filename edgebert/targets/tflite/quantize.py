@@ -43,7 +43,7 @@ LAYER_NORM_OPS = ("MEAN", "SQUARED_DIFFERENCE", "RSQRT", "ADD", "SUB", "MUL", "R
 HEAD_OPS = ("RESHAPE", "MUL", "SUM", "MAXIMUM", "DIV", "SQRT", "SUB", "ADD")
 # Scopes of ops that belong to edgebert's own wrappers rather than to a transformer module: the base model
 # (attribute `encoder` of edgebert.pooling.SentenceEmbedder: the attention-mask arithmetic) and the
-# SentenceEmbedder itself (attribute `embedder` of export_targets.tflite's int32 wrapper: pooling + L2 norm).
+# SentenceEmbedder itself (attribute `embedder` of edgebert.targets.tflite.exporter's int32 wrapper: pooling + L2 norm).
 WRAPPER_SCOPES = r"_(?:encoder|embedder);"
 
 

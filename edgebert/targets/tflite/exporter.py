@@ -6,7 +6,7 @@ inputs and returns a dict of the two named outputs. Fallback (only when the prim
 int32 inputs -> SavedModel -> `tf.lite.TFLiteConverter`, run in a subprocess because TensorFlow must be
 enabled in transformers before it is first imported (edgebert sets USE_TF=0 in torch processes).
 Quantization (int8 dynamic range, fp16 weights, int8-static calibrated on `--calibration` sentences) is a
-post-conversion rewrite of the flatbuffer by ai-edge-quantizer (`edgebert.compress.tflite_quantize`), the same
+post-conversion rewrite of the flatbuffer by ai-edge-quantizer (`edgebert.targets.tflite.quantize`), the same
 for both paths.
 """
 
@@ -25,63 +25,13 @@ import numpy as np
 
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from export_targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, KernelPath, Runner
+from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, KernelPath, Runner
+from edgebert.targets.tflite.runner import KERNEL_PATHS, SIGNATURE, TFLiteRunner, _set_env
 
 MODEL_FILE = "model.tflite"
-SIGNATURE = "serving_default"
 CONVERTER_ENV = "EDGEBERT_TFLITE_CONVERTER"  # auto (default) | litert_torch | tensorflow
 LITERT_TORCH = "litert_torch"
 TENSORFLOW = "tensorflow"
-
-
-def _set_env() -> None:
-    """Quiet the converters; must run before litert_torch / tensorflow are imported."""
-    os.environ.setdefault("LITERT_TORCH_SHOW_PROGRESS", "n")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-
-# LiteRT's kernel paths: the XNNPACK delegate it applies by default, and its built-in kernels (what runs where
-# XNNPACK is not applied: builds or apps without the default delegate, ops XNNPACK does not take).
-XNNPACK = "xnnpack"
-BUILTIN = "builtin"
-KERNEL_PATHS = {
-    XNNPACK: "LiteRT with its default XNNPACK delegate",
-    BUILTIN: "LiteRT built-in kernels, no default delegate",
-}
-
-
-class TFLiteRunner(Runner):
-    """A LiteRT interpreter over `model.tflite`; loops over batch rows since the shape is [1, seq_len]."""
-
-    def __init__(self, path: Path, signature: str, seq_len: int, threads: int | None = None, kernels: str = XNNPACK) -> None:
-        _set_env()
-        from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-        resolver = OpResolverType.AUTO if kernels == XNNPACK else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-        self.interpreter = Interpreter(model_path=str(path), num_threads=threads, experimental_op_resolver_type=resolver)
-        self.runner = self.interpreter.get_signature_runner(signature)
-        self.input_names = list(self.interpreter.get_signature_list()[signature]["inputs"])
-        self.seq_len = seq_len
-
-    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        length = inputs["input_ids"].shape[1]
-        if length > self.seq_len:
-            raise ValueError(f"inputs have {length} tokens but this TFLite model takes exactly {self.seq_len}")
-        pad = self.seq_len - length  # shorter inputs are zero-padded (attention_mask 0) and cut back after
-        feeds = {n: np.pad(inputs[n].astype(np.int32), ((0, 0), (0, pad))) for n in self.input_names}
-        embeddings, hidden = [], []
-        for row in range(feeds["input_ids"].shape[0]):
-            out = self.runner(**{n: v[row : row + 1] for n, v in feeds.items()})
-            embeddings.append(out["sentence_embedding"])
-            hidden.append(out["last_hidden_state"][:, :length])
-        return {
-            "sentence_embedding": np.concatenate(embeddings).astype(np.float32),
-            "last_hidden_state": np.concatenate(hidden).astype(np.float32),
-        }
-
-    def close(self) -> None:
-        self.runner = None
-        self.interpreter = None
 
 
 class TFLiteExporter(Exporter):
@@ -125,7 +75,7 @@ class TFLiteExporter(Exporter):
         target = work_dir / MODEL_FILE
         target.write_bytes(data)
         self._check_signature(target, names, options.seq_len)
-        from edgebert.compress.tflite_quantize import activation_dtypes, weight_dtypes
+        from edgebert.targets.tflite.quantize import activation_dtypes, weight_dtypes
 
         extra["weight_dtypes"] = weight_dtypes(str(target))
         if "quantization" in extra:
@@ -135,7 +85,7 @@ class TFLiteExporter(Exporter):
     @staticmethod
     def _quantize(data: bytes, model: LoadedModel, options: ExportOptions, extra: dict[str, Any]) -> bytes:
         """Apply `options.quantize` to the float32 flatbuffer `data`, describing it in `extra`."""
-        from edgebert.compress import tflite_quantize as tq
+        from edgebert.targets.tflite import quantize as tq
 
         if options.quantize == "none":
             return data
@@ -180,7 +130,7 @@ class TFLiteExporter(Exporter):
         env = {**os.environ, "USE_TF": "AUTO", "USE_TORCH": "AUTO", "TF_ENABLE_ONEDNN_OPTS": "0"}
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         proc = subprocess.run(
-            [sys.executable, "-m", "export_targets.tflite", json.dumps(spec)],
+            [sys.executable, "-m", "edgebert.targets.tflite.exporter", json.dumps(spec)],
             env=env,
             capture_output=True,
             text=True,
@@ -276,7 +226,7 @@ def _tensorflow_fallback(spec: dict[str, Any]) -> None:
     -> TFLiteConverter."""
     import tensorflow as tf
 
-    from export_targets.tf_savedmodel import build_saved_model
+    from edgebert.targets.tf_savedmodel import build_saved_model
 
     with tempfile.TemporaryDirectory(prefix="edgebert-tflite-tf-") as saved:
         build_saved_model(
@@ -292,5 +242,5 @@ def _tensorflow_fallback(spec: dict[str, Any]) -> None:
         Path(spec["out"]).write_bytes(converter.convert())
 
 
-if __name__ == "__main__":  # the fallback subprocess: python -m export_targets.tflite '<json spec>'
+if __name__ == "__main__":  # the fallback subprocess: python -m edgebert.targets.tflite.exporter '<json spec>'
     _tensorflow_fallback(json.loads(sys.argv[1]))

@@ -21,7 +21,7 @@
 Why 7-bit weights (int8) and U8U8 (int8-static): onnxruntime multiplies uint8 activations by int8 weights with
 `vpmaddubsw` on x86 CPUs without VNNI, which adds two products into a saturating int16 (255 * 127 * 2 > 32767);
 VNNI and ARM accumulate exactly. A recipe must hold on every CPU the file meets, so the export checks parity on
-the host's kernels and on that saturating path emulated (export_targets/onnx_kernels.py). all-MiniLM-L6-v2,
+the host's kernels and on that saturating path emulated (edgebert/targets/onnx/kernels.py). all-MiniLM-L6-v2,
 parity sentences, min cosine on host (Intel Xeon, AVX-512 VNNI) / emulated non-VNNI x86, ORT latency at seq 128,
 batch 1, one thread on the same Xeon (fp32: 25.0-25.5 ms):
 - dynamic, s8 weights full range, FFN down float (the previous recipe): 0.9908 / 0.9785 (0.978451 was measured
@@ -125,7 +125,7 @@ def _weight_only_if_faithful(src: Path, dst: Path, nodes: list[str], guard: dict
     import onnx
 
     from edgebert.parity import compare
-    from export_targets.onnx import OnnxRunner, onnx_kernel_paths
+    from edgebert.targets.onnx.runner import OnnxRunner, onnx_kernel_paths
 
     if not nodes:
         return {"storage": "none to store"}

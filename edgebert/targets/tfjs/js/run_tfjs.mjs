@@ -1,4 +1,4 @@
-// Run an edgebert TF.js graph-model export in Node: the runtime half of `export_targets/tfjs.py`.
+// Run an edgebert TF.js graph-model export in Node: the runtime half of `edgebert/targets/tfjs/exporter.py`.
 //
 // Reads one JSON request on stdin:
 //   {"model_dir": "...", "inputs": {"input_ids": [[...]], "attention_mask": [[...]], "token_type_ids": [[...]]},
@@ -12,7 +12,7 @@
 // `node run_tfjs.mjs --serve` keeps the process (and each loaded model) alive: one JSON request per stdin
 // line, one JSON answer per stdout line, errors answered as {"error": "..."}; it ends when stdin closes.
 //
-// Install: npm ci --prefix export_targets/js   (pure JS + wasm from the npm registry; no tfjs-node)
+// Install: npm ci --prefix edgebert/targets/tfjs/js   (pure JS + wasm from the npm registry; no tfjs-node)
 
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,4 +1,5 @@
-"""ONNX target: one `model.onnx` with dynamic batch and sequence axes, run back in onnxruntime."""
+"""ONNX target exporter: one `model.onnx` with dynamic batch and sequence axes (quantize.py: the recipes; runner.py:
+onnxruntime sessions on every kernel path)."""
 
 from __future__ import annotations
 
@@ -10,31 +11,11 @@ import numpy as np
 
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from export_targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, KernelPath, Runner
+from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, KernelPath, Runner
+from edgebert.targets.onnx.runner import OnnxRunner, onnx_kernel_paths
 
 OPSET = 18
 MODEL_FILE = "model.onnx"
-
-
-class OnnxRunner(Runner):
-    """An onnxruntime CPU session over an exported `model.onnx` (a path, or the serialized model's bytes)."""
-
-    def __init__(self, model: Path | bytes, threads: int | None = None) -> None:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.log_severity_level = 3  # no warnings about initializers a rewritten graph no longer uses
-        if threads:
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-        source = model if isinstance(model, bytes) else str(model)
-        self.session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
-        self.input_names = [i.name for i in self.session.get_inputs()]
-
-    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        feed = {name: inputs[name].astype(np.int64) for name in self.input_names}
-        embedding, hidden = self.session.run(list(OUTPUT_NAMES), feed)
-        return {"sentence_embedding": embedding.astype(np.float32), "last_hidden_state": hidden.astype(np.float32)}
 
 
 class OnnxExporter(Exporter):
@@ -60,7 +41,7 @@ class OnnxExporter(Exporter):
             if options.quantize == "none":
                 fp32.replace(target)
             else:
-                from edgebert.compress.onnx_quantize import quantize_onnx
+                from edgebert.targets.onnx.quantize import quantize_onnx
 
                 feeds = calibration_feeds(model, options) if options.calibration_texts else None
                 extra["quantization"] = quantize_onnx(fp32, target, options.quantize, model.family, feeds, guard_feeds(model, options))
@@ -96,22 +77,6 @@ class OnnxExporter(Exporter):
     def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
         """The host's kernels, plus the saturating u8 x s8 kernels of x86 CPUs without VNNI when the file has any."""
         return onnx_kernel_paths(Path(export_dir) / MODEL_FILE)
-
-
-def onnx_kernel_paths(path: Path) -> dict[str, KernelPath]:
-    """Runners for every kernel path `path` can meet: the host's, and the emulated non-VNNI x86 one if it applies."""
-    import onnx
-
-    from export_targets import onnx_kernels
-
-    paths = {onnx_kernels.HOST: KernelPath(onnx_kernels.KERNEL_PATHS[onnx_kernels.HOST], OnnxRunner(path))}
-    model = onnx.load(str(path))
-    if onnx_kernels.emulate_u8s8_saturation(model):
-        description = onnx_kernels.KERNEL_PATHS[onnx_kernels.SATURATING_U8S8]
-        # The emulation holds every pair's product ([batch, tokens, K/2, N] int32) at once: fine for the parity
-        # and guard batches (a few sentences, padded to the longest), not meant for long padded batches.
-        paths[onnx_kernels.SATURATING_U8S8] = KernelPath(description, OnnxRunner(model.SerializeToString()))
-    return paths
 
 
 def calibration_feeds(model: LoadedModel, options: ExportOptions) -> list[dict[str, np.ndarray]]:

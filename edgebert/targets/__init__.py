@@ -1,16 +1,17 @@
-"""Export targets, one module each behind `export_targets.base.Exporter`; imported lazily by name."""
+"""Export targets, one package each (exporter, quantization recipes, runner) behind `edgebert.targets.base.Exporter`;
+imported lazily by name so that `edgebert --help` loads no runtime."""
 
 from __future__ import annotations
 
 import importlib
 
 from edgebert.errors import UserError
-from export_targets.base import Exporter
+from edgebert.targets.base import Exporter
 
 TARGETS: dict[str, str] = {
-    "onnx": "export_targets.onnx:OnnxExporter",
-    "tflite": "export_targets.tflite:TFLiteExporter",
-    "tfjs": "export_targets.tfjs:TFJSExporter",
+    "onnx": "edgebert.targets.onnx.exporter:OnnxExporter",
+    "tflite": "edgebert.targets.tflite.exporter:TFLiteExporter",
+    "tfjs": "edgebert.targets.tfjs.exporter:TFJSExporter",
 }
 
 

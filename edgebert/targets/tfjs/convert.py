@@ -1,13 +1,13 @@
 """The TensorFlow half of the TF.js target, run as its own process: PyTorch dir -> SavedModel -> tfjs graph model.
 
-`export_targets.tfjs` starts this module with `USE_TF=1` and `TF_ENABLE_ONEDNN_OPTS=0` in a fresh interpreter,
+`edgebert.targets.tfjs.exporter` starts this module with `USE_TF=1` and `TF_ENABLE_ONEDNN_OPTS=0` in a fresh interpreter,
 because the edgebert process has torch loaded and transformers set to torch-only. It builds `TFBertModel`
 from the PyTorch weights, wraps it in a `tf.function` with int32 inputs of fixed shape [1, seq_len] that pools
 like `edgebert.pooling.SentenceEmbedder` (then L2-normalises), computes attention as one 2-D product per head
 (`tf_savedmodel.per_head_attention`: tfjs' wasm backend runs those on XNNPACK), saves a SavedModel in scratch
 space and runs the tensorflowjs converter on it with one weight shard. A JSON summary goes to `--result`.
 
-    python -m export_targets.tfjs_convert --model-dir DIR --seq-len 128 --pooling mean \
+    python -m edgebert.targets.tfjs.convert --model-dir DIR --seq-len 128 --pooling mean \
         --input-names input_ids,attention_mask,token_type_ids --quantize none --out-dir OUT --result R.json
 """
 
@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from export_targets.tf_savedmodel import build_saved_model
+from edgebert.targets.tf_savedmodel import build_saved_model
 
 ENV = {
     "USE_TF": "1",  # transformers 4.57 exposes TFBertModel only when TF is allowed
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", required=True, type=Path)
     parser.add_argument("--result", required=True, type=Path)
     args = parser.parse_args(argv)
-    forced = ("USE_TF", "TF_ENABLE_ONEDNN_OPTS")  # importing export_targets sets USE_TF=0 by default
+    forced = ("USE_TF", "TF_ENABLE_ONEDNN_OPTS")  # importing edgebert sets USE_TF=0 by default
     for key, value in ENV.items():
         if key in forced:
             os.environ[key] = value

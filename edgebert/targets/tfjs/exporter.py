@@ -1,6 +1,6 @@
 """TF.js target: a tfjs graph model (`model.json` + one weight shard) with int32 [1, seq_len] inputs, run in Node.
 
-Conversion happens in a separate Python process (`export_targets.tfjs_convert`) because it needs TensorFlow with
+Conversion happens in a separate Python process (`edgebert.targets.tfjs.convert`) because it needs TensorFlow with
 `USE_TF=1` and `TF_ENABLE_ONEDNN_OPTS=0`, while this process runs torch with transformers set to torch-only.
 Verification runs the artifact in Node with @tensorflow/tfjs 4.22.0 on the wasm backend (`js/run_tfjs.mjs`).
 """
@@ -22,7 +22,7 @@ import numpy as np
 
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from export_targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
+from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
 
 MODEL_FILE = "model.json"
 JS_DIR = Path(__file__).resolve().parent / "js"
@@ -58,7 +58,7 @@ def find_node() -> str:
 
 
 def check_js_packages() -> None:
-    """TargetUnavailable unless export_targets/js/node_modules holds tfjs and its wasm backend."""
+    """TargetUnavailable unless edgebert/targets/tfjs/js/node_modules holds tfjs and its wasm backend."""
     missing = [p for p in JS_PACKAGES if not (JS_DIR / "node_modules" / p / "package.json").exists()]
     if missing:
         raise TargetUnavailable(
@@ -186,7 +186,7 @@ class TFJSExporter(Exporter):
             command = [
                 sys.executable,
                 "-m",
-                "export_targets.tfjs_convert",
+                "edgebert.targets.tfjs.convert",
                 "--model-dir", str(Path(model.path).resolve()),
                 "--seq-len", str(options.seq_len),
                 "--pooling", model.pooling,

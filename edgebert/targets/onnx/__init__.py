@@ -1,0 +1,1 @@
+"""The onnx target: exporter, quantization recipes and runner in one place."""

@@ -1,0 +1,76 @@
+"""ONNX runner: an onnxruntime session over a `model.onnx`, on this machine's kernels or the emulated non-VNNI ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from edgebert.targets.base import INPUT_NAMES, OUTPUT_NAMES, KernelPath, Runner, embedding_outputs
+
+
+class OnnxRunner(Runner):
+    """An onnxruntime CPU session over an exported `model.onnx` (a path, or the serialized model's bytes)."""
+
+    def __init__(self, model: Path | bytes, threads: int | None = None) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 3  # no warnings about initializers a rewritten graph no longer uses
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        source = model if isinstance(model, bytes) else str(model)
+        self.session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+        self.input_names = [i.name for i in self.session.get_inputs()]
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        feed = {name: inputs[name].astype(np.int64) for name in self.input_names}
+        embedding, hidden = self.session.run(list(OUTPUT_NAMES), feed)
+        return {"sentence_embedding": embedding.astype(np.float32), "last_hidden_state": hidden.astype(np.float32)}
+
+
+def onnx_kernel_paths(path: Path) -> dict[str, KernelPath]:
+    """Runners for every kernel path `path` can meet: the host's, and the emulated non-VNNI x86 one if it applies."""
+    import onnx
+
+    from edgebert.targets.onnx import kernels as onnx_kernels
+
+    paths = {onnx_kernels.HOST: KernelPath(onnx_kernels.KERNEL_PATHS[onnx_kernels.HOST], OnnxRunner(path))}
+    model = onnx.load(str(path))
+    if onnx_kernels.emulate_u8s8_saturation(model):
+        description = onnx_kernels.KERNEL_PATHS[onnx_kernels.SATURATING_U8S8]
+        # The emulation holds every pair's product ([batch, tokens, K/2, N] int32) at once: fine for the parity
+        # and guard batches (a few sentences, padded to the longest), not meant for long padded batches.
+        paths[onnx_kernels.SATURATING_U8S8] = KernelPath(description, OnnxRunner(model.SerializeToString()))
+    return paths
+
+
+class BareOnnxRunner(Runner):
+    """Any ONNX sentence encoder: feeds the BERT inputs it declares (int64 or int32), pools when needed."""
+
+    def __init__(self, path: Path, pooling: str, threads: int | None) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name: i for i in self.session.get_inputs()}
+        unknown = [n for n in self.inputs if n not in INPUT_NAMES]
+        if unknown:
+            raise ValueError(f"{path.name} takes inputs {unknown} besides {list(INPUT_NAMES)}; not a BERT encoder")
+        self.outputs = [o.name for o in self.session.get_outputs()]
+        self.pooling = pooling
+        shape = self.inputs["input_ids"].shape
+        self.static_seq_len = shape[1] if len(shape) == 2 and isinstance(shape[1], int) else None
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        feed = {}
+        for name, info in self.inputs.items():
+            dtype = np.int32 if "int32" in info.type else np.int64
+            value = inputs.get(name)
+            feed[name] = (np.zeros_like(inputs["input_ids"]) if value is None else value).astype(dtype)
+        values = self.session.run(self.outputs, feed)
+        return embedding_outputs(dict(zip(self.outputs, values)), inputs["attention_mask"], self.pooling)

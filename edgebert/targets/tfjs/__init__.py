@@ -1,0 +1,1 @@
+"""The tfjs target: exporter, quantization recipes and runner in one place."""

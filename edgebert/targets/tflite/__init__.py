@@ -1,0 +1,1 @@
+"""The tflite target: exporter, quantization recipes and runner in one place."""

@@ -1,0 +1,107 @@
+"""TFLite runner: a LiteRT interpreter over `model.tflite`, on XNNPACK or on LiteRT's built-in kernels."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from edgebert.targets.base import INPUT_NAMES, Runner, embedding_outputs
+
+SIGNATURE = "serving_default"
+
+
+def _set_env() -> None:
+    """Quiet the converters; must run before litert_torch / tensorflow are imported."""
+    os.environ.setdefault("LITERT_TORCH_SHOW_PROGRESS", "n")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+# LiteRT's kernel paths: the XNNPACK delegate it applies by default, and its built-in kernels (what runs where
+# XNNPACK is not applied: builds or apps without the default delegate, ops XNNPACK does not take).
+XNNPACK = "xnnpack"
+BUILTIN = "builtin"
+KERNEL_PATHS = {
+    XNNPACK: "LiteRT with its default XNNPACK delegate",
+    BUILTIN: "LiteRT built-in kernels, no default delegate",
+}
+
+
+class TFLiteRunner(Runner):
+    """A LiteRT interpreter over `model.tflite`; loops over batch rows since the shape is [1, seq_len]."""
+
+    def __init__(self, path: Path, signature: str, seq_len: int, threads: int | None = None, kernels: str = XNNPACK) -> None:
+        _set_env()
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+        resolver = OpResolverType.AUTO if kernels == XNNPACK else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+        self.interpreter = Interpreter(model_path=str(path), num_threads=threads, experimental_op_resolver_type=resolver)
+        self.runner = self.interpreter.get_signature_runner(signature)
+        self.input_names = list(self.interpreter.get_signature_list()[signature]["inputs"])
+        self.seq_len = seq_len
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        length = inputs["input_ids"].shape[1]
+        if length > self.seq_len:
+            raise ValueError(f"inputs have {length} tokens but this TFLite model takes exactly {self.seq_len}")
+        pad = self.seq_len - length  # shorter inputs are zero-padded (attention_mask 0) and cut back after
+        feeds = {n: np.pad(inputs[n].astype(np.int32), ((0, 0), (0, pad))) for n in self.input_names}
+        embeddings, hidden = [], []
+        for row in range(feeds["input_ids"].shape[0]):
+            out = self.runner(**{n: v[row : row + 1] for n, v in feeds.items()})
+            embeddings.append(out["sentence_embedding"])
+            hidden.append(out["last_hidden_state"][:, :length])
+        return {
+            "sentence_embedding": np.concatenate(embeddings).astype(np.float32),
+            "last_hidden_state": np.concatenate(hidden).astype(np.float32),
+        }
+
+    def close(self) -> None:
+        self.runner = None
+        self.interpreter = None
+
+
+class BareTFLiteRunner(Runner):
+    """Any TFLite sentence encoder with a signature: static [1, T] inputs, rows run one at a time."""
+
+    def __init__(self, path: Path, pooling: str, threads: int | None) -> None:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        from ai_edge_litert.interpreter import Interpreter
+
+        self.interpreter = Interpreter(model_path=str(path), num_threads=threads)
+        signatures = self.interpreter.get_signature_list()
+        if not signatures:
+            raise ValueError(f"{path.name} has no signature; bench needs a TFLite model with a named signature")
+        key = "serving_default" if "serving_default" in signatures else sorted(signatures)[0]
+        self.runner = self.interpreter.get_signature_runner(key)
+        self.details = self.runner.get_input_details()
+        unknown = [n for n in self.details if n not in INPUT_NAMES]
+        if unknown:
+            raise ValueError(f"{path.name} takes inputs {unknown} besides {list(INPUT_NAMES)}; not a BERT encoder")
+        self.static_seq_len = int(self.details["input_ids"]["shape"][1])
+        self.pooling = pooling
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        length = inputs["input_ids"].shape[1]
+        if length > self.static_seq_len:
+            raise ValueError(f"inputs have {length} tokens but this TFLite model takes exactly {self.static_seq_len}")
+        pad = self.static_seq_len - length
+        feeds = {}
+        for name, d in self.details.items():
+            value = inputs.get(name)
+            value = np.zeros_like(inputs["input_ids"]) if value is None else value
+            feeds[name] = np.pad(value, ((0, 0), (0, pad))).astype(d["dtype"])
+        mask = feeds["attention_mask"] if "attention_mask" in feeds else (feeds["input_ids"] != 0)
+        rows = []
+        for r in range(inputs["input_ids"].shape[0]):
+            out = self.runner(**{n: v[r : r + 1] for n, v in feeds.items()})
+            rows.append(embedding_outputs(out, mask[r : r + 1], self.pooling))
+        result = {"sentence_embedding": np.concatenate([o["sentence_embedding"] for o in rows])}
+        if all("last_hidden_state" in o for o in rows):
+            result["last_hidden_state"] = np.concatenate([o["last_hidden_state"][:, :length] for o in rows])
+        return result
+
+    def close(self) -> None:
+        self.runner = None
+        self.interpreter = None
