@@ -583,3 +583,19 @@ def test_dry_run_refuses_bad_input(
     errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(errors) == 1 and needle in errors[0], errors
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.integration
+def test_wheel_runs_a_preset_outside_the_checkout() -> None:
+    """benchmarks/wheel_check.sh: wheel → fresh venv outside the checkout → `pipeline --preset tiny --dry-run` (~10 s)."""
+    import shutil
+    import subprocess
+    import sys
+
+    if not (shutil.which("git") and shutil.which("unzip")):
+        pytest.skip("needs git and unzip")
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "wheel_check.sh"
+    venv = Path(sys.executable).parents[1]
+    done = subprocess.run([str(script), str(venv)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "OK: the wheel's tiny preset plans" in done.stdout
