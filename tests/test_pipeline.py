@@ -599,3 +599,20 @@ def test_wheel_runs_a_preset_outside_the_checkout() -> None:
     done = subprocess.run([str(script), str(venv)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "OK: the wheel's tiny preset plans" in done.stdout
+
+
+def test_run_without_sts_inputs_skips_and_records_it(
+    cli, tmp_path: Path, tiny_bert: Path, data: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = tiny_recipe(tiny_bert, data, compress=False).replace(f'eval_sts = "{data["sts"]}"\n', "")
+    text = text.replace(f'sts = "{data["sts"]}"\nseq_len = [32]', "seq_len = [32]").replace('onnx = ["none", "int8"]', 'onnx = ["int8"]')
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(text)
+    out = tmp_path / "out"
+    assert cli(["pipeline", "--recipe", str(recipe), "--out", str(out), "--cache-dir", str(tmp_path / "cache")]) == 0
+    captured = capsys.readouterr()
+    assert "[pipeline] no --eval-sts: distillation keeps the last checkpoint" in captured.err
+    assert "target min_sts_retention ≥ -100: not evaluated (no --sts)" in captured.out and "skipped: no --sts" in captured.out
+    summary = json.loads((out / "pipeline.json").read_text())
+    assert [s["input"] for s in summary["skipped"]] == ["--eval-sts", "--sts"]
+    assert summary["targets"]["min_sts_retention"]["met"] is None and summary["targets"]["max_mb"]["met"] is True

@@ -42,8 +42,13 @@ class PipelineCommand:
     @staticmethod
     def run(args: argparse.Namespace) -> int:
         from edgebert.errors import UserError
-        from edgebert.pipeline import load_preset, load_recipe, run_pipeline
-        from edgebert.pipeline.run import format_plan, plan_pipeline
+        from edgebert.pipeline import (
+            format_plan,
+            load_preset,
+            load_recipe,
+            plan_pipeline,
+            run_pipeline,
+        )
 
         recipe = load_preset(args.preset) if args.preset else load_recipe(args.recipe)
         if args.steps is not None:
