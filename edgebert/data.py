@@ -65,28 +65,31 @@ def _looks_like_path(spec: str) -> bool:
 def load_dataset_texts(spec: str, split: str = "train", column: str = "text") -> list[str]:
     """Passages from a Hugging Face dataset `name[:config]` (its `text` column, or the first string column)."""
     name, _, config = spec.partition(":")
-    try:
-        import datasets
-    except ImportError as exc:  # pragma: no cover - the distill extra installs it
-        raise UserError("corpus is a dataset name but `datasets` is not installed: pip install 'edgebert[distill]'") from exc
-    from edgebert.sources import hub_offline
-
-    offline = hub_offline()
-    try:
-        with _datasets_offline(offline):  # offline: the datasets cache only, no retries against an unreachable Hub
-            ds = datasets.load_dataset(name, config or None, split=split)
-    except Exception as exc:  # noqa: BLE001 - offline, unknown name, bad config all mean the same to the user
-        where = "the datasets cache (the Hugging Face Hub is offline or unreachable)" if offline else "the Hugging Face Hub"
-        raise UserError(
-            f"could not load dataset '{spec}' from {where} ({type(exc).__name__}); "
-            "check the name and your network, or pass a local text file or directory"
-        ) from exc
+    ds = load_hf_dataset(name, config or None, split, spec, "pass a local text file or directory")
     columns = [c for c, f in ds.features.items() if getattr(f, "dtype", None) == "string"]
     if column not in ds.column_names:
         if not columns:
             raise UserError(f"dataset '{spec}' has no text column (columns: {', '.join(ds.column_names)})")
         column = columns[0]
     return [t.strip() for t in ds[column] if isinstance(t, str) and t.strip()]
+
+
+def load_hf_dataset(name: str, config: str | None, split: str, spec: str, hint: str) -> Any:
+    """`datasets.load_dataset(name, config, split=split)`; when the Hub is offline or unreachable, the datasets cache
+    only (no retries), and any failure is one UserError naming `spec` and ending with `hint` (what to pass instead)."""
+    try:
+        import datasets
+    except ImportError as exc:  # pragma: no cover - the distill extra installs it
+        raise UserError(f"'{spec}' is a dataset name but `datasets` is not installed: pip install 'edgebert[distill]'") from exc
+    from edgebert.sources import hub_offline
+
+    offline = hub_offline()
+    try:
+        with _datasets_offline(offline):  # offline: the datasets cache only, no retries against an unreachable Hub
+            return datasets.load_dataset(name, config, split=split)
+    except Exception as exc:  # noqa: BLE001 - offline, unknown name, bad config all mean the same to the user
+        where = "the datasets cache (the Hugging Face Hub is offline or unreachable)" if offline else "the Hugging Face Hub"
+        raise UserError(f"could not load dataset '{spec}' from {where} ({type(exc).__name__}); check the name and your network, or {hint}") from exc
 
 
 @contextlib.contextmanager

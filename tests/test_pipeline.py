@@ -393,3 +393,226 @@ def test_run_pipeline_api_checks_types_and_the_changed_recipe(tmp_path: Path) ->
     with pytest.raises(UserError, match="distill.lr must be a finite number"):
         run_pipeline(recipe, tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------------------- inputs, datasets, --dry-run
+
+
+def test_presets_name_no_development_paths() -> None:
+    from edgebert.pipeline.recipe import PRESETS_DIR
+
+    for name in ("small", "tiny"):
+        text = (PRESETS_DIR / f"{name}.toml").read_text()
+        assert "../" not in text and "/shared" not in text, name
+        recipe = load_preset(name)
+        assert recipe.corpus is None and recipe.distill.eval_sts is None and recipe.bench.sts is None
+        assert recipe.compress.calibration is None
+
+
+def test_recipe_paths_are_relative_to_the_recipe_file(tmp_path: Path, data: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tiny_bert: Path) -> None:
+    import shutil
+
+    from edgebert.pipeline import load_recipe
+    from edgebert.pipeline.run import plan_pipeline
+
+    here = tmp_path / "recipes"
+    shutil.copytree(data["dir"], here / "data")
+    (here / "r.toml").write_text(f'teacher = "{tiny_bert}"\ncorpus = ["data/corpus.txt"]\n[distill]\neval_sts = "data/sts.csv"\n[bench]\nsts = "data/sts.csv"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    plan = plan_pipeline(load_recipe(here / "r.toml"), "out")
+    assert [c.path for c in plan.corpus] == [here / "data" / "corpus.txt"]
+    assert plan.eval_sts.path == plan.bench_sts.path == here / "data" / "sts.csv" and plan.skipped == []
+    # flags replace the recipe's values, relative to the working directory
+    (elsewhere / "other.csv").write_text(data["sts"].read_text())
+    plan = plan_pipeline(load_recipe(here / "r.toml"), "out", sts="other.csv", sst2=str(data["sst"]))
+    assert plan.bench_sts.path == elsewhere / "other.csv" and plan.recipe.bench.sts == str(elsewhere / "other.csv")
+    assert [c.path for c in plan.corpus] == [here / "data" / "corpus.txt", data["sst"]]
+    assert not (elsewhere / "out").exists() and not (elsewhere / "out.work").exists()
+
+
+def test_skipped_steps_and_unevaluated_retention(tiny_bert: Path, data: dict[str, Path]) -> None:
+    from edgebert.pipeline.run import evaluate_targets, skipped_steps
+
+    recipe = parse_recipe(tiny_recipe(tiny_bert, data))
+    assert skipped_steps(recipe) == []
+    recipe.distill.eval_sts = recipe.bench.sts = None
+    messages = [s["message"] for s in skipped_steps(recipe)]
+    assert messages == [
+        "no --eval-sts: distillation keeps the last checkpoint instead of the best on STS",
+        "no --sts: bench reports size and latency without STS retention; the retention targets are not evaluated",
+    ]
+    report = {"items": [{"label": "student-onnx", "status": "ok", "model_bytes": 10**6, "derived": {}}]}
+    verdicts = evaluate_targets(recipe, report, {("onnx", "none"): "student-onnx"}, 60.0)
+    assert verdicts["min_sts_retention"]["met"] is None and verdicts["max_mb"]["met"] is True
+    assert verdicts["all_met"] is False  # the ONNX speed-up has no teacher to compare with; retention does not count
+
+
+def test_full_run_records_no_skipped_steps(full_run: dict[str, object]) -> None:
+    assert json.loads((full_run["report"].out_dir / "pipeline.json").read_text())["skipped"] == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "parts"),
+    [
+        ("glue/stsb:train", ("nyu-mll/glue", "stsb", "train")),
+        ("glue/sst2:validation", ("nyu-mll/glue", "sst2", "validation")),
+        ("hf:sentence-transformers/stsb:test", ("sentence-transformers/stsb", None, "test")),
+        ("hf:org/name:cfg:train", ("org/name", "cfg", "train")),
+    ],
+)
+def test_dataset_specs(spec: str, parts: tuple[str, str | None, str]) -> None:
+    from edgebert.pipeline.inputs import is_dataset_spec, parse_dataset_spec
+
+    parsed = parse_dataset_spec(spec, "--sts")
+    assert is_dataset_spec(spec) and (parsed.name, parsed.config, parsed.split) == parts and "/" not in parsed.slug
+
+
+@pytest.mark.parametrize("spec", ["glue/stsb", "hf:name", "hf:a:b:c:d", "glue/:train"])
+def test_bad_dataset_specs_name_the_flag(spec: str) -> None:
+    from edgebert.pipeline.inputs import parse_dataset_spec
+
+    with pytest.raises(UserError, match=f"--sts {spec} is not a dataset spec"):
+        parse_dataset_spec(spec, "--sts")
+
+
+def test_dataset_conversions(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    from edgebert.data import load_sts_csv
+    from edgebert.pipeline.inputs import (
+        sentences_from_dataset,
+        sts_csv_text,
+        sts_rows_from_dataset,
+    )
+
+    columns = {"sentence1": ["a dog runs", "a man, singing", "unscored"], "sentence2": ["a dog walks", 'he sings "loud"', "x"]}
+    stsb = datasets.Dataset.from_dict({**columns, "label": [3.8, 2.0, -1.0], "idx": [0, 1, 2]})
+    rows = sts_rows_from_dataset(stsb, "glue/stsb:train")
+    assert rows == [("a dog runs", "a dog walks", 3.8), ("a man, singing", 'he sings "loud"', 2.0)]  # GLUE test's -1 dropped
+    (tmp_path / "sts.csv").write_text(sts_csv_text(rows))
+    pairs = load_sts_csv(tmp_path / "sts.csv")
+    assert pairs.sentences1 == ["a dog runs", "a man, singing"] and pairs.sentences2[1] == 'he sings "loud"' and pairs.scores == [3.8, 2.0]
+    sst2 = datasets.Dataset.from_dict({"sentence": ["a  fine film ", "dull", "dull", " "], "label": [1, 0, 0, 1], "idx": [0, 1, 2, 3]})
+    assert sentences_from_dataset(sst2, "glue/sst2:train") == ["a fine film", "dull"]
+    assert sentences_from_dataset(stsb, "glue/stsb:train")[:2] == ["a dog runs", "a man, singing"]
+    with pytest.raises(UserError, match="has no STS score column"):
+        sts_rows_from_dataset(sst2.rename_column("sentence", "sentence1").add_column("sentence2", ["b"] * 4).remove_columns("label"), "x")
+
+
+def test_dataset_inputs_are_written_into_the_work_dir(
+    tiny_bert: Path, data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    datasets = pytest.importorskip("datasets")
+    import edgebert.data
+    from edgebert.pipeline.run import plan_pipeline
+
+    tables = {
+        "stsb": datasets.Dataset.from_dict({"sentence1": ["a dog", "a cat", "a man"], "sentence2": ["the dog", "a cow", "men"], "label": [4.0, 1.0, 2.5]}),
+        "sst2": datasets.Dataset.from_dict({"sentence": ["good film", "bad film"], "label": [1, 0]}),
+    }
+    loaded: list[tuple[str, str | None, str]] = []
+
+    def fake_load(name: str, config: str | None, split: str, spec: str, hint: str) -> object:
+        loaded.append((name, config, split))
+        return tables[config]
+
+    monkeypatch.setattr(edgebert.data, "load_hf_dataset", fake_load)
+    recipe = parse_recipe(tiny_recipe(tiny_bert, data))
+    plan = plan_pipeline(recipe, tmp_path / "out", eval_sts="glue/stsb:train", sst2="glue/sst2:train")
+    assert loaded == [("nyu-mll/glue", "sst2", "train"), ("nyu-mll/glue", "stsb", "train")]
+    assert not (tmp_path / "out.work").exists()
+    assert plan.recipe.distill.eval_sts == "glue/stsb:train" and plan.recipe.corpus[-1] == "glue/sst2:train"
+    written = plan.eval_sts.materialize(tmp_path / "d")
+    assert written.name == "glue-stsb-train.csv" and len(edgebert.data.load_sts_csv(written)) == 3
+    assert plan.corpus[-1].materialize(tmp_path / "d").read_text() == "good film\nbad film\n"
+
+
+def test_unreachable_hub_fails_fast_with_one_line(cli, tmp_path: Path, tiny_bert: Path, data: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    good = tmp_path / "good.toml"
+    good.write_text(tiny_recipe(tiny_bert, data))
+    started = time.perf_counter()
+    assert cli(["pipeline", "--recipe", str(good), "--out", str(tmp_path / "out"), "--sts", "glue/stsb:validation", "--dry-run"]) == 2
+    assert time.perf_counter() - started < 30
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(errors) == 1 and "could not load dataset 'glue/stsb:validation'" in errors[0] and "offline or unreachable" in errors[0], errors
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.toml"]
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(
+    cli, tmp_path: Path, tiny_bert: Path, data: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = tmp_path / "good.toml"
+    good.write_text(tiny_recipe(tiny_bert, data).replace("[vocab]", "") + "\n[vocab]\ntrim = true\n")
+    before = sorted(tmp_path.rglob("*"))
+    assert cli(["pipeline", "--recipe", str(good), "--out", str(tmp_path / "out"), "--dry-run"]) == 0
+    plan = capsys.readouterr().out
+    for stage in ("distill", "compress", "vocab", "export:teacher-onnx", "export:student-onnx ", "export:student-onnx-int8", "bench"):
+        assert f". {stage}" in plan, stage
+    assert str(data["corpus"]) in plan and str(tmp_path / "out.work") in plan and "skipped" not in plan
+    assert sorted(tmp_path.rglob("*")) == before
+    # a preset from outside the checkout, without the optional inputs: it says what it would skip
+    monkeypatch.chdir(tmp_path)
+    assert cli(["pipeline", "--preset", "tiny", "--teacher", str(tiny_bert), "--out", "o", "--corpus", str(data["corpus"]), "--dry-run"]) == 0
+    plan = capsys.readouterr().out
+    assert "skipped: no --eval-sts" in plan and "skipped: no --sts" in plan and ". export:student-tfjs-uint8" in plan
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ([], "no corpus: pass --corpus FILE"),
+        (["--corpus", "nope.txt"], "nope.txt does not exist"),
+        (["--corpus", "CORPUS", "--eval-sts", "missing.csv"], "--eval-sts"),
+        (["--corpus", "CORPUS", "--sts", "CORPUS"], "expected sentence1,sentence2,score"),
+        (["--corpus", "CORPUS", "--sts", "hf:broken"], "--sts hf:broken is not a dataset spec"),
+    ],
+)
+def test_dry_run_refuses_bad_input(
+    cli, tmp_path: Path, tiny_bert: Path, data: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    extra: list[str], needle: str,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    args = [str(data["corpus"]) if a == "CORPUS" else a for a in extra]
+    assert cli(["pipeline", "--preset", "small", "--teacher", str(tiny_bert), "--out", "o", "--dry-run", *args]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(errors) == 1 and needle in errors[0], errors
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.integration
+def test_wheel_runs_a_preset_outside_the_checkout() -> None:
+    """benchmarks/wheel_check.sh: wheel → fresh venv outside the checkout → `pipeline --preset tiny --dry-run` (~10 s)."""
+    import shutil
+    import subprocess
+    import sys
+
+    if not (shutil.which("git") and shutil.which("unzip")):
+        pytest.skip("needs git and unzip")
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "wheel_check.sh"
+    venv = Path(sys.executable).parents[1]
+    done = subprocess.run([str(script), str(venv)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "OK: the wheel's tiny preset plans" in done.stdout
+
+
+def test_run_without_sts_inputs_skips_and_records_it(
+    cli, tmp_path: Path, tiny_bert: Path, data: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = tiny_recipe(tiny_bert, data, compress=False).replace(f'eval_sts = "{data["sts"]}"\n', "")
+    text = text.replace(f'sts = "{data["sts"]}"\nseq_len = [32]', "seq_len = [32]").replace('onnx = ["none", "int8"]', 'onnx = ["int8"]')
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(text)
+    out = tmp_path / "out"
+    assert cli(["pipeline", "--recipe", str(recipe), "--out", str(out), "--cache-dir", str(tmp_path / "cache")]) == 0
+    captured = capsys.readouterr()
+    assert "[pipeline] no --eval-sts: distillation keeps the last checkpoint" in captured.err
+    assert "target min_sts_retention ≥ -100: not evaluated (no --sts)" in captured.out and "skipped: no --sts" in captured.out
+    summary = json.loads((out / "pipeline.json").read_text())
+    assert [s["input"] for s in summary["skipped"]] == ["--eval-sts", "--sts"]
+    assert summary["targets"]["min_sts_retention"]["met"] is None and summary["targets"]["max_mb"]["met"] is True

@@ -2,8 +2,9 @@
 
 Sections: top-level `name`, `description`, `teacher`, `corpus`; [distill] (the `distill()` keyword arguments),
 [compress] (optional pruning and healing), [vocab] (optional trimming), [export] (targets × quantizations), [bench] (what `edgebert bench` measures) and
-[targets] (what the run must reach). Relative paths are resolved against the repository root (the directory that
-holds `benchmarks/`), as in the benchmark suites, so `../shared/data/...` means the data beside the checkout.
+[targets] (what the run must reach). Relative paths in a recipe are resolved against the recipe file's directory.
+The shipped presets name no data: the corpus and the STS sets are inputs (`edgebert pipeline --corpus ... --eval-sts
+... --sts ...`, see `edgebert.pipeline.inputs`), so a preset runs from an installed wheel.
 """
 
 from __future__ import annotations
@@ -19,13 +20,8 @@ from typing import Any
 
 from edgebert.errors import UserError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-# Shipped recipes (package data, so `--preset` works from a wheel too); their relative paths are resolved against the
-# development checkout (REPO_ROOT), so outside it pass --corpus or copy a preset and use --recipe.
+# Shipped recipes (package data, so `--preset` works from a wheel too); they name no data files.
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
-# The development corpus: the first file is required, the STS-B / SST-2 sentences are added when present.
-DEFAULT_CORPUS = ("../shared/data/corpus/sotu.txt.gz",)
-DEFAULT_CORPUS_OPTIONAL = ("../shared/data/stsb/train.csv", "../shared/data/sst2/train.tsv")
 TARGET_QUANTIZATIONS = {"onnx": ("none", "int8", "fp16"), "tflite": ("none", "int8", "fp16"), "tfjs": ("none", "uint8", "float16")}
 
 
@@ -67,8 +63,8 @@ class DistillSection:
     max_passages: int | None = None
     seed: int = 42
     threads: int | None = None
-    # pipeline-only: an STS csv used to pick the best checkpoint, and how many of its pairs to use (a held-out
-    # slice written to the work dir; keep the bench's STS set out of it)
+    # pipeline-only: an STS csv (or dataset spec, `--eval-sts`) used to pick the best checkpoint, and how many of its
+    # pairs to use (a held-out slice written to the work dir; keep the bench's STS set out of it)
     eval_sts: str | None = None
     eval_sts_limit: int | None = None
 
@@ -127,7 +123,7 @@ class ExportSection:
 class BenchSection:
     """What `edgebert bench` measures; the reference is always the teacher in PyTorch fp32."""
 
-    sts: str | None = "../shared/data/stsb/dev.csv"
+    sts: str | None = None  # STS-B csv or dataset spec (`--sts`); None: no STS retention, its targets not evaluated
     sts_limit: int | None = None
     sts_limit_for: dict[str, int] = field(default_factory=dict)
     seq_len: list[int] = field(default_factory=lambda: [128])
@@ -157,7 +153,7 @@ class Recipe:
     name: str = "custom"
     description: str = ""
     teacher: str = "default"
-    corpus: list[str] | None = None  # None: the development corpus (DEFAULT_CORPUS + optional STS/SST sentences)
+    corpus: list[str] | None = None  # files, dirs or dataset specs; None: `--corpus` must name it
     distill: DistillSection = field(default_factory=DistillSection)
     compress: CompressSection = field(default_factory=CompressSection)
     vocab: VocabSection = field(default_factory=VocabSection)
@@ -169,6 +165,12 @@ class Recipe:
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    @property
+    def base_dir(self) -> Path:
+        """What the recipe's relative paths are relative to: its file's directory (the working directory for a
+        recipe parsed from text)."""
+        return Path(self.source).expanduser().absolute().parent if self.source else Path.cwd()
+
     def fingerprint(self) -> str:
         """What a resumed run must share with the run it resumes (everything but where the recipe came from)."""
         body = {k: v for k, v in self.as_dict().items() if k != "source"}
@@ -179,7 +181,8 @@ SECTIONS = {"distill": DistillSection, "compress": CompressSection, "vocab": Voc
 TOP_LEVEL = {"name", "description", "teacher", "corpus"}
 
 
-def resolve_path(path: str | Path, base: Path = REPO_ROOT) -> Path:
+def resolve_path(path: str | Path, base: Path) -> Path:
+    """`path` (~ expanded) made absolute against `base` when relative."""
     p = Path(path).expanduser()
     return p if p.is_absolute() else (base / p).resolve()
 
@@ -249,8 +252,6 @@ def _validate(recipe: Recipe) -> None:
         raise UserError("recipe: targets.min_onnx_speedup needs 'onnx' in export.teacher_targets (the teacher's fp32 ONNX export)")
     if t.min_tfjs_speedup is not None and "tfjs" not in recipe.export.teacher_targets:
         raise UserError("recipe: targets.min_tfjs_speedup needs 'tfjs' in export.teacher_targets (the teacher's fp32 TF.js export)")
-    if t.min_sts_retention is not None and not recipe.bench.sts:
-        raise UserError("recipe: targets.min_sts_retention needs bench.sts (an STS-B csv)")
     if recipe.compress.enabled and recipe.compress.seq_len > recipe.distill.seq_len * 4:
         pass  # compress checks its own limits
     if recipe.vocab.min_count < 1 or (recipe.vocab.max_size is not None and recipe.vocab.max_size < 1):

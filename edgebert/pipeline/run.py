@@ -9,6 +9,8 @@ is moved into `out` in one step.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -23,13 +25,8 @@ from typing import Any
 from edgebert import __version__
 from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir
 from edgebert.errors import UserError, kept_on_interrupt
-from edgebert.pipeline.recipe import (
-    DEFAULT_CORPUS,
-    DEFAULT_CORPUS_OPTIONAL,
-    Recipe,
-    resolve_path,
-    validate_recipe,
-)
+from edgebert.pipeline.inputs import Input, is_dataset_spec, resolve_input
+from edgebert.pipeline.recipe import Recipe, resolve_path, validate_recipe
 
 STATE_FILE = "pipeline-state.json"
 SCHEMA = "edgebert.pipeline/1"
@@ -182,7 +179,7 @@ def run_export(target: str, quantize: str, model: Path | str, out: Path, seq_len
     export(target, model=model, out=out, quantize=quantize, seq_len=seq_len, min_cosine=min_cosine, quiet=quiet)
 
 
-def run_bench_stage(items: list[str], recipe: Recipe, out: Path, log: Callable[[str], None]) -> dict[str, Any]:
+def run_bench_stage(items: list[str], recipe: Recipe, sts: Path | None, out: Path, log: Callable[[str], None]) -> dict[str, Any]:
     from edgebert.bench.harness import build_config, run_bench
     from edgebert.bench.measure import MeasureJob
 
@@ -193,7 +190,7 @@ def run_bench_stage(items: list[str], recipe: Recipe, out: Path, log: Callable[[
         threads=list(b.threads),
         warmup=b.warmup,
         repeats=b.repeats,
-        sts_path=str(resolve_path(b.sts)) if b.sts else None,
+        sts_path=str(sts) if sts else None,
         sts_limit=b.sts_limit,
         sts_limits=dict(b.sts_limit_for),
         sts_max_length=max(b.seq_len),
@@ -225,7 +222,8 @@ def _check(value: float | None, limit: float, at_most: bool) -> bool:
 
 
 def evaluate_targets(recipe: Recipe, report: dict[str, Any], student_labels: dict[tuple[str, str], str], total_wall_s: float) -> dict[str, Any]:
-    """One verdict per target in the recipe's [targets], each with the per-export values behind it."""
+    """One verdict per target in the recipe's [targets], each with the per-export values behind it; a target that
+    cannot be evaluated (STS retention without --sts) has `met` None and does not count in `all_met`."""
     t = recipe.targets
     items = _by_label(report)
     verdicts: dict[str, Any] = {}
@@ -259,7 +257,9 @@ def evaluate_targets(recipe: Recipe, report: dict[str, Any], student_labels: dic
 
     if t.max_mb is not None:
         verdicts["max_mb"] = per_export(t.max_mb, size_mb, at_most=True)
-    if t.min_sts_retention is not None:
+    if t.min_sts_retention is not None and not recipe.bench.sts:  # no --sts: not evaluated, not failed
+        verdicts["min_sts_retention"] = {"limit": t.min_sts_retention, "met": None, "not_evaluated": "no --sts"}
+    elif t.min_sts_retention is not None:
         verdicts["min_sts_retention"] = per_export(t.min_sts_retention, retention, at_most=False)
     if t.min_onnx_speedup is not None:
         verdicts["min_onnx_speedup"] = per_export(t.min_onnx_speedup, speedup_vs(f"{TEACHER_LABEL}-onnx"), at_most=False, only="onnx")
@@ -270,48 +270,96 @@ def evaluate_targets(recipe: Recipe, report: dict[str, Any], student_labels: dic
     if t.max_wall_minutes is not None:
         minutes = round(total_wall_s / 60, 2)
         verdicts["max_wall_minutes"] = {"limit": t.max_wall_minutes, "value": minutes, "met": minutes <= t.max_wall_minutes}
-    return {"all_met": all(v["met"] for v in verdicts.values()) if verdicts else None, **verdicts}
+    evaluated = [v["met"] for v in verdicts.values() if v["met"] is not None]
+    return {"all_met": all(evaluated) if evaluated else None, **verdicts}
 
 
 # --------------------------------------------------------------------------------------------------- run
 
 
-def _resolve_corpus(recipe: Recipe, corpus: list[str] | None) -> list[Path]:
-    if corpus:  # from the command line: relative to the working directory, every entry must exist
-        return [Path(c).expanduser().absolute() for c in corpus]
-    if recipe.corpus:  # from the recipe: relative to the repository root
-        return [resolve_path(c) for c in recipe.corpus]
-    required = [resolve_path(c) for c in DEFAULT_CORPUS]
-    missing = [p for p in required if not p.exists()]
-    if missing:
-        raise UserError(f"the default corpus {missing[0]} is absent; pass --corpus FILE... (text files, .gz ok, STS csv, SST tsv)")
-    return required + [p for p in (resolve_path(c) for c in DEFAULT_CORPUS_OPTIONAL) if p.exists()]
+def _with_flags(recipe: Recipe, corpus: list[str] | None, eval_sts: str | None, sts: str | None, sst2: str | None) -> Recipe:
+    """A copy of `recipe` with the command line's inputs in place of its own (local paths made absolute against the
+    working directory, dataset specs kept), so the fingerprint and pipeline.json show what the run used."""
+    from edgebert import validate
+
+    def absolute(flag: str, value: str) -> str:
+        validate.path_like(flag, value, optional=False)
+        value = str(value)
+        return value if is_dataset_spec(value) else str(Path(value).expanduser().absolute())
+
+    recipe = copy.deepcopy(recipe)
+    if corpus:
+        recipe.corpus = [absolute("--corpus", c) for c in corpus]
+    if sst2 is not None:
+        recipe.corpus = [*(recipe.corpus or []), absolute("--sst2", sst2)]
+    if eval_sts is not None:
+        recipe.distill.eval_sts = absolute("--eval-sts", eval_sts)
+    if sts is not None:
+        recipe.bench.sts = absolute("--sts", sts)
+    return recipe
 
 
-def _resolve_teacher(spec: str) -> str:
-    if spec == "default":
+def _resolve_corpus(recipe: Recipe) -> list[Input]:
+    """The corpus inputs (recipe paths relative to its file; flags already absolute); none at all is a UserError."""
+    if not recipe.corpus:
+        raise UserError(
+            "no corpus: pass --corpus FILE... (text files, .gz ok, dirs, an STS-B csv, an SST-2 tsv or a dataset spec "
+            "such as glue/sst2:train) or name `corpus` in the recipe"
+        )
+    return [resolve_input("corpus", c, recipe.base_dir, "text") for c in recipe.corpus]
+
+
+def _resolve_teacher(spec: str, base: Path) -> str:
+    """The recipe's teacher: a directory relative to the recipe file when it exists there, else as given (hub id,
+    `default`, absolute path)."""
+    if spec == "default" or Path(spec).expanduser().is_absolute():
         return spec
-    candidate = resolve_path(spec)
-    return str(candidate) if not Path(spec).is_absolute() and candidate.exists() else spec
+    candidate = resolve_path(spec, base)
+    return str(candidate) if candidate.exists() else spec
 
 
-def _prepare_work(work: Path, recipe: Recipe, resume: bool, force: bool) -> State:
+def skipped_steps(recipe: Recipe) -> list[dict[str, str]]:
+    """What the run leaves out for want of an optional input: one entry (step, input, message) each."""
+    skipped = []
+    if not recipe.distill.eval_sts:
+        skipped.append({"step": "distill", "input": "--eval-sts",
+                        "message": "no --eval-sts: distillation keeps the last checkpoint instead of the best on STS"})  # fmt: skip
+    if not recipe.bench.sts:
+        targets = "; the retention targets are not evaluated" if recipe.targets.min_sts_retention is not None else ""
+        skipped.append({"step": "bench", "input": "--sts",
+                        "message": f"no --sts: bench reports size and latency without STS retention{targets}"})  # fmt: skip
+    return skipped
+
+
+def _check_work(work: Path, recipe: Recipe, resume: bool, force: bool) -> str:
+    """What `_prepare_work` will do with `work` (read only): 'new', 'resume' or 'start over'; UserError when neither
+    fits (a foreign non-empty dir, a previous run without --resume/--force, a resume of a different recipe)."""
     if work.exists() and not work.is_dir():
         raise UserError(f"--work {work} is a file, not a directory; choose another path")
     state = State.load(work) if work.is_dir() else None
-    used = work.is_dir() and any(work.iterdir())
-    if used and state is None:
+    if work.is_dir() and any(work.iterdir()) and state is None:
         raise UserError(f"--work {work} is not empty and holds no pipeline run; choose another path")
-    if state is not None and resume:
+    if state is None:
+        return "new"
+    if resume:
         if state.data.get("recipe_fingerprint") != recipe.fingerprint():
             raise UserError(
                 f"--resume: the recipe differs from the run in {work} (see {work / STATE_FILE}); "
-                "pass the same preset/recipe and --steps, or --force to start over"
+                "pass the same preset/recipe, inputs and --steps, or --force to start over"
             )
-        return state
-    if state is not None and not force:
+        return "resume"
+    if not force:
         raise UserError(f"--work {work} holds a previous pipeline run; pass --resume to continue it or --force to start over")
-    if state is not None and force:
+    return "start over"
+
+
+def _prepare_work(work: Path, recipe: Recipe, resume: bool, force: bool) -> State:
+    action = _check_work(work, recipe, resume, force)
+    if action == "resume":
+        state = State.load(work)
+        assert state is not None
+        return state
+    if action == "start over":
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
     state = State(work, {"schema": SCHEMA, "recipe_fingerprint": recipe.fingerprint(), "recipe": recipe.as_dict(), "created": _now()})
@@ -319,17 +367,133 @@ def _prepare_work(work: Path, recipe: Recipe, resume: bool, force: bool) -> Stat
     return state
 
 
-def _check_inputs(corpus: list[Path], eval_sts: Path | None, bench_sts: Path | None, calibration: Path | None) -> None:
-    """Every input file is readable UTF-8 text, STS files hold valid scores: found now, not when their stage runs."""
+def _check_inputs(corpus: list[Input], eval_sts: Input | None, bench_sts: Input | None, calibration: Path | None) -> None:
+    """Every local input file is readable UTF-8 text, STS files hold valid scores: found now, not when their stage
+    runs (datasets were checked when converted)."""
     from edgebert import validate
     from edgebert.data import check_corpus_sources, load_sts_csv
 
-    check_corpus_sources(corpus)
+    check_corpus_sources([c.path for c in corpus if c.path is not None])
     for sts in (eval_sts, bench_sts):
-        if sts is not None:
-            load_sts_csv(sts)
+        if sts is not None and sts.path is not None:
+            load_sts_csv(sts.path)
     if calibration is not None:
         validate.text_file("compress.calibration", calibration)
+
+
+@dataclass
+class Plan:
+    """A checked run: the effective recipe, resolved inputs, where it writes, what it skips; nothing written yet."""
+
+    recipe: Recipe
+    out: Path
+    work: Path
+    work_action: str
+    teacher: str
+    teacher_dir: Path
+    corpus: list[Input]
+    eval_sts: Input | None
+    bench_sts: Input | None
+    calibration: Path | None
+    skipped: list[dict[str, str]]
+    inputs: dict[str, Any]
+
+
+def plan_pipeline(
+    recipe: Recipe,
+    out: str | Path,
+    *,
+    work: str | Path | None = None,
+    resume: bool = False,
+    force: bool = False,
+    corpus: list[str] | None = None,
+    eval_sts: str | None = None,
+    sts: str | None = None,
+    sst2: str | None = None,
+    cache_dir: str | Path | None = None,
+) -> Plan:
+    """Every up-front check of a run (recipe, inputs, datasets, teacher, --out/--work) without writing anything."""
+    from edgebert import validate
+
+    validate_recipe(recipe)  # again: the caller may have changed it since it was loaded (e.g. --steps)
+    validate.path_like("--out", out, optional=False)
+    validate.path_like("--work", work)
+    validate.path_like("--cache-dir", cache_dir)
+    recipe = _with_flags(recipe, corpus, eval_sts, sts, sst2)
+    out = Path(out).expanduser().absolute()
+    work = Path(work).expanduser().absolute() if work else out.with_name(out.name + ".work")
+    if work == out or out in work.parents:
+        raise UserError(f"--work {work} must not be --out or inside it; --out receives only the final report")
+    check_output_dir(out, force)  # before resolving the teacher (it may be downloaded)
+    corpus_inputs = _resolve_corpus(recipe)
+    base = recipe.base_dir
+    eval_input = resolve_input("--eval-sts", recipe.distill.eval_sts, base, "sts") if recipe.distill.eval_sts else None
+    bench_input = resolve_input("--sts", recipe.bench.sts, base, "sts") if recipe.bench.sts else None
+    calibration = resolve_path(recipe.compress.calibration, base) if recipe.compress.calibration else None
+    if calibration is not None and not calibration.is_file():
+        raise UserError(f"compress.calibration {calibration} does not exist")
+    _check_inputs(corpus_inputs, eval_input, bench_input, calibration)
+    teacher = _resolve_teacher(recipe.teacher, base)
+    from edgebert.sources import resolve_model
+
+    teacher_dir = resolve_model(teacher)
+    inputs = {
+        "teacher": teacher_dir,
+        "corpus": [c.path for c in corpus_inputs if c.path is not None],
+        "--eval-sts": eval_input.path if eval_input else None,
+        "--sts": bench_input.path if bench_input else None,
+        "compress.calibration": calibration,
+        "recipe": recipe.source,
+    }
+    check_output_dir(out, force, inputs)
+    check_output_dir(work, True, inputs, "--work")  # overlap and writability; its contents are _check_work's
+    work_action = _check_work(work, recipe, resume, force)
+    return Plan(recipe, out, work, work_action, teacher, teacher_dir, corpus_inputs, eval_input, bench_input, calibration,
+                skipped_steps(recipe), inputs)  # fmt: skip
+
+
+def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
+    """(stage, output dir, key settings) in run order, as `run_pipeline` runs them."""
+    r, w = plan.recipe, plan.work
+    d, c, v, e, b = r.distill, r.compress, r.vocab, r.export, r.bench
+    layers = f"{d.student_layers} layers" if d.student_layers else "student shape from distill()'s defaults"
+    best = f"best on --eval-sts every {d.eval_steps or 'default'} steps" if d.eval_sts else "last checkpoint"
+    stages = [("distill", w / "distill" / "student",
+               f"{layers}, embedding_dim {d.embedding_dim}, {d.steps} steps, batch {d.batch_size}, seq {d.seq_len}, lr {d.lr:g}; keeps the {best}")]  # fmt: skip
+    if c.enabled:
+        heal = f", heal {c.heal_steps} steps (lr {c.heal_lr:g})" if c.heal_steps else ""
+        stages.append(("compress", w / "compress" / "student",
+                       f"prune heads {c.prune_heads:g} ({c.head_scope}), FFN {c.prune_ffn:g} ({c.ffn_scope}), {c.calibration_samples} calibration passages{heal}"))  # fmt: skip
+    if v.trim:
+        stages.append(("vocab", w / "vocab" / "student", f"trim to the corpus vocabulary, min count {v.min_count}, max size {v.max_size}"))
+    for target in e.teacher_targets:
+        stages.append((f"export:teacher-{target}", w / "export" / f"teacher-{target}", f"teacher fp32, seq {e.seq_len}"))
+    for target, quant in e.student_exports():
+        name = f"student-{target}" + ("" if quant == "none" else f"-{quant}")
+        stages.append((f"export:{name}", w / "export" / name, f"quantize {quant}, seq {e.seq_len}, min cosine {e.min_cosine}"))
+    sts = f"STS {plan.bench_sts.describe()}" if plan.bench_sts else "no STS"
+    stages.append(("bench", w / "bench", f"seq {b.seq_len}, batch {b.batch}, threads {b.threads}, {b.repeats} repeats, {sts}"))
+    return stages
+
+
+def format_plan(plan: Plan) -> list[str]:
+    """The dry run's printout: recipe, inputs, stages in order with their settings, skipped steps, outputs, targets."""
+    r = plan.recipe
+    lines = [f"plan: recipe {r.name} ({r.fingerprint()}) from {r.source or 'the API'}; nothing written (dry run)",
+             f"teacher: {plan.teacher_dir}", "inputs:"]  # fmt: skip
+    lines += [f"  corpus: {c.describe()}" for c in plan.corpus]
+    limit = f" (first {r.distill.eval_sts_limit} pairs)" if r.distill.eval_sts_limit else ""
+    lines.append(f"  --eval-sts: {plan.eval_sts.describe() + limit if plan.eval_sts else 'none'}")
+    lines.append(f"  --sts: {plan.bench_sts.describe() if plan.bench_sts else 'none'}")
+    if r.compress.enabled:
+        lines.append(f"  calibration: {plan.calibration or 'passages sampled from the corpus into the work dir'}")
+    lines.append(f"stages ({plan.work_action} work dir {plan.work}):")
+    lines += [f"  {i}. {name} → {out}: {settings}" for i, (name, out, settings) in enumerate(planned_stages(plan), 1)]
+    lines += [f"skipped: {s['message']}" for s in plan.skipped]
+    lines.append(f"outputs: {plan.out} (report.md/json/png, pipeline.json, recipe.toml); stage outputs in {plan.work}")
+    t = [f"{f.name} {getattr(r.targets, f.name):g}" for f in dataclasses.fields(r.targets) if getattr(r.targets, f.name) is not None]
+    lines.append(f"targets: {', '.join(t) or 'none'}")
+    return lines
 
 
 def run_pipeline(
@@ -340,52 +504,22 @@ def run_pipeline(
     resume: bool = False,
     force: bool = False,
     corpus: list[str] | None = None,
+    eval_sts: str | None = None,
+    sts: str | None = None,
+    sst2: str | None = None,
     cache_dir: str | Path | None = None,
     quiet: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> PipelineReport:
-    """Run the whole recipe; bad input raises UserError before anything is written."""
+    """Run the whole recipe; the input flags (corpus, eval_sts, sts, sst2: paths or dataset specs) replace the
+    recipe's values. Bad input raises UserError before anything is written (`plan_pipeline`)."""
     log = log or (lambda m: None if quiet else _stderr(m))
-    validate_recipe(recipe)  # again: the caller may have changed it since it was loaded (e.g. --steps)
-    from edgebert import validate
-
-    validate.path_like("--out", out, optional=False)
-    validate.path_like("--work", work)
-    validate.path_like("--cache-dir", cache_dir)
-    out = Path(out).expanduser().absolute()
-    work = Path(work).expanduser().absolute() if work else out.with_name(out.name + ".work")
-    if work == out or out in work.parents:
-        raise UserError(f"--work {work} must not be --out or inside it; --out receives only the final report")
-    check_output_dir(out, force)  # before resolving the teacher (it may be downloaded)
-    corpus_sources = _resolve_corpus(recipe, corpus)
-    teacher = _resolve_teacher(recipe.teacher)
-    from edgebert.sources import resolve_model
-
-    teacher_dir = resolve_model(teacher)
-    eval_source = resolve_path(recipe.distill.eval_sts) if recipe.distill.eval_sts else None
-    if eval_source is not None and not eval_source.is_file():
-        raise UserError(f"distill.eval_sts {eval_source} does not exist")
-    bench_sts = resolve_path(recipe.bench.sts) if recipe.bench.sts else None
-    if bench_sts is not None and not bench_sts.is_file():
-        raise UserError(f"bench.sts {bench_sts} does not exist; pass an STS-B csv or drop bench.sts")
-    calibration_given = resolve_path(recipe.compress.calibration) if recipe.compress.calibration else None
-    if calibration_given is not None and not calibration_given.is_file():
-        raise UserError(f"compress.calibration {calibration_given} does not exist")
-    for source in corpus_sources:
-        if not source.exists():
-            raise UserError(f"corpus {source} does not exist; pass text files (.gz ok), dirs, an STS-B csv or an SST-2 tsv")
-    _check_inputs(corpus_sources, eval_source, bench_sts, calibration_given)
-    inputs = {
-        "teacher": teacher_dir,
-        "corpus": corpus_sources,
-        "distill.eval_sts": eval_source,
-        "bench.sts": bench_sts,
-        "compress.calibration": calibration_given,
-        "recipe": recipe.source,
-    }
-    check_output_dir(out, force, inputs)
-    check_output_dir(work, True, inputs, "--work")  # overlap and writability; its contents are _prepare_work's
-
+    plan = plan_pipeline(recipe, out, work=work, resume=resume, force=force, corpus=corpus, eval_sts=eval_sts, sts=sts,
+                         sst2=sst2, cache_dir=cache_dir)  # fmt: skip
+    recipe, out, work, teacher, teacher_dir, inputs = plan.recipe, plan.out, plan.work, plan.teacher, plan.teacher_dir, plan.inputs
+    calibration_given = plan.calibration
+    for skipped in plan.skipped:
+        log(skipped["message"])
     # ---- every check passed: from here on we write (into the work dir only, until the final report)
     with kept_on_interrupt(f"interrupted; the finished stages are kept in {work}: rerun with --resume to continue", replace=True):
         state = _prepare_work(work, recipe, resume, force)
@@ -397,8 +531,12 @@ def run_pipeline(
             write_sts_subset,
         )
 
-        prepared = prepare_corpus(corpus_sources, work / "corpus")
-        eval_sts = write_sts_subset(eval_source, recipe.distill.eval_sts_limit, work / "corpus" / "eval-sts.csv") if eval_source else None
+        data_dir = work / "corpus"
+        corpus_sources = [c.materialize(data_dir) for c in plan.corpus]
+        prepared = prepare_corpus(corpus_sources, data_dir)
+        eval_source = plan.eval_sts.materialize(data_dir) if plan.eval_sts else None
+        eval_sts = write_sts_subset(eval_source, recipe.distill.eval_sts_limit, data_dir / "eval-sts.csv") if eval_source else None
+        bench_sts = plan.bench_sts.materialize(data_dir) if plan.bench_sts else None
         log(f"recipe {recipe.name} ({recipe.fingerprint()}); teacher {teacher_dir}; corpus: {', '.join(str(p) for p in prepared)}")
 
         # distill
@@ -443,7 +581,7 @@ def run_pipeline(
 
         # bench
         bench_dir = work / "bench"
-        _run_stage(state, "bench", bench_dir, lambda: run_bench_stage(bench_items, recipe, bench_dir, log), log, resume)
+        _run_stage(state, "bench", bench_dir, lambda: run_bench_stage(bench_items, recipe, bench_sts, bench_dir, log), log, resume)
         report = json.loads((bench_dir / "report.json").read_text())
 
         # report
@@ -464,6 +602,7 @@ def run_pipeline(
             "stages": stages,
             "total_stage_wall_s": round(total, 2),
             "targets": verdicts,
+            "skipped": plan.skipped,
             "bench": {"reference": report.get("reference"), "failed_items": failed_items, "status": report.get("status")},
             "headline": _headline(report, student_labels),
         }
