@@ -20,7 +20,7 @@ HEAVY = ("torch", "transformers", "numpy", "onnxruntime", "tensorflow")
 
 def _python(code: str) -> str:
     """Run `code` in a fresh interpreter from the checkout (its own `edgebert`); its stdout."""
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

@@ -11,7 +11,13 @@ import pytest
 import torch
 from conftest import WORDS
 
-from edgebert.compress.importance import MLM, OUTPUT_SENSITIVITY, Importance, compute_importance, read_calibration
+from edgebert.compress.importance import (
+    MLM,
+    OUTPUT_SENSITIVITY,
+    Importance,
+    compute_importance,
+    read_calibration,
+)
 from edgebert.errors import UserError
 from edgebert.families import BERT
 

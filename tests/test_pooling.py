@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from edgebert.pooling import POOLINGS, SentenceEmbedder, pool, pooling_from_sentence_transformers
+from edgebert.pooling import (
+    POOLINGS,
+    SentenceEmbedder,
+    pool,
+    pooling_from_sentence_transformers,
+)
 
 # Two sequences of three tokens, two features; the second has one padding token whose values would win max/mean.
 HIDDEN = np.array(
