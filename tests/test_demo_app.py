@@ -6,6 +6,9 @@ test command cover them. It needs Node/npm and demo_app's packages (demo_app/scr
 repository's install.sh): when they are missing it fails, it does not skip. When the app has no model yet it runs
 demo_app/scripts/prepare.sh (export the packaged teacher to TF.js, precompute the note embeddings, build the web
 page: a couple of minutes) first.
+
+Everything runs in a copy of demo_app in a temporary directory (its node_modules linked, the checkout's prepared
+assets copied when it has them all), so the checkout is never written to.
 """
 
 from __future__ import annotations
@@ -22,26 +25,53 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "demo_app"
-MODEL = APP / "assets" / "model"
+# What prepare.sh writes, relative to the app dir.
 PREPARED = (
-    MODEL / "model.json",
-    MODEL / "edgebert.json",
-    MODEL / "tokenizer.json",
-    APP / "assets" / "note_embeddings.json",
-    APP / "web" / "dist" / "main.js",
+    "assets/model/model.json",
+    "assets/model/edgebert.json",
+    "assets/model/tokenizer.json",
+    "assets/note_embeddings.json",
+    "web/dist/main.js",
 )
+PREPARED_DIRS = ("assets/model", "web/dist")
+# Not copied: installed packages (linked instead), prepare.sh's output (copied only when complete), build output.
+GENERATED = {"node_modules", "model", "note_embeddings.json", "dist", ".expo", "android", "ios"}
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 INSTALL_HINT = "run demo_app/scripts/install.sh (npm ci in demo_app, apt-get install chromium)"
 
 pytestmark = pytest.mark.integration
 
 
-def _run(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+def _run(command: list[str], app: Path, timeout: float) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     # prepare.sh calls `edgebert` from this interpreter's environment.
     env["EDGEBERT"] = env.get("EDGEBERT") or str(Path(sys.executable).with_name("edgebert"))
     env.setdefault("NO_COLOR", "1")
-    return subprocess.run(command, cwd=APP, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(command, cwd=app, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _ignore_generated(directory: str, names: list[str]) -> set[str]:
+    """copytree's ignore: the GENERATED names directly under demo_app, assets/ or web/."""
+    relative = Path(directory).relative_to(APP).as_posix()
+    return set(names) & GENERATED if relative in (".", "assets", "web") else set()
+
+
+def copy_app(dest: Path) -> Path:
+    """demo_app's sources copied to `dest`, node_modules linked, the checkout's prepare.sh output copied if complete."""
+    shutil.copytree(APP, dest, ignore=_ignore_generated)
+    if (APP / "node_modules").is_dir():
+        (dest / "node_modules").symlink_to(APP / "node_modules", target_is_directory=True)
+    if all((APP / p).exists() for p in PREPARED):
+        for name in PREPARED_DIRS:
+            shutil.copytree(APP / name, dest / name)
+        shutil.copy2(APP / "assets" / "note_embeddings.json", dest / "assets" / "note_embeddings.json")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A private copy of demo_app: what the tests and prepare.sh write lands there, not in the checkout."""
+    return copy_app(tmp_path_factory.mktemp("demo") / "demo_app")
 
 
 def _report(proc: subprocess.CompletedProcess[str], limit: int = 12000) -> str:
@@ -62,12 +92,12 @@ def npm() -> str:
 
 
 @pytest.fixture(scope="module")
-def prepared(npm: str) -> Path:
-    """The app's assets: produced by demo_app/scripts/prepare.sh when any is missing."""
-    if not all(p.exists() for p in PREPARED):
-        proc = _run(["bash", "scripts/prepare.sh"], timeout=3600)
+def prepared(npm: str, app: Path) -> Path:
+    """The copy's model dir: produced by demo_app/scripts/prepare.sh (in the copy) when any asset is missing."""
+    if not all((app / p).exists() for p in PREPARED):
+        proc = _run(["bash", "scripts/prepare.sh"], app, timeout=3600)
         assert proc.returncode == 0, f"demo_app/scripts/prepare.sh failed:\n{_report(proc)}"
-    return MODEL
+    return app / "assets" / "model"
 
 
 def _node_test_summary(proc: subprocess.CompletedProcess[str]) -> dict[str, int]:
@@ -89,23 +119,23 @@ def _assert_node_tests_passed(proc: subprocess.CompletedProcess[str], what: str)
     return counts
 
 
-def test_app_type_checks(npm: str) -> None:
-    proc = _run([npm, "run", "--silent", "typecheck"], timeout=600)
+def test_app_type_checks(npm: str, app: Path) -> None:
+    proc = _run([npm, "run", "--silent", "typecheck"], app, timeout=600)
     assert proc.returncode == 0, f"tsc --noEmit failed in demo_app:\n{_report(proc)}"
 
 
-def test_node_tests(npm: str, prepared: Path) -> None:
+def test_node_tests(npm: str, app: Path, prepared: Path) -> None:
     """Token ids vs Python, embeddings vs PyTorch (cos >= 0.999), search, in Node on the wasm backend."""
-    proc = _run([npm, "run", "--silent", "test:node"], timeout=1800)
+    proc = _run([npm, "run", "--silent", "test:node"], app, timeout=1800)
     counts = _assert_node_tests_passed(proc, "demo_app Node tests (npm run test:node)")
     assert counts["pass"] >= 20, counts
 
 
-def test_browser_end_to_end(npm: str, prepared: Path) -> None:
+def test_browser_end_to_end(npm: str, app: Path, prepared: Path) -> None:
     """The web page in headless Chromium: type a query, see the expected top note."""
     if not CHROMIUM.exists():
         pytest.fail(f"no Chromium at {CHROMIUM} (set CHROMIUM=...): {INSTALL_HINT}")
-    proc = _run([npm, "run", "--silent", "test:browser"], timeout=1200)
+    proc = _run([npm, "run", "--silent", "test:browser"], app, timeout=1200)
     _assert_node_tests_passed(proc, "demo_app browser test (npm run test:browser)")
 
 
