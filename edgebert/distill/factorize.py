@@ -38,6 +38,12 @@ ROLES_COPIED_FROM_EMBEDDINGS = ("word", "position", "token_type")
 WORD_WEIGHTING = "sqrt(corpus token count) + 1"
 
 
+def principal_basis(table: torch.Tensor, dim: int) -> torch.Tensor:
+    """[H, dim] orthonormal basis of the top `dim` right singular vectors of `table` [V, H]."""
+    _, _, vh = torch.linalg.svd(table.detach().float(), full_matrices=False)
+    return vh[:dim].T.contiguous()
+
+
 def corpus_word_weights(sequences: Any, vocab_size: int) -> torch.Tensor:
     """Per-word-row SVD weights from the distillation corpus: √count + 1 (WORD_WEIGHTING).
 
@@ -115,7 +121,6 @@ def factorization_basis(
 
 def student_target_map(teacher_word: torch.Tensor, student_hidden: int) -> torch.Tensor:
     """T [H, H']: the teacher's width → the student's (identity, or the word table's top directions), then centring."""
-    from edgebert.distill.student import principal_basis
 
     h = teacher_word.shape[1]
     m = torch.eye(h, dtype=torch.float64) if student_hidden == h else principal_basis(teacher_word, student_hidden).double()

@@ -20,6 +20,7 @@ from torch import nn
 
 from edgebert.errors import UserError
 from edgebert.families import Family
+from edgebert.distill.factorize import principal_basis
 
 
 @dataclass
@@ -165,12 +166,6 @@ def copy_from_teacher(student: nn.Module, teacher: nn.Module, layer_map: list[in
             tensor.copy_(sd_t[source])
             copied.append(key)
     return {"copied": copied, "random": random_init}
-
-
-def principal_basis(table: torch.Tensor, dim: int) -> torch.Tensor:
-    """[H, dim] orthonormal basis of the top `dim` right singular vectors of `table` [V, H]."""
-    _, _, vh = torch.linalg.svd(table.detach().float(), full_matrices=False)
-    return vh[:dim].T.contiguous()
 
 
 def project_embeddings(student: nn.Module, teacher: nn.Module, family: Family) -> list[str]:
