@@ -516,107 +516,148 @@ def run_pipeline(
     log = log or (lambda m: None if quiet else _stderr(m))
     plan = plan_pipeline(recipe, out, work=work, resume=resume, force=force, corpus=corpus, eval_sts=eval_sts, sts=sts,
                          sst2=sst2, cache_dir=cache_dir)  # fmt: skip
-    recipe, out, work, teacher, teacher_dir, inputs = plan.recipe, plan.out, plan.work, plan.teacher, plan.teacher_dir, plan.inputs
-    calibration_given = plan.calibration
     for skipped in plan.skipped:
         log(skipped["message"])
     # ---- every check passed: from here on we write (into the work dir only, until the final report)
-    with kept_on_interrupt(f"interrupted; the finished stages are kept in {work}: rerun with --resume to continue", replace=True):
-        state = _prepare_work(work, recipe, resume, force)
+    with kept_on_interrupt(f"interrupted; the finished stages are kept in {plan.work}: rerun with --resume to continue", replace=True):
+        state = _prepare_work(plan.work, plan.recipe, resume, force)
         state.data["runs"] = state.data.get("runs", 0) + 1
         state.save()
-        from edgebert.pipeline.corpus import (
-            prepare_corpus,
-            write_calibration,
-            write_sts_subset,
-        )
-
-        data_dir = work / "corpus"
-        corpus_sources = [c.materialize(data_dir) for c in plan.corpus]
-        prepared = prepare_corpus(corpus_sources, data_dir)
-        eval_source = plan.eval_sts.materialize(data_dir) if plan.eval_sts else None
-        eval_sts = write_sts_subset(eval_source, recipe.distill.eval_sts_limit, data_dir / "eval-sts.csv") if eval_source else None
-        bench_sts = plan.bench_sts.materialize(data_dir) if plan.bench_sts else None
-        log(f"recipe {recipe.name} ({recipe.fingerprint()}); teacher {teacher_dir}; corpus: {', '.join(str(p) for p in prepared)}")
-
-        # distill
-        student = work / "distill" / "student"
-        _run_stage(state, "distill", student, lambda: run_distill(teacher, prepared, student, recipe, eval_sts, resume, cache_dir, quiet), log, resume)
-        model = student
-
-        # compress
-        if recipe.compress.enabled:
-            pruned = work / "compress" / "student"
-            calibration = calibration_given or write_calibration(
-                prepared, recipe.compress.calibration_samples + 64, work / "corpus" / "calibration.txt", seed=recipe.compress.seed
-            )
-            _run_stage(state, "compress", pruned, lambda: run_compress(student, pruned, recipe, calibration, prepared, quiet), log, resume)
-            model = pruned
-
-        # vocabulary trimming
-        if recipe.vocab.trim:
-            trimmed = work / "vocab" / "student"
-            source = model
-            _run_stage(state, "vocab", trimmed, lambda: run_trim_vocab(source, trimmed, recipe, prepared, quiet), log, resume)
-            model = trimmed
-
-        # export: the teacher's fp32 exports (for the speed-up targets), then every student target × quantization
-        e = recipe.export
-        bench_items = [f"{TEACHER_LABEL}={teacher_dir}"]
-        for target in e.teacher_targets:
-            d = work / "export" / f"teacher-{target}"
-            _run_stage(state, f"export:teacher-{target}", d, lambda t=target, d=d: run_export(t, "none", teacher_dir, d, e.seq_len, None, quiet), log, resume)
-            bench_items.append(f"{TEACHER_LABEL}-{target}={d}")
-        if recipe.bench.student_pytorch:
-            bench_items.append(f"student={model}")
-        student_labels: dict[tuple[str, str], str] = {}
-        for target, quant in e.student_exports():
-            name = f"student-{target}" + ("" if quant == "none" else f"-{quant}")
-            d = work / "export" / name
-            _run_stage(
-                state, f"export:{name}", d, lambda t=target, q=quant, d=d: run_export(t, q, model, d, e.seq_len, e.min_cosine, quiet), log, resume
-            )
-            bench_items.append(f"{name}={d}")
-            student_labels[(target, quant)] = name
-
-        # bench
-        bench_dir = work / "bench"
-        _run_stage(state, "bench", bench_dir, lambda: run_bench_stage(bench_items, recipe, bench_sts, bench_dir, log), log, resume)
+        run = _Run(plan, state, log, resume, quiet, cache_dir)
+        data = _prepare_data(run)
+        model = _student_stages(run, data)
+        bench_items, student_labels = _export_stages(run, model)
+        bench_dir = plan.work / "bench"
+        run.stage("bench", bench_dir, lambda: run_bench_stage(bench_items, plan.recipe, data.bench_sts, bench_dir, log))
         report = json.loads((bench_dir / "report.json").read_text())
-
-        # report
-        stages = [{"stage": name, **entry} for name, entry in state.stages.items()]
-        total = sum(float(s.get("wall_s") or 0) for s in stages)
-        verdicts = evaluate_targets(recipe, report, student_labels, total)
-        failed_items = [i["label"] for i in report.get("items", []) if i.get("status") != "ok"]
-        summary = {
-            "schema": SCHEMA,
-            "edgebert_version": __version__,
-            "created": _now(),
-            "recipe": recipe.as_dict(),
-            "recipe_fingerprint": recipe.fingerprint(),
-            "teacher": str(teacher_dir),
-            "corpus": {"sources": [str(p) for p in corpus_sources], "prepared": [str(p) for p in prepared]},
-            "work_dir": str(work),
-            "runs": state.data.get("runs"),
-            "stages": stages,
-            "total_stage_wall_s": round(total, 2),
-            "targets": verdicts,
-            "skipped": plan.skipped,
-            "bench": {"reference": report.get("reference"), "failed_items": failed_items, "status": report.get("status")},
-            "headline": _headline(report, student_labels),
-        }
-        with atomic_output_dir(out, force=force, inputs=inputs) as tmp:
-            for name in REPORT_FILES:
-                if (bench_dir / name).exists():
-                    shutil.copy2(bench_dir / name, tmp / name)
-            if recipe.source and Path(recipe.source).is_file():
-                shutil.copy2(recipe.source, tmp / "recipe.toml")
-            (tmp / "pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+        summary = _summary(run, data, report, student_labels)
+        _write_report(plan, force, bench_dir, summary)
         state.data["finished"] = _now()
         state.save()
-        log(f"report written to {out} (targets met: {verdicts['all_met']})")
-    return PipelineReport(out_dir=out, work_dir=work, summary=summary)
+        log(f"report written to {plan.out} (targets met: {summary['targets']['all_met']})")
+    return PipelineReport(out_dir=plan.out, work_dir=plan.work, summary=summary)
+
+
+@dataclass
+class _Run:
+    """What every stage of one pipeline run needs: the plan, the resumable state and how to report."""
+
+    plan: Plan
+    state: State
+    log: Callable[[str], None]
+    resume: bool
+    quiet: bool
+    cache_dir: str | Path | None
+
+    def stage(self, name: str, out: Path, fn: Callable[[], Any]) -> bool:
+        """`_run_stage` with this run's state, log and resume flag."""
+        return _run_stage(self.state, name, out, fn, self.log, self.resume)
+
+
+@dataclass
+class _Data:
+    """The run's text inputs, written into the work dir: corpus sources, prepared corpus, STS files."""
+
+    sources: list[Path]
+    prepared: list[Path]
+    eval_sts: Path | None
+    bench_sts: Path | None
+
+
+def _prepare_data(run: _Run) -> _Data:
+    """Materialise dataset inputs, prepare the training corpus and the STS subset used to pick checkpoints."""
+    from edgebert.pipeline.corpus import prepare_corpus, write_sts_subset
+
+    plan, recipe = run.plan, run.plan.recipe
+    data_dir = plan.work / "corpus"
+    sources = [c.materialize(data_dir) for c in plan.corpus]
+    prepared = prepare_corpus(sources, data_dir)
+    eval_source = plan.eval_sts.materialize(data_dir) if plan.eval_sts else None
+    eval_sts = write_sts_subset(eval_source, recipe.distill.eval_sts_limit, data_dir / "eval-sts.csv") if eval_source else None
+    bench_sts = plan.bench_sts.materialize(data_dir) if plan.bench_sts else None
+    run.log(f"recipe {recipe.name} ({recipe.fingerprint()}); teacher {plan.teacher_dir}; corpus: {', '.join(str(p) for p in prepared)}")
+    return _Data(sources, prepared, eval_sts, bench_sts)
+
+
+def _student_stages(run: _Run, data: _Data) -> Path:
+    """Distil, then (as the recipe says) prune + heal and trim the vocabulary; the final student's directory."""
+    from edgebert.pipeline.corpus import write_calibration
+
+    plan, recipe, work = run.plan, run.plan.recipe, run.plan.work
+    student = work / "distill" / "student"
+    run.stage("distill", student, lambda: run_distill(plan.teacher, data.prepared, student, recipe, data.eval_sts, run.resume, run.cache_dir, run.quiet))
+    model = student
+    if recipe.compress.enabled:
+        pruned = work / "compress" / "student"
+        calibration = plan.calibration or write_calibration(
+            data.prepared, recipe.compress.calibration_samples + 64, work / "corpus" / "calibration.txt", seed=recipe.compress.seed
+        )
+        run.stage("compress", pruned, lambda: run_compress(student, pruned, recipe, calibration, data.prepared, run.quiet))
+        model = pruned
+    if recipe.vocab.trim:
+        trimmed = work / "vocab" / "student"
+        source = model
+        run.stage("vocab", trimmed, lambda: run_trim_vocab(source, trimmed, recipe, data.prepared, run.quiet))
+        model = trimmed
+    return model
+
+
+def _export_stages(run: _Run, model: Path) -> tuple[list[str], dict[tuple[str, str], str]]:
+    """The teacher's fp32 exports (for the speed-up targets), then every student target x quantization.
+
+    Returns the bench items (label=dir) and the student exports' labels by (target, quantization)."""
+    plan, e, work, quiet = run.plan, run.plan.recipe.export, run.plan.work, run.quiet
+    bench_items = [f"{TEACHER_LABEL}={plan.teacher_dir}"]
+    for target in e.teacher_targets:
+        d = work / "export" / f"teacher-{target}"
+        run.stage(f"export:teacher-{target}", d, lambda t=target, d=d: run_export(t, "none", plan.teacher_dir, d, e.seq_len, None, quiet))
+        bench_items.append(f"{TEACHER_LABEL}-{target}={d}")
+    if plan.recipe.bench.student_pytorch:
+        bench_items.append(f"student={model}")
+    student_labels: dict[tuple[str, str], str] = {}
+    for target, quant in e.student_exports():
+        name = f"student-{target}" + ("" if quant == "none" else f"-{quant}")
+        d = work / "export" / name
+        run.stage(f"export:{name}", d, lambda t=target, q=quant, d=d: run_export(t, q, model, d, e.seq_len, e.min_cosine, quiet))
+        bench_items.append(f"{name}={d}")
+        student_labels[(target, quant)] = name
+    return bench_items, student_labels
+
+
+def _summary(run: _Run, data: _Data, report: dict[str, Any], student_labels: dict[tuple[str, str], str]) -> dict[str, Any]:
+    """pipeline.json: the recipe, the inputs, per-stage wall times, the target verdicts and the headline rows."""
+    plan, recipe = run.plan, run.plan.recipe
+    stages = [{"stage": name, **entry} for name, entry in run.state.stages.items()]
+    total = sum(float(s.get("wall_s") or 0) for s in stages)
+    failed_items = [i["label"] for i in report.get("items", []) if i.get("status") != "ok"]
+    return {
+        "schema": SCHEMA,
+        "edgebert_version": __version__,
+        "created": _now(),
+        "recipe": recipe.as_dict(),
+        "recipe_fingerprint": recipe.fingerprint(),
+        "teacher": str(plan.teacher_dir),
+        "corpus": {"sources": [str(p) for p in data.sources], "prepared": [str(p) for p in data.prepared]},
+        "work_dir": str(plan.work),
+        "runs": run.state.data.get("runs"),
+        "stages": stages,
+        "total_stage_wall_s": round(total, 2),
+        "targets": evaluate_targets(recipe, report, student_labels, total),
+        "skipped": plan.skipped,
+        "bench": {"reference": report.get("reference"), "failed_items": failed_items, "status": report.get("status")},
+        "headline": _headline(report, student_labels),
+    }
+
+
+def _write_report(plan: Plan, force: bool, bench_dir: Path, summary: dict[str, Any]) -> None:
+    """The bench report, the recipe and pipeline.json into --out, atomically."""
+    with atomic_output_dir(plan.out, force=force, inputs=plan.inputs) as tmp:
+        for name in REPORT_FILES:
+            if (bench_dir / name).exists():
+                shutil.copy2(bench_dir / name, tmp / name)
+        if plan.recipe.source and Path(plan.recipe.source).is_file():
+            shutil.copy2(plan.recipe.source, tmp / "recipe.toml")
+        (tmp / "pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
 
 
 def _headline(report: dict[str, Any], student_labels: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
