@@ -16,87 +16,11 @@ class CompressCommand:
     def add_arguments(parser: argparse.ArgumentParser) -> None:
         required = parser.add_argument_group("required")
         required.add_argument("--out", required=True, help="output model directory")
-        what = parser.add_argument_group("what to prune")
-        what.add_argument("--prune-heads", type=float, default=0.0, metavar="F", help="share of attention heads to remove, in [0, 1)")
-        what.add_argument(
-            "--heads-to-prune",
-            default=None,
-            metavar="JSON",
-            help='explicit heads instead of --prune-heads: JSON or a .json file, e.g. \'{"0": [1, 2]}\' (no calibration needed)',
-        )
-        what.add_argument(
-            "--head-scope",
-            default="global",
-            choices=("global", "layer"),
-            help="global: rank heads across layers (layer-normalised, every layer keeps >= 1); layer: the fraction per layer",
-        )
-        what.add_argument(
-            "--prune-ffn",
-            type=float,
-            default=0.0,
-            metavar="F",
-            help="share of FFN neurons to remove from every layer (each keeps its own best), in [0, 1)",
-        )
-        what.add_argument(
-            "--ffn-scope",
-            default="layer",
-            help="only 'layer': a global FFN cut would give layers different widths, which stock classes cannot load",
-        )
-        healing = parser.add_argument_group("healing (optional): distil the unpruned model back into the pruned one")
-        healing.add_argument("--heal-steps", type=int, default=None, metavar="N", help="distillation steps after pruning (needs --heal-corpus)")
-        healing.add_argument("--heal-corpus", nargs="+", default=None, metavar="FILE", help="text to heal on, one passage per line (.gz ok)")
-        healing.add_argument(
-            "--heal-losses",
-            default="cos=1,pooled=1",
-            metavar="SPEC",
-            help="loss weights, TERM=W pairs of mlm, ce, cos (every layer), pooled; default cos=1,pooled=1 (embedding fidelity)",
-        )
-        healing.add_argument("--heal-lr", type=float, default=3e-4, help="peak learning rate of the healing run")
-        healing.add_argument("--heal-batch-size", type=int, default=16, metavar="N")
-        healing.add_argument("--heal-seq-len", type=int, default=None, metavar="N", help="tokens per healing sequence (default: --seq-len)")
-        healing.add_argument(
-            "--heal-train-embeddings", action="store_true", help="also train the embeddings (frozen by default: pruning leaves them intact)"
-        )
-        healing.add_argument("--cache-dir", default=None, help="where fitted teacher MLM heads are cached (mlm/ce heal losses only)")
-        sparsity = parser.add_argument_group("magnitude sparsity (optional; compressed size only)")
-        sparsity.add_argument(
-            "--magnitude-sparsity",
-            type=float,
-            default=0.0,
-            metavar="F",
-            help="zero the smallest-|w| share F of every encoder Linear weight, in [0, 1), applied last and saved dense: "
-            "shrinks the zip/gzip-compressed size only, NOT the raw model.safetensors size and NOT latency",
-        )
-        vocab = parser.add_argument_group("vocabulary trimming (optional; applied last)")
-        vocab.add_argument(
-            "--trim-vocab",
-            nargs="+",
-            default=None,
-            metavar="CORPUS",
-            help="keep only the tokens this text uses (+ specials and single characters); files (.gz ok), dirs, STS/SST tables",
-        )
-        vocab.add_argument("--vocab-min-count", type=int, default=1, metavar="N", help="keep corpus tokens used at least N times")
-        vocab.add_argument("--vocab-max-size", type=int, default=None, metavar="N", help="cap the vocabulary at N tokens (most frequent first)")
-        vocab.add_argument(
-            "--vocab-heldout", default=None, metavar="FILE", help="text to measure [UNK] rate and fidelity on (default: a held-out corpus slice)"
-        )
-        optional = parser.add_argument_group("optional")
-        optional.add_argument("--model", default=None, help="model dir, hub id, or 'default' (all-MiniLM-L6-v2)")
-        optional.add_argument(
-            "--calibration", default=None, metavar="FILE", help="text, one passage per line (.gz ok); required by --prune-heads/--prune-ffn"
-        )
-        optional.add_argument("--calibration-samples", type=int, default=256, metavar="N", help="passages used to rank units")
-        optional.add_argument(
-            "--importance",
-            default="auto",
-            choices=("auto", "mlm", "output-sensitivity"),
-            help="loss for the gradient scores: the model's own masked-LM head (auto when present) or output sensitivity",
-        )
-        optional.add_argument("--seq-len", type=int, default=128, help="token length of calibration passages")
-        optional.add_argument("--batch-size", type=int, default=16)
-        optional.add_argument("--seed", type=int, default=0)
-        optional.add_argument("--force", action="store_true", help="replace a non-empty --out")
-        optional.add_argument("--quiet", action="store_true", help="no progress messages")
+        _add_pruning_arguments(parser)
+        _add_healing_arguments(parser)
+        _add_sparsity_arguments(parser)
+        _add_vocab_arguments(parser)
+        _add_optional_arguments(parser)
 
     @staticmethod
     def run(args: argparse.Namespace) -> int:
@@ -171,6 +95,107 @@ class CompressCommand:
             summary["out"] = args.out
         print(json.dumps(summary))
         return 0
+
+
+def _add_pruning_arguments(parser: argparse.ArgumentParser) -> None:
+    """What to prune: head and FFN fractions, explicit heads, their scopes."""
+    what = parser.add_argument_group("what to prune")
+    what.add_argument("--prune-heads", type=float, default=0.0, metavar="F", help="share of attention heads to remove, in [0, 1)")
+    what.add_argument(
+        "--heads-to-prune",
+        default=None,
+        metavar="JSON",
+        help='explicit heads instead of --prune-heads: JSON or a .json file, e.g. \'{"0": [1, 2]}\' (no calibration needed)',
+    )
+    what.add_argument(
+        "--head-scope",
+        default="global",
+        choices=("global", "layer"),
+        help="global: rank heads across layers (layer-normalised, every layer keeps >= 1); layer: the fraction per layer",
+    )
+    what.add_argument(
+        "--prune-ffn",
+        type=float,
+        default=0.0,
+        metavar="F",
+        help="share of FFN neurons to remove from every layer (each keeps its own best), in [0, 1)",
+    )
+    what.add_argument(
+        "--ffn-scope",
+        default="layer",
+        help="only 'layer': a global FFN cut would give layers different widths, which stock classes cannot load",
+    )
+
+
+def _add_healing_arguments(parser: argparse.ArgumentParser) -> None:
+    """Healing: a short distillation from the unpruned model into the pruned one."""
+    healing = parser.add_argument_group("healing (optional): distil the unpruned model back into the pruned one")
+    healing.add_argument("--heal-steps", type=int, default=None, metavar="N", help="distillation steps after pruning (needs --heal-corpus)")
+    healing.add_argument("--heal-corpus", nargs="+", default=None, metavar="FILE", help="text to heal on, one passage per line (.gz ok)")
+    healing.add_argument(
+        "--heal-losses",
+        default="cos=1,pooled=1",
+        metavar="SPEC",
+        help="loss weights, TERM=W pairs of mlm, ce, cos (every layer), pooled; default cos=1,pooled=1 (embedding fidelity)",
+    )
+    healing.add_argument("--heal-lr", type=float, default=3e-4, help="peak learning rate of the healing run")
+    healing.add_argument("--heal-batch-size", type=int, default=16, metavar="N")
+    healing.add_argument("--heal-seq-len", type=int, default=None, metavar="N", help="tokens per healing sequence (default: --seq-len)")
+    healing.add_argument(
+        "--heal-train-embeddings", action="store_true", help="also train the embeddings (frozen by default: pruning leaves them intact)"
+    )
+    healing.add_argument("--cache-dir", default=None, help="where fitted teacher MLM heads are cached (mlm/ce heal losses only)")
+
+
+def _add_sparsity_arguments(parser: argparse.ArgumentParser) -> None:
+    """Magnitude sparsity: zeros that shrink the compressed size only."""
+    sparsity = parser.add_argument_group("magnitude sparsity (optional; compressed size only)")
+    sparsity.add_argument(
+        "--magnitude-sparsity",
+        type=float,
+        default=0.0,
+        metavar="F",
+        help="zero the smallest-|w| share F of every encoder Linear weight, in [0, 1), applied last and saved dense: "
+        "shrinks the zip/gzip-compressed size only, NOT the raw model.safetensors size and NOT latency",
+    )
+
+
+def _add_vocab_arguments(parser: argparse.ArgumentParser) -> None:
+    """Vocabulary trimming to a corpus."""
+    vocab = parser.add_argument_group("vocabulary trimming (optional; applied last)")
+    vocab.add_argument(
+        "--trim-vocab",
+        nargs="+",
+        default=None,
+        metavar="CORPUS",
+        help="keep only the tokens this text uses (+ specials and single characters); files (.gz ok), dirs, STS/SST tables",
+    )
+    vocab.add_argument("--vocab-min-count", type=int, default=1, metavar="N", help="keep corpus tokens used at least N times")
+    vocab.add_argument("--vocab-max-size", type=int, default=None, metavar="N", help="cap the vocabulary at N tokens (most frequent first)")
+    vocab.add_argument(
+        "--vocab-heldout", default=None, metavar="FILE", help="text to measure [UNK] rate and fidelity on (default: a held-out corpus slice)"
+    )
+
+
+def _add_optional_arguments(parser: argparse.ArgumentParser) -> None:
+    """The source model, calibration and run options."""
+    optional = parser.add_argument_group("optional")
+    optional.add_argument("--model", default=None, help="model dir, hub id, or 'default' (all-MiniLM-L6-v2)")
+    optional.add_argument(
+        "--calibration", default=None, metavar="FILE", help="text, one passage per line (.gz ok); required by --prune-heads/--prune-ffn"
+    )
+    optional.add_argument("--calibration-samples", type=int, default=256, metavar="N", help="passages used to rank units")
+    optional.add_argument(
+        "--importance",
+        default="auto",
+        choices=("auto", "mlm", "output-sensitivity"),
+        help="loss for the gradient scores: the model's own masked-LM head (auto when present) or output sensitivity",
+    )
+    optional.add_argument("--seq-len", type=int, default=128, help="token length of calibration passages")
+    optional.add_argument("--batch-size", type=int, default=16)
+    optional.add_argument("--seed", type=int, default=0)
+    optional.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    optional.add_argument("--quiet", action="store_true", help="no progress messages")
 
 
 def _preflight(args: argparse.Namespace) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,6 +113,79 @@ def check_numbers(*, calibration_samples: Any = 256, seq_len: Any = 128, batch_s
     validate.seed("--seed", seed)
 
 
+@dataclass
+class _Request:
+    """compress()'s arguments, checked: fractions normalised, `out` a Path, `inputs` the paths it must not overwrite."""
+
+    model: str | Path | None
+    out: Path  # as passed until _check_arguments makes it a Path
+    prune_heads: float
+    prune_ffn: float
+    heads_to_prune: str | dict[Any, Any] | None
+    head_scope: str
+    ffn_scope: str
+    calibration: str | Path | None
+    calibration_samples: int
+    importance: str
+    seq_len: int
+    batch_size: int
+    seed: int
+    magnitude_sparsity: float
+    heal: HealConfig | None
+    force: bool
+    quiet: bool
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def structured(self) -> bool:
+        return self.prune_heads > 0 or self.prune_ffn > 0 or bool(self.heads_to_prune)
+
+    @property
+    def needs_importance(self) -> bool:
+        return self.prune_heads > 0 or self.prune_ffn > 0
+
+
+@dataclass
+class _Source:
+    """The resolved source model directory and what was read from it before loading the weights."""
+
+    model_dir: Path
+    family: Family
+    model_config: Any
+    layout: Any
+    explicit: dict[int, list[int]] | None
+    tokenizer: Any
+    texts: list[str]
+    held_out: list[str]
+    heal_texts: list[str]
+
+
+@dataclass
+class _Loaded:
+    """The loaded model being pruned, its pre-pruning sizes and the unpruned reference embeddings."""
+
+    full: Any
+    base: Any
+    mlm_head: Any
+    source_manifest: dict[str, Any]
+    pooling: str
+    ffn_before: int
+    params_before: dict[str, int]
+    fidelity: _Fidelity
+
+
+@dataclass
+class _Pruned:
+    """What structured pruning removed, the sizes after it and the pruned model's embeddings."""
+
+    scores: Any
+    head_plan: dict[int, list[int]]
+    layout_after: Any
+    ffn_after: int
+    params_after: dict[str, int]
+    embeddings: Any
+
+
 def compress(
     model: str | Path | None,
     out: str | Path,
@@ -146,219 +219,260 @@ def compress(
     made that cosine worse. magnitude_sparsity: zero that share of every encoder Linear weight (smallest |w|),
     last; it helps the gzip size only (measured before/after in the manifest), not the raw size or the latency.
     """
-    from transformers import AutoTokenizer
-
-    from edgebert.compress.importance import compute_importance, read_calibration
-    from edgebert.compress.prune import (
-        FFN_SCOPES,
-        GLOBAL_FFN_REFUSAL,
-        HEAD_SCOPES,
-        HeadLayout,
-        apply_ffn_pruning,
-        apply_head_pruning,
-        check_fraction,
-        count_parameters,
-        parse_head_list,
-        select_ffn,
-        select_heads,
-    )
-    from edgebert.pooling import pooling_from_sentence_transformers
-
     started = time.perf_counter()
-    prune_heads = check_fraction("--prune-heads", prune_heads)
-    prune_ffn = check_fraction("--prune-ffn", prune_ffn)
-    magnitude_sparsity = check_fraction("--magnitude-sparsity", magnitude_sparsity, what="weights to zero")
-    if head_scope not in HEAD_SCOPES:
-        raise UserError(f"--head-scope must be one of {', '.join(HEAD_SCOPES)}, got {head_scope!r}")
-    if ffn_scope == "global":
+    req = _check_arguments(
+        _Request(
+            model=model, out=out, prune_heads=prune_heads, prune_ffn=prune_ffn, heads_to_prune=heads_to_prune,
+            head_scope=head_scope, ffn_scope=ffn_scope, calibration=calibration, calibration_samples=calibration_samples,
+            importance=importance, seq_len=seq_len, batch_size=batch_size, seed=seed,
+            magnitude_sparsity=magnitude_sparsity, heal=heal, force=force, quiet=quiet,
+        )
+    )
+    src = _resolve_source(req)
+    loaded = _load_source(req, src)
+    pruned = _rank_and_prune(req, src, loaded)
+    manifest = _build_manifest(req, src, loaded, pruned)
+    _write_output(req, src, loaded, pruned, manifest, started)
+    _log(quiet, f"pruned model written to {req.out} ({manifest['wall_time_s']} s)")
+    return CompressReport(out_dir=req.out, manifest=manifest)
+
+
+def _check_arguments(req: _Request) -> _Request:
+    """Check every argument that needs no model; normalise the fractions and `out`, refuse an unusable `out`."""
+    from edgebert.compress.prune import FFN_SCOPES, GLOBAL_FFN_REFUSAL, HEAD_SCOPES, check_fraction
+
+    req.prune_heads = check_fraction("--prune-heads", req.prune_heads)
+    req.prune_ffn = check_fraction("--prune-ffn", req.prune_ffn)
+    req.magnitude_sparsity = check_fraction("--magnitude-sparsity", req.magnitude_sparsity, what="weights to zero")
+    if req.head_scope not in HEAD_SCOPES:
+        raise UserError(f"--head-scope must be one of {', '.join(HEAD_SCOPES)}, got {req.head_scope!r}")
+    if req.ffn_scope == "global":
         raise UserError(GLOBAL_FFN_REFUSAL)
-    if ffn_scope not in FFN_SCOPES:
-        raise UserError(f"--ffn-scope must be one of {', '.join(FFN_SCOPES)}, got {ffn_scope!r}")
-    if heads_to_prune is not None and prune_heads > 0:
+    if req.ffn_scope not in FFN_SCOPES:
+        raise UserError(f"--ffn-scope must be one of {', '.join(FFN_SCOPES)}, got {req.ffn_scope!r}")
+    if req.heads_to_prune is not None and req.prune_heads > 0:
         raise UserError("pass either --prune-heads (a fraction ranked by importance) or --heads-to-prune (a list), not both")
-    structured = prune_heads > 0 or prune_ffn > 0 or bool(heads_to_prune)
-    if not structured and magnitude_sparsity == 0:
+    if not req.structured and req.magnitude_sparsity == 0:
         raise UserError("nothing to prune: pass --prune-heads, --prune-ffn, --heads-to-prune or --magnitude-sparsity")
-    if heal is not None:
+    if req.heal is not None:
         from edgebert.compress.heal import check_heal
 
-        check_heal(heal)
-        if not structured:
+        check_heal(req.heal)
+        if not req.structured:
             raise UserError(
                 "--heal-steps repairs structured pruning (--prune-heads, --prune-ffn, --heads-to-prune) and there is none; "
                 "healing after --magnitude-sparsity alone would train its zeros away"
             )
-    check_numbers(calibration_samples=calibration_samples, seq_len=seq_len, batch_size=batch_size, seed=seed)
-    validate.path_like("--out", out, optional=False)
-    validate.path_like("--calibration", calibration)
-    needs_importance = prune_heads > 0 or prune_ffn > 0
-    if needs_importance and calibration is None:
+    check_numbers(calibration_samples=req.calibration_samples, seq_len=req.seq_len, batch_size=req.batch_size, seed=req.seed)
+    validate.path_like("--out", req.out, optional=False)
+    validate.path_like("--calibration", req.calibration)
+    if req.needs_importance and req.calibration is None:
         raise UserError(
             "--prune-heads/--prune-ffn rank units by importance on calibration text: pass --calibration FILE "
             "(one passage per line, .gz ok), or name heads explicitly with --heads-to-prune"
         )
-    out = Path(out)
-    inputs = {"--model": model, "--calibration": calibration, "--heal-corpus": list(heal.corpus) if heal is not None else None}
-    check_output_dir(out, force, inputs)
-    model_dir = resolve_model(model)
-    inputs["--model"] = model_dir
-    check_not_input(out, inputs)
+    req.out = Path(req.out)
+    req.inputs = {"--model": req.model, "--calibration": req.calibration, "--heal-corpus": list(req.heal.corpus) if req.heal is not None else None}
+    check_output_dir(req.out, req.force, req.inputs)
+    return req
+
+
+def _resolve_source(req: _Request) -> _Source:
+    """Resolve the model directory, check it can be pruned as asked, read the calibration and healing texts."""
+    model_dir = resolve_model(req.model)
+    req.inputs["--model"] = model_dir
+    check_not_input(req.out, req.inputs)
     _, family = inspect_model_dir(model_dir)
     if not family.prunable:
         prunable = ", ".join(f.name for f in FAMILIES if f.prunable)
         raise UserError(f"structured pruning of {family.name} models is not supported yet; supported: {prunable}")
-    from edgebert.compress.importance import METHODS, MLM
+    from edgebert.compress.importance import METHODS, MLM, read_calibration
 
-    if importance not in METHODS:
-        raise UserError(f"--importance must be one of {', '.join(METHODS)}, got {importance!r}")
-    if needs_importance and importance == MLM and not has_mlm_head(model_dir, family):
+    if req.importance not in METHODS:
+        raise UserError(f"--importance must be one of {', '.join(METHODS)}, got {req.importance!r}")
+    if req.needs_importance and req.importance == MLM and not has_mlm_head(model_dir, family):
         raise UserError(f"--importance mlm needs a model with its own masked-LM head, and {model_dir} has none; use auto")
     texts: list[str] = []
     held_out: list[str] = []
-    if needs_importance:
-        lines = read_calibration(calibration, max_passages=calibration_samples + FIDELITY_PASSAGES)
-        texts = lines[:calibration_samples]
-        held_out = lines[calibration_samples:]
+    if req.needs_importance:
+        lines = read_calibration(req.calibration, max_passages=req.calibration_samples + FIDELITY_PASSAGES)
+        texts = lines[: req.calibration_samples]
+        held_out = lines[req.calibration_samples :]
     heal_texts: list[str] = []
-    if heal is not None:
+    if req.heal is not None:
         from edgebert.data import load_corpus
 
-        heal_texts = load_corpus([str(c) for c in heal.corpus])
+        heal_texts = load_corpus([str(c) for c in req.heal.corpus])
+    model_config, layout, explicit, tokenizer = _read_config_and_tokenizer(req, model_dir, family)
+    return _Source(model_dir, family, model_config, layout, explicit, tokenizer, texts, held_out, heal_texts)
 
-    from transformers import AutoConfig
+
+def _read_config_and_tokenizer(req: _Request, model_dir: Path, family: Family) -> tuple[Any, Any, dict[int, list[int]] | None, Any]:
+    """(config, head layout, explicit head plan or None, tokenizer) of `model_dir`, checked against the arguments."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    from edgebert.compress.prune import HeadLayout, parse_head_list
 
     try:
         model_config = AutoConfig.from_pretrained(model_dir, trust_remote_code=False)
         layout = HeadLayout.of(model_config, family)
     except Exception as exc:
         raise UserError(f"cannot read the config of {model_dir} ({type(exc).__name__}); re-save the model") from exc
-    for flag, value in (("--seq-len", seq_len), ("--heal-seq-len", heal.seq_len if heal is not None else None)):
+    for flag, value in (("--seq-len", req.seq_len), ("--heal-seq-len", req.heal.seq_len if req.heal is not None else None)):
         if value is not None:
             check_within_positions(flag, value, model_config)
-    explicit = parse_head_list(heads_to_prune, layout) if heads_to_prune is not None else None
-    if explicit is not None and not explicit and prune_ffn == 0 and magnitude_sparsity == 0:
+    explicit = parse_head_list(req.heads_to_prune, layout) if req.heads_to_prune is not None else None
+    if explicit is not None and not explicit and req.prune_ffn == 0 and req.magnitude_sparsity == 0:
         raise UserError("nothing to prune: --heads-to-prune names no heads and --prune-ffn is 0")
-
     try:
         tokenizer = AutoTokenizer.from_pretrained(model_dir, use_fast=True, trust_remote_code=False)
     except Exception as exc:
         raise UserError(f"cannot load the tokenizer in {model_dir} ({type(exc).__name__}); re-save it") from exc
     check_tokenizer_fits(tokenizer, model_config, model_dir)
+    return model_config, layout, explicit, tokenizer
 
-    _log(quiet, f"loading {model_dir}")
-    full, base, mlm_head = _load(model_dir, family)
-    config = full.config
-    source_manifest = read_manifest(model_dir)
-    pooling = (
-        source_manifest.get("model", {}).get("pooling") or pooling_from_sentence_transformers(model_dir) or family.default_pooling
-    )
-    ffn_before = int(getattr(config, family.size_fields[3]))
-    params_before = {"encoder": count_parameters(base), "total": count_parameters(full)}
-    fidelity_texts = held_out or texts[:FIDELITY_PASSAGES]
+
+def _load_source(req: _Request, src: _Source) -> _Loaded:
+    """Load the model, note its sizes and pooling, and embed the fidelity texts with it unpruned."""
+    from edgebert.compress.prune import count_parameters
     from edgebert.parity import PARITY_SENTENCES
+    from edgebert.pooling import pooling_from_sentence_transformers
 
-    fidelity_texts = list(PARITY_SENTENCES) + fidelity_texts
-    fidelity = _Fidelity(base, family, tokenizer, fidelity_texts, pooling, seq_len, len(held_out))
+    _log(req.quiet, f"loading {src.model_dir}")
+    full, base, mlm_head = _load(src.model_dir, src.family)
+    source_manifest = read_manifest(src.model_dir)
+    pooling = (
+        source_manifest.get("model", {}).get("pooling") or pooling_from_sentence_transformers(src.model_dir) or src.family.default_pooling
+    )
+    ffn_before = int(getattr(full.config, src.family.size_fields[3]))
+    params_before = {"encoder": count_parameters(base), "total": count_parameters(full)}
+    fidelity_texts = list(PARITY_SENTENCES) + (src.held_out or src.texts[:FIDELITY_PASSAGES])
+    fidelity = _Fidelity(base, src.family, src.tokenizer, fidelity_texts, pooling, req.seq_len, len(src.held_out))
     fidelity.reference = fidelity.embed()
+    return _Loaded(full, base, mlm_head, source_manifest, pooling, ffn_before, params_before, fidelity)
 
+
+def _rank_and_prune(req: _Request, src: _Source, loaded: _Loaded) -> _Pruned:
+    """Rank heads and FFN neurons on the calibration texts if asked, remove the chosen ones, measure the damage."""
+    from edgebert.compress.importance import compute_importance
+    from edgebert.compress.prune import HeadLayout, apply_ffn_pruning, apply_head_pruning, count_parameters, select_ffn, select_heads
+
+    full, base, config = loaded.full, loaded.base, loaded.full.config
     scores = None
-    if needs_importance:
-        _log(quiet, f"measuring head and FFN-neuron importance on {len(texts)} calibration passages")
+    if req.needs_importance:
+        _log(req.quiet, f"measuring head and FFN-neuron importance on {len(src.texts)} calibration passages")
         t0 = time.perf_counter()
         scores = compute_importance(
-            base, family, tokenizer, texts, mlm_head=mlm_head, method=importance, seq_len=seq_len, batch_size=batch_size, seed=seed
+            base, src.family, src.tokenizer, src.texts, mlm_head=loaded.mlm_head, method=req.importance,
+            seq_len=req.seq_len, batch_size=req.batch_size, seed=req.seed,
         )
         scores.details["seconds"] = round(time.perf_counter() - t0, 2)
-    head_plan = explicit if explicit is not None else (select_heads(scores.heads, layout, prune_heads, head_scope) if prune_heads > 0 else {})
-    ffn_keep = select_ffn(scores.ffn, prune_ffn) if prune_ffn > 0 else None
+    if src.explicit is not None:
+        head_plan = src.explicit
+    else:
+        head_plan = select_heads(scores.heads, src.layout, req.prune_heads, req.head_scope) if req.prune_heads > 0 else {}
+    ffn_keep = select_ffn(scores.ffn, req.prune_ffn) if req.prune_ffn > 0 else None
 
     apply_head_pruning(full, head_plan)
-    ffn_after = apply_ffn_pruning(base, family, config, ffn_keep) if ffn_keep is not None else ffn_before
-    layout_after = HeadLayout.of(config, family)
+    ffn_after = apply_ffn_pruning(base, src.family, config, ffn_keep) if ffn_keep is not None else loaded.ffn_before
+    layout_after = HeadLayout.of(config, src.family)
     params_after = {"encoder": count_parameters(base), "total": count_parameters(full)}
-    pruned_embeddings = fidelity.embed()
-    cos = fidelity.cosine(pruned_embeddings)
+    embeddings = loaded.fidelity.embed()
+    cos = loaded.fidelity.cosine(embeddings)
     _log(
-        quiet,
-        f"heads per layer {layout.counts()} -> {layout_after.counts()}, FFN {ffn_before} -> {ffn_after}, "
-        f"encoder parameters {params_before['encoder']:,} -> {params_after['encoder']:,}; "
+        req.quiet,
+        f"heads per layer {src.layout.counts()} -> {layout_after.counts()}, FFN {loaded.ffn_before} -> {ffn_after}, "
+        f"encoder parameters {loaded.params_before['encoder']:,} -> {params_after['encoder']:,}; "
         f"cosine to the unpruned embeddings: mean {float(cos.mean()):.4f}, min {float(cos.min()):.4f}",
     )
+    return _Pruned(scores, head_plan, layout_after, ffn_after, params_after, embeddings)
 
+
+def _recipe(req: _Request, src: _Source, pruned: _Pruned) -> dict[str, Any]:
+    """The manifest's lineage recipe: the arguments that shaped the pruned model."""
     recipe = {
-        "prune_heads": prune_heads,
-        "heads_to_prune": {str(k): v for k, v in explicit.items()} if explicit is not None else None,
-        "head_scope": head_scope if prune_heads > 0 else None,
-        "prune_ffn": prune_ffn,
-        "ffn_scope": ffn_scope if prune_ffn > 0 else None,
-        "calibration": str(Path(calibration).expanduser().absolute()) if calibration is not None else None,
-        "calibration_passages": len(texts),
-        "importance": scores.method if scores is not None else None,
-        "seq_len": seq_len,
-        "seed": seed,
+        "prune_heads": req.prune_heads,
+        "heads_to_prune": {str(k): v for k, v in src.explicit.items()} if src.explicit is not None else None,
+        "head_scope": req.head_scope if req.prune_heads > 0 else None,
+        "prune_ffn": req.prune_ffn,
+        "ffn_scope": req.ffn_scope if req.prune_ffn > 0 else None,
+        "calibration": str(Path(req.calibration).expanduser().absolute()) if req.calibration is not None else None,
+        "calibration_passages": len(src.texts),
+        "importance": pruned.scores.method if pruned.scores is not None else None,
+        "seq_len": req.seq_len,
+        "seed": req.seed,
     }
-    if heal is not None:
-        recipe["heal"] = heal.as_dict(seq_len)
-    if magnitude_sparsity:
-        recipe["magnitude_sparsity"] = magnitude_sparsity
-    name = out.name
+    if req.heal is not None:
+        recipe["heal"] = req.heal.as_dict(req.seq_len)
+    if req.magnitude_sparsity:
+        recipe["magnitude_sparsity"] = req.magnitude_sparsity
+    return recipe
+
+
+def _build_manifest(req: _Request, src: _Source, loaded: _Loaded, pruned: _Pruned) -> dict[str, Any]:
+    """The pruned model's manifest as it stands after structured pruning (healing and sparsity add to it later)."""
+    config, source_manifest = loaded.full.config, loaded.source_manifest
     model_info = dict(source_manifest.get("model") or {})
     model_info.update(
         {
-            "family": family.name,
-            "architecture": type(full).__name__,
-            "pooling": pooling,
+            "family": src.family.name,
+            "architecture": type(loaded.full).__name__,
+            "pooling": loaded.pooling,
             "hidden_size": int(config.hidden_size),
-            "layers": int(getattr(config, family.size_fields[0])),
-            "heads": layout.original_heads,
-            "heads_per_layer": layout_after.counts(),
-            "ffn": ffn_after,
-            "parameters": params_after["encoder"],
+            "layers": int(getattr(config, src.family.size_fields[0])),
+            "heads": src.layout.original_heads,
+            "heads_per_layer": pruned.layout_after.counts(),
+            "ffn": pruned.ffn_after,
+            "parameters": pruned.params_after["encoder"],
         }
     )
-    manifest: dict[str, Any] = {
+    return {
         "kind": "model",
-        "name": name,
+        "name": req.out.name,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "edgebert_version": __version__,
         "model": model_info,
         "lineage": {
             "step": "compress",
-            "source": str(Path(model_dir).absolute()),
-            "source_name": source_manifest.get("name") or getattr(config, "_name_or_path", None) or Path(model_dir).name,
+            "source": str(Path(src.model_dir).absolute()),
+            "source_name": source_manifest.get("name") or getattr(config, "_name_or_path", None) or Path(src.model_dir).name,
             "source_manifest": source_manifest or None,
-            "recipe": recipe,
+            "recipe": _recipe(req, src, pruned),
         },
         "pruning": {
             "pruned_heads": {str(k): sorted(v) for k, v in sorted((config.pruned_heads or {}).items())},
-            "pruned_now": {str(k): v for k, v in head_plan.items()},
-            "heads_per_layer": {"before": layout.counts(), "after": layout_after.counts()},
-            "intermediate_size": {"before": ffn_before, "after": ffn_after},
-            "importance": scores.as_dict() if scores is not None else None,
+            "pruned_now": {str(k): v for k, v in pruned.head_plan.items()},
+            "heads_per_layer": {"before": src.layout.counts(), "after": pruned.layout_after.counts()},
+            "intermediate_size": {"before": loaded.ffn_before, "after": pruned.ffn_after},
+            "importance": pruned.scores.as_dict() if pruned.scores is not None else None,
         },
-        "parameters": {"before": params_before, "after": params_after},
+        "parameters": {"before": loaded.params_before, "after": pruned.params_after},
         "metrics": {
-            "cosine_to_source": fidelity.summary(pruned_embeddings),
+            "cosine_to_source": loaded.fidelity.summary(pruned.embeddings),
         },
     }
 
-    with atomic_output_dir(out, force=force, inputs=inputs) as work:
-        _save_model_dir(full, tokenizer, Path(model_dir), work)
-        final_embeddings = pruned_embeddings
-        if heal is not None:
-            final_embeddings, manifest["healing"] = _heal(full, fidelity, final_embeddings, work, Path(model_dir), heal, heal_texts, seed, quiet)
-        if magnitude_sparsity:
-            final_embeddings, manifest["magnitude"] = _magnitude(full, fidelity, final_embeddings, work, magnitude_sparsity, quiet)
-        if final_embeddings is not pruned_embeddings:
+
+def _write_output(req: _Request, src: _Source, loaded: _Loaded, pruned: _Pruned, manifest: dict[str, Any], started: float) -> None:
+    """Save, heal and sparsify into a work dir, write the manifest, check the reload; `out` appears only when complete."""
+    full, fidelity, model_dir = loaded.full, loaded.fidelity, Path(src.model_dir)
+    with atomic_output_dir(req.out, force=req.force, inputs=req.inputs) as work:
+        _save_model_dir(full, src.tokenizer, model_dir, work)
+        final_embeddings = pruned.embeddings
+        if req.heal is not None:
+            final_embeddings, manifest["healing"] = _heal(
+                full, fidelity, final_embeddings, work, model_dir, req.heal, src.heal_texts, req.seed, req.quiet
+            )
+        if req.magnitude_sparsity:
+            final_embeddings, manifest["magnitude"] = _magnitude(full, fidelity, final_embeddings, work, req.magnitude_sparsity, req.quiet)
+        if final_embeddings is not pruned.embeddings:
             manifest["metrics"]["cosine_to_source"] = fidelity.summary(final_embeddings)
         write_manifest(work, manifest)
-        _log(quiet, "reloading the saved model to check it")
-        _check_reload(work, final_embeddings, fidelity_texts, seq_len)
+        _log(req.quiet, "reloading the saved model to check it")
+        _check_reload(work, final_embeddings, fidelity.texts, req.seq_len)
         manifest["model_bytes"] = dir_size(work, [p.name for p in work.glob("*.safetensors")])
         manifest["wall_time_s"] = round(time.perf_counter() - started, 2)
         write_manifest(work, manifest)
-    _log(quiet, f"pruned model written to {out} ({manifest['wall_time_s']} s)")
-    return CompressReport(out_dir=out, manifest=manifest)
 
 
 def _save_model_dir(full: Any, tokenizer: Any, model_dir: Path, work: Path) -> None:

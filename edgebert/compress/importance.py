@@ -166,6 +166,83 @@ def _mask_tokens(input_ids: torch.Tensor, special: torch.Tensor, mask_id: int, g
     return masked, labels
 
 
+def _resolve_method(method: str, mlm_head: torch.nn.Module | None, tokenizer: Any, texts: Sequence[str]) -> str:
+    """The concrete loss for `method` ('auto' resolved), refusing a method the model or texts cannot support."""
+    if method not in METHODS:
+        raise UserError(f"unknown importance method '{method}'; choose one of: {', '.join(METHODS)}")
+    if method == "auto":
+        method = MLM if mlm_head is not None else OUTPUT_SENSITIVITY
+    if method == MLM and mlm_head is None:
+        raise UserError("importance method 'mlm' needs a model with its own masked-LM head; use 'output-sensitivity'")
+    if method == MLM and tokenizer.mask_token_id is None:
+        raise UserError("importance method 'mlm' needs a tokenizer with a [MASK] token; use 'output-sensitivity'")
+    if not texts:
+        raise UserError("no calibration text to measure importance on")
+    return method
+
+
+def _freeze(base_model: torch.nn.Module, mlm_head: torch.nn.Module | None) -> dict[torch.nn.Parameter, bool]:
+    """Eval mode and no gradients for the model (and head); returns each parameter's former requires_grad."""
+    base_model.eval()
+    if mlm_head is not None:
+        mlm_head.eval()
+    requires = {p: p.requires_grad for p in base_model.parameters()}
+    if mlm_head is not None:
+        requires.update({p: p.requires_grad for p in mlm_head.parameters()})
+    for p in requires:
+        p.requires_grad_(False)
+    return requires
+
+
+def _batch_loss(
+    base_model: torch.nn.Module,
+    mlm_head: torch.nn.Module | None,
+    family: Family,
+    tokenizer: Any,
+    texts: list[str],
+    method: str,
+    seq_len: int,
+    generator: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(loss, input ids, attention mask) of one calibration batch under `method` (see the module docstring)."""
+    batch = tokenizer(texts, truncation=True, max_length=seq_len, padding=True, return_tensors="pt", return_special_tokens_mask=True)
+    mask = batch["attention_mask"]
+    special = batch["special_tokens_mask"].bool() | (mask == 0)
+    input_ids = batch["input_ids"]
+    labels = None
+    if method == MLM:
+        input_ids, labels = _mask_tokens(input_ids, special, tokenizer.mask_token_id, generator)
+    kwargs = {"input_ids": input_ids, "attention_mask": mask}
+    if family.uses_token_type_ids:
+        kwargs["token_type_ids"] = batch.get("token_type_ids", torch.zeros_like(input_ids))
+    hidden = base_model(**kwargs).last_hidden_state
+    if method == MLM:
+        selected = labels != -100
+        logits = mlm_head(hidden[selected])
+        loss = torch.nn.functional.cross_entropy(logits.float(), labels[selected], reduction="sum")
+    else:
+        r = torch.randn(hidden.shape, generator=generator, dtype=hidden.dtype)
+        loss = (hidden * r * mask[:, :, None].to(hidden.dtype)).sum()
+    return loss, input_ids, mask
+
+
+def _accumulate(loss: torch.Tensor, gates: _Gates, head_scores: list[torch.Tensor], ffn_scores: list[torch.Tensor | None]) -> None:
+    """Add one batch's |dL/dgate| per head and per FFN neuron to the running sums, then clear the gates."""
+    n = len(head_scores)
+    used = [g for g in gates.head_gates + gates.ffn_gates if g is not None]
+    grads = torch.autograd.grad(loss, used, allow_unused=True)
+    by_gate = {id(g): gr for g, gr in zip(used, grads)}
+    for i in range(n):
+        hg, fg = by_gate.get(id(gates.head_gates[i])), by_gate.get(id(gates.ffn_gates[i]))
+        if hg is not None:
+            head_scores[i] += hg.abs().sum(dim=0).double()
+        if fg is not None:
+            contribution = fg.abs().sum(dim=0).double()
+            ffn_scores[i] = contribution if ffn_scores[i] is None else ffn_scores[i] + contribution
+    gates.head_gates = [None] * n
+    gates.ffn_gates = [None] * n
+
+
 def compute_importance(
     base_model: torch.nn.Module,
     family: Family,
@@ -182,27 +259,10 @@ def compute_importance(
     `method` 'auto' picks 'mlm' when `mlm_head` is given (the model's own masked-LM head), else
     'output-sensitivity'. The model's parameters are not changed and get no gradients.
     """
-    if method not in METHODS:
-        raise UserError(f"unknown importance method '{method}'; choose one of: {', '.join(METHODS)}")
-    if method == "auto":
-        method = MLM if mlm_head is not None else OUTPUT_SENSITIVITY
-    if method == MLM and mlm_head is None:
-        raise UserError("importance method 'mlm' needs a model with its own masked-LM head; use 'output-sensitivity'")
-    if method == MLM and tokenizer.mask_token_id is None:
-        raise UserError("importance method 'mlm' needs a tokenizer with a [MASK] token; use 'output-sensitivity'")
-    if not texts:
-        raise UserError("no calibration text to measure importance on")
-
+    method = _resolve_method(method, mlm_head, tokenizer, texts)
     layers = family.layers(base_model)
     was_training = base_model.training
-    base_model.eval()
-    if mlm_head is not None:
-        mlm_head.eval()
-    requires = {p: p.requires_grad for p in base_model.parameters()}
-    if mlm_head is not None:
-        requires.update({p: p.requires_grad for p in mlm_head.parameters()})
-    for p in requires:
-        p.requires_grad_(False)
+    requires = _freeze(base_model, mlm_head)
 
     head_scores = [torch.zeros(int(_submodule(l, family.attention_context_module).num_attention_heads), dtype=torch.float64) for l in layers]
     ffn_scores: list[torch.Tensor | None] = [None] * len(layers)
@@ -212,43 +272,9 @@ def compute_importance(
     try:
         with torch.enable_grad():
             for start in range(0, len(texts), batch_size):
-                batch = tokenizer(
-                    list(texts[start : start + batch_size]),
-                    truncation=True,
-                    max_length=seq_len,
-                    padding=True,
-                    return_tensors="pt",
-                    return_special_tokens_mask=True,
-                )
-                mask = batch["attention_mask"]
-                special = batch["special_tokens_mask"].bool() | (mask == 0)
-                input_ids = batch["input_ids"]
-                labels = None
-                if method == MLM:
-                    input_ids, labels = _mask_tokens(input_ids, special, tokenizer.mask_token_id, generator)
-                kwargs = {"input_ids": input_ids, "attention_mask": mask}
-                if family.uses_token_type_ids:
-                    kwargs["token_type_ids"] = batch.get("token_type_ids", torch.zeros_like(input_ids))
-                hidden = base_model(**kwargs).last_hidden_state
-                if method == MLM:
-                    selected = labels != -100
-                    logits = mlm_head(hidden[selected])
-                    loss = torch.nn.functional.cross_entropy(logits.float(), labels[selected], reduction="sum")
-                else:
-                    r = torch.randn(hidden.shape, generator=generator, dtype=hidden.dtype)
-                    loss = (hidden * r * mask[:, :, None].to(hidden.dtype)).sum()
-                used = [g for g in gates.head_gates + gates.ffn_gates if g is not None]
-                grads = torch.autograd.grad(loss, used, allow_unused=True)
-                by_gate = {id(g): gr for g, gr in zip(used, grads)}
-                for i in range(len(layers)):
-                    hg, fg = by_gate.get(id(gates.head_gates[i])), by_gate.get(id(gates.ffn_gates[i]))
-                    if hg is not None:
-                        head_scores[i] += hg.abs().sum(dim=0).double()
-                    if fg is not None:
-                        contribution = fg.abs().sum(dim=0).double()
-                        ffn_scores[i] = contribution if ffn_scores[i] is None else ffn_scores[i] + contribution
-                gates.head_gates = [None] * len(layers)
-                gates.ffn_gates = [None] * len(layers)
+                batch_texts = list(texts[start : start + batch_size])
+                loss, input_ids, mask = _batch_loss(base_model, mlm_head, family, tokenizer, batch_texts, method, seq_len, generator)
+                _accumulate(loss, gates, head_scores, ffn_scores)
                 sequences += int(input_ids.shape[0])
                 tokens += int(mask.sum())
     finally:

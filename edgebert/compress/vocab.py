@@ -284,20 +284,11 @@ def trim_vocab(
     (HELDOUT_SHARE, at most HELDOUT_MAX passages) and counts the rest. Bad input raises UserError before anything
     is written; `out` appears only when complete, and never replaces an existing directory without `force`.
     """
-    from edgebert import validate
     from edgebert.modelio import check_tokenizer_fits, inspect_model_dir
-    from edgebert.sources import resolve_model
 
     started = time.perf_counter()
     _check_args(min_count, max_size)
-    validate.path_like("--out", out, optional=False)
-    out = Path(out)
-    corpus_list = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
-    inputs = {"--model": model, "--trim-vocab": corpus_list, "--vocab-heldout": heldout}
-    check_output_dir(out, force, inputs)
-    model_dir = Path(resolve_model(model))
-    inputs["--model"] = model_dir
-    check_not_input(out, inputs)
+    out, inputs, model_dir = _resolve_paths(model, out, corpus, heldout, force)
     _, family = inspect_model_dir(model_dir)
     texts = load_corpus(corpus)
     counted, held = (texts, load_corpus(heldout)) if heldout is not None else split_heldout(texts)
@@ -333,16 +324,7 @@ def trim_vocab(
         "embedding_parameters": {"before": old_vocab * dim, "after": selection.size * dim},
         "sliced_tensors": sliced,
         "corpus": _corpus_stats(counts, selection, len(counted)),
-        "heldout": {
-            "source": str(Path(heldout).expanduser().absolute()) if heldout is not None else "corpus slice (not counted)",
-            **change.as_dict(),
-            "cosine_to_source": {
-                "mean": round(float(cos.mean()), 6),
-                "min": round(float(cos.min()), 6),
-                "sentences": len(probe),
-                "embedded": embedded,  # the others tokenise to the same ids: cosine 1 (checked on the corpus below)
-            },
-        },
+        "heldout": _heldout_block(heldout, change, cos, len(probe), embedded),
     }
     recipe = _recipe(corpus, min_count, keep_chars, max_size, block["heldout"]["source"])
     params = {"before": count_parameters(full), "after": count_parameters(trimmed)}
@@ -355,16 +337,53 @@ def trim_vocab(
         write_manifest(work, manifest)
         _log(quiet, "reloading the saved model to check it on the corpus")
         block["corpus_check"] = _check_saved(work, base_of(full), tokenizer, counted, selection, pooling, family)
-        manifest["model_bytes"] = dir_size(work, [p.name for p in work.glob("*.safetensors")])
-        manifest["source_model_bytes"] = dir_size(model_dir, [p.name for p in model_dir.glob("*.safetensors")])
-        manifest["wall_time_s"] = round(time.perf_counter() - started, 2)
-        write_manifest(work, manifest)
+        _finish_manifest(work, model_dir, manifest, started)
     _log(quiet, f"trimmed model written to {out} ({manifest['wall_time_s']} s)")
     return TrimReport(
         out_dir=out, kept_ids=selection.kept_ids, vocab_before=old_vocab, vocab_after=selection.size,
         unk_rate=change.unk_rate, changed_word_share=change.changed_word_share,
         cosine_mean=float(cos.mean()), cosine_min=float(cos.min()), manifest=manifest,
     )  # fmt: skip
+
+
+def _resolve_paths(
+    model: str | Path | None, out: str | Path, corpus: str | Path | Sequence[str | Path], heldout: str | Path | None, force: bool
+) -> tuple[Path, dict[str, Any], Path]:
+    """(out, the inputs it must not overwrite, the resolved model dir); refuses an unusable `out` before any work."""
+    from edgebert import validate
+    from edgebert.sources import resolve_model
+
+    validate.path_like("--out", out, optional=False)
+    out = Path(out)
+    corpus_list = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
+    inputs = {"--model": model, "--trim-vocab": corpus_list, "--vocab-heldout": heldout}
+    check_output_dir(out, force, inputs)
+    model_dir = Path(resolve_model(model))
+    inputs["--model"] = model_dir
+    check_not_input(out, inputs)
+    return out, inputs, model_dir
+
+
+def _heldout_block(heldout: str | Path | None, change: Any, cos: np.ndarray, sentences: int, embedded: int) -> dict[str, Any]:
+    """The manifest's held-out measurement: where the text came from, tokenisation change, cosine to the source."""
+    return {
+        "source": str(Path(heldout).expanduser().absolute()) if heldout is not None else "corpus slice (not counted)",
+        **change.as_dict(),
+        "cosine_to_source": {
+            "mean": round(float(cos.mean()), 6),
+            "min": round(float(cos.min()), 6),
+            "sentences": sentences,
+            "embedded": embedded,  # the others tokenise to the same ids: cosine 1 (checked on the corpus below)
+        },
+    }
+
+
+def _finish_manifest(work: Path, model_dir: Path, manifest: dict[str, Any], started: float) -> None:
+    """Add the saved and source weight sizes and the wall time to the manifest and write it again."""
+    manifest["model_bytes"] = dir_size(work, [p.name for p in work.glob("*.safetensors")])
+    manifest["source_model_bytes"] = dir_size(model_dir, [p.name for p in model_dir.glob("*.safetensors")])
+    manifest["wall_time_s"] = round(time.perf_counter() - started, 2)
+    write_manifest(work, manifest)
 
 
 def _load_tokenizer(model_dir: Path) -> Any:
