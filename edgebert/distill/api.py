@@ -8,7 +8,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -103,55 +103,73 @@ def _check_out(out: Path, force: bool, resume: bool) -> str | None:
     raise UserError(f"--out {out} exists and is not empty; pass --resume to continue it, --force to replace it, or choose another path")
 
 
+@dataclass(frozen=True)
+class _Args:
+    """distill()'s arguments as given (see its docstring)."""
+
+    teacher: str | Path | None
+    corpus: str | Path | list[str | Path]
+    out: str | Path
+    student_layers: int | None = None
+    student_hidden: int | None = None
+    student_heads: int | None = None
+    student_ffn: int | None = None
+    layer_map: list[int] | str | None = None
+    embedding_dim: int | None = None
+    student_head_steps: int | None = None
+    student_init: str | Path | None = None
+    freeze_embeddings: bool = False
+    steps: int = 1000
+    batch_size: int = 32
+    grad_accum: int = 1
+    seq_len: int = 128
+    packing: str = "truncate"
+    group_by_length: bool = False
+    lr: float = 1e-4
+    warmup_ratio: float = 0.05
+    weight_decay: float = 0.0
+    max_grad_norm: float = 5.0
+    alpha_mlm: float = 2.0
+    alpha_ce: float = 5.0
+    alpha_cos: float = 1.0
+    alpha_pooled: float = 0.0
+    temperature: float = 2.0
+    ce_positions: str = "masked"
+    cos_layers: str = "last"
+    mlm_probability: float = 0.15
+    eval_sts: str | Path | None = None
+    eval_steps: int | None = None
+    save_steps: int | None = None
+    logging_steps: int | None = None
+    resume: bool = False
+    force: bool = False
+    keep_checkpoints: bool = False
+    head_steps: int = 200
+    head_batch_size: int = 32
+    head_lr: float = 1e-3
+    cache_dir: str | Path | None = None
+    max_passages: int | None = None
+    seed: int = 42
+    precision: str = "auto"
+    threads: int | None = None
+    quiet: bool = False
+    callbacks: list[Any] | None = None
+
+
 def distill(
-    teacher: str | Path | None,
-    corpus: str | Path | list[str | Path],
-    out: str | Path,
-    *,
-    student_layers: int | None = None,
-    student_hidden: int | None = None,
-    student_heads: int | None = None,
-    student_ffn: int | None = None,
-    layer_map: list[int] | str | None = None,
-    embedding_dim: int | None = None,
-    student_head_steps: int | None = None,
-    student_init: str | Path | None = None,
-    freeze_embeddings: bool = False,
-    steps: int = 1000,
-    batch_size: int = 32,
-    grad_accum: int = 1,
-    seq_len: int = 128,
-    packing: str = "truncate",
-    group_by_length: bool = False,
-    lr: float = 1e-4,
-    warmup_ratio: float = 0.05,
-    weight_decay: float = 0.0,
-    max_grad_norm: float = 5.0,
-    alpha_mlm: float = 2.0,
-    alpha_ce: float = 5.0,
-    alpha_cos: float = 1.0,
-    alpha_pooled: float = 0.0,
-    temperature: float = 2.0,
-    ce_positions: str = "masked",
-    cos_layers: str = "last",
-    mlm_probability: float = 0.15,
-    eval_sts: str | Path | None = None,
-    eval_steps: int | None = None,
-    save_steps: int | None = None,
-    logging_steps: int | None = None,
-    resume: bool = False,
-    force: bool = False,
-    keep_checkpoints: bool = False,
-    head_steps: int = 200,
-    head_batch_size: int = 32,
-    head_lr: float = 1e-3,
-    cache_dir: str | Path | None = None,
-    max_passages: int | None = None,
-    seed: int = 42,
-    precision: str = "auto",
-    threads: int | None = None,
-    quiet: bool = False,
-    callbacks: list[Any] | None = None,
+    teacher: str | Path | None, corpus: str | Path | list[str | Path], out: str | Path, *,
+    student_layers: int | None = None, student_hidden: int | None = None, student_heads: int | None = None,
+    student_ffn: int | None = None, layer_map: list[int] | str | None = None, embedding_dim: int | None = None,
+    student_head_steps: int | None = None, student_init: str | Path | None = None, freeze_embeddings: bool = False,
+    steps: int = 1000, batch_size: int = 32, grad_accum: int = 1, seq_len: int = 128, packing: str = "truncate",
+    group_by_length: bool = False, lr: float = 1e-4, warmup_ratio: float = 0.05, weight_decay: float = 0.0,
+    max_grad_norm: float = 5.0, alpha_mlm: float = 2.0, alpha_ce: float = 5.0, alpha_cos: float = 1.0,
+    alpha_pooled: float = 0.0, temperature: float = 2.0, ce_positions: str = "masked", cos_layers: str = "last",
+    mlm_probability: float = 0.15, eval_sts: str | Path | None = None, eval_steps: int | None = None,
+    save_steps: int | None = None, logging_steps: int | None = None, resume: bool = False, force: bool = False,
+    keep_checkpoints: bool = False, head_steps: int = 200, head_batch_size: int = 32, head_lr: float = 1e-3,
+    cache_dir: str | Path | None = None, max_passages: int | None = None, seed: int = 42, precision: str = "auto",
+    threads: int | None = None, quiet: bool = False, callbacks: list[Any] | None = None,
 ) -> DistillReport:
     """Distil `teacher` into a smaller student trained on `corpus`; write a standard HF model dir to `out`.
 
@@ -175,287 +193,429 @@ def distill(
     training (so `resume=True` continues an interrupted run); on success the student, its tokenizer, the
     sentence-transformers pooling config and `edgebert.json` are written to `out`.
     """
-    from edgebert.distill.losses import LossWeights
+    run = _Run(_Args(**locals()), _Log(quiet), time.perf_counter())
+    _check_arguments(run)
+    _resolve_models(run)
+    _load_data(run)
+    _plan_output(run)
+    # ---- every check passed: from here on we write
+    if run.out_action == "replace":
+        shutil.rmtree(run.out)
+    with kept_on_interrupt(f"interrupted; checkpoints kept in {run.checkpoint_dir}: rerun with --resume to continue"):
+        _write_recipe(run)
+        _load_teacher(run)
+        _make_student(run)
+        model = _distillation_model(run)
+        _score_initial(run)
+        trainer = _make_trainer(run, model)
+        train_metrics = trainer.train(resume_from_checkpoint=run.resume_from).metrics
+        _keep_best(run, trainer)
+        manifest = _manifest(run, trainer, train_metrics)
+        _save(run, manifest)
+    run.log(f"student written to {run.out} ({manifest['metrics']['wall_time_s']} s)")
+    return DistillReport(out_dir=run.out, manifest=manifest)
+
+
+@dataclass
+class _Run:
+    """State passed between distill()'s phases: its arguments, then what each phase found or built."""
+
+    a: _Args
+    log: _Log
+    started: float
+    out: Path = Path()
+    out_action: str | None = None
+    teacher_dir: Path = Path()
+    config_dict: dict[str, Any] = field(default_factory=dict)
+    family: Any = None
+    teacher_config: Any = None
+    spec: Any = None
+    shape: Any = None
+    init_dir: Path | None = None
+    init_family: Any = None
+    corpus_list: list[str | Path] = field(default_factory=list)
+    sts: Any = None
+    texts: list[str] = field(default_factory=list)
+    tokenizer: Any = None
+    dataset: Any = None
+    corpus_fp: str = ""
+    weights: Any = None
+    recipe: dict[str, Any] = field(default_factory=dict)
+    corpus_info: dict[str, Any] = field(default_factory=dict)
+    checkpoint_dir: Path = Path()
+    resume_from: Path | None = None
+    collator: Any = None
+    head_collator: Any = None
+    head_cfg: Any = None
+    head_used: bool = False
+    teacher_mlm: Any = None
+    head_info: dict[str, Any] = field(default_factory=dict)
+    pooling: str = ""
+    student: Any = None
+    s_family: Any = None
+    save_head: bool = False
+    init_info: dict[str, Any] = field(default_factory=dict)
+    sts_scores: dict[str, Any] = field(default_factory=dict)
+    initial_state: Any = None
+
+
+def _check_arguments(run: _Run) -> None:
+    """Every argument check that needs no model or corpus; sets the absolute --out and what to do with it."""
+    a = run.a
+    check_numbers(
+        steps=a.steps, batch_size=a.batch_size, grad_accum=a.grad_accum, seq_len=a.seq_len, lr=a.lr, warmup_ratio=a.warmup_ratio,
+        weight_decay=a.weight_decay, max_grad_norm=a.max_grad_norm, temperature=a.temperature, alpha_mlm=a.alpha_mlm,
+        alpha_ce=a.alpha_ce, alpha_cos=a.alpha_cos, alpha_pooled=a.alpha_pooled, mlm_probability=a.mlm_probability,
+        student_layers=a.student_layers, student_hidden=a.student_hidden, student_heads=a.student_heads, student_ffn=a.student_ffn,
+        embedding_dim=a.embedding_dim, student_head_steps=a.student_head_steps, eval_steps=a.eval_steps, save_steps=a.save_steps,
+        logging_steps=a.logging_steps, head_steps=a.head_steps, head_batch_size=a.head_batch_size, head_lr=a.head_lr,
+        max_passages=a.max_passages, seed=a.seed, threads=a.threads,
+    )  # fmt: skip
+    validate.path_like("--out", a.out, optional=False)
+    validate.path_like("--eval-sts", a.eval_sts)
+    validate.path_like("--cache-dir", a.cache_dir)
+    if a.ce_positions not in CE_POSITIONS:
+        raise UserError(f"--ce-positions {a.ce_positions} is unknown; choose one of: {', '.join(CE_POSITIONS)}")
+    if a.cos_layers not in COS_LAYERS:
+        raise UserError(f"--cos-layers {a.cos_layers} is unknown; choose one of: {', '.join(COS_LAYERS)}")
+    if a.mlm_probability == 0 and (a.alpha_mlm or a.alpha_ce):
+        raise UserError("--mlm-probability 0 (unmasked text) leaves nothing for --alpha-mlm/--alpha-ce to score; set them to 0")
+    run.out = Path(a.out).expanduser().absolute()
+    run.out_action = _check_out(run.out, a.force, a.resume)
+    _check_precision(a.precision)
+    _check_intervals(a.steps, a.save_steps, a.eval_steps, a.eval_sts is not None)
+
+
+def _resolve_models(run: _Run) -> None:
+    """The teacher, the student's shape (or --student-init) and the inputs checked against --out."""
+    from transformers import AutoConfig
+
     from edgebert.distill.student import StudentSpec, parse_layer_map, resolve_shape
-    from edgebert.modelio import check_tokenizer_fits, check_within_positions, inspect_model_dir
+    from edgebert.modelio import check_within_positions, inspect_model_dir
     from edgebert.sources import resolve_model
 
-    started = time.perf_counter()
-    log = _Log(quiet)
-    check_numbers(
-        steps=steps, batch_size=batch_size, grad_accum=grad_accum, seq_len=seq_len, lr=lr, warmup_ratio=warmup_ratio,
-        weight_decay=weight_decay, max_grad_norm=max_grad_norm, temperature=temperature, alpha_mlm=alpha_mlm,
-        alpha_ce=alpha_ce, alpha_cos=alpha_cos, alpha_pooled=alpha_pooled, mlm_probability=mlm_probability,
-        student_layers=student_layers, student_hidden=student_hidden, student_heads=student_heads, student_ffn=student_ffn,
-        embedding_dim=embedding_dim, student_head_steps=student_head_steps, eval_steps=eval_steps, save_steps=save_steps,
-        logging_steps=logging_steps, head_steps=head_steps, head_batch_size=head_batch_size, head_lr=head_lr,
-        max_passages=max_passages, seed=seed, threads=threads,
-    )  # fmt: skip
-    validate.path_like("--out", out, optional=False)
-    validate.path_like("--eval-sts", eval_sts)
-    validate.path_like("--cache-dir", cache_dir)
-    if ce_positions not in CE_POSITIONS:
-        raise UserError(f"--ce-positions {ce_positions} is unknown; choose one of: {', '.join(CE_POSITIONS)}")
-    if cos_layers not in COS_LAYERS:
-        raise UserError(f"--cos-layers {cos_layers} is unknown; choose one of: {', '.join(COS_LAYERS)}")
-    if mlm_probability == 0 and (alpha_mlm or alpha_ce):
-        raise UserError("--mlm-probability 0 (unmasked text) leaves nothing for --alpha-mlm/--alpha-ce to score; set them to 0")
-    out = Path(out).expanduser().absolute()
-    out_action = _check_out(out, force, resume)
-    _check_precision(precision)
-    _check_intervals(steps, save_steps, eval_steps, eval_sts is not None)
-
-    teacher_dir = resolve_model(teacher)
-    config_dict, family = inspect_model_dir(teacher_dir)
-    from transformers import AutoConfig, AutoTokenizer
-
-    teacher_config = AutoConfig.from_pretrained(teacher_dir, trust_remote_code=False)
-    if isinstance(layer_map, str):
-        layer_map = parse_layer_map(layer_map)
-    spec = StudentSpec(student_layers, student_hidden, student_heads, student_ffn, layer_map, embedding_dim)
-    init_dir, init_family = None, None
-    if student_init is not None:
-        init_dir, init_family, shape = _student_init_shape(student_init, teacher_config, family, spec, student_head_steps, seq_len)
+    a = run.a
+    run.teacher_dir = resolve_model(a.teacher)
+    run.config_dict, run.family = inspect_model_dir(run.teacher_dir)
+    run.teacher_config = AutoConfig.from_pretrained(run.teacher_dir, trust_remote_code=False)
+    layer_map = parse_layer_map(a.layer_map) if isinstance(a.layer_map, str) else a.layer_map
+    run.spec = StudentSpec(a.student_layers, a.student_hidden, a.student_heads, a.student_ffn, layer_map, a.embedding_dim)
+    if a.student_init is not None:
+        run.init_dir, run.init_family, run.shape = _student_init_shape(
+            a.student_init, run.teacher_config, run.family, run.spec, a.student_head_steps, a.seq_len
+        )
     else:
-        shape = resolve_shape(teacher_config, spec, family)
-    check_within_positions("--seq-len", seq_len, teacher_config, "the teacher's")
-    corpus_list = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
-    inputs = {"--teacher": teacher_dir, "--student-init": init_dir, "--corpus": corpus_list, "--eval-sts": eval_sts}
-    check_output_dir(out, True, inputs)  # overlap and writability; emptiness is _check_out's (--resume)
-    if init_dir is not None:
-        _check_init_head(init_dir, init_family, family, bool(alpha_mlm or alpha_ce))
+        run.shape = resolve_shape(run.teacher_config, run.spec, run.family)
+    check_within_positions("--seq-len", a.seq_len, run.teacher_config, "the teacher's")
+    run.corpus_list = [a.corpus] if isinstance(a.corpus, (str, Path)) else list(a.corpus)
+    inputs = {"--teacher": run.teacher_dir, "--student-init": run.init_dir, "--corpus": run.corpus_list, "--eval-sts": a.eval_sts}
+    check_output_dir(run.out, True, inputs)  # overlap and writability; emptiness is _check_out's (--resume)
+    if run.init_dir is not None:
+        _check_init_head(run.init_dir, run.init_family, run.family, bool(a.alpha_mlm or a.alpha_ce))
 
-    from edgebert.data import corpus_fingerprint, load_corpus, load_sts_csv, mlm_collator, padding_collator, tokenize_corpus
 
-    sts = load_sts_csv(eval_sts) if eval_sts else None
-    texts = load_corpus(corpus_list)
-    if max_passages:
-        texts = texts[:max_passages]
+def _load_data(run: _Run) -> None:
+    """The STS set, the corpus, the teacher's tokenizer (checked) and the tokenized training sequences."""
+    from transformers import AutoTokenizer
+
+    from edgebert.data import corpus_fingerprint, load_corpus, load_sts_csv, tokenize_corpus
+    from edgebert.distill.losses import LossWeights
+    from edgebert.modelio import check_tokenizer_fits
+
+    a = run.a
+    run.sts = load_sts_csv(a.eval_sts) if a.eval_sts else None
+    run.texts = load_corpus(run.corpus_list)
+    if a.max_passages:
+        run.texts = run.texts[: a.max_passages]
     try:
-        tokenizer = AutoTokenizer.from_pretrained(teacher_dir, use_fast=True, trust_remote_code=False)
+        run.tokenizer = AutoTokenizer.from_pretrained(run.teacher_dir, use_fast=True, trust_remote_code=False)
     except Exception as exc:  # noqa: BLE001
-        raise UserError(f"cannot load the teacher's tokenizer in {teacher_dir} ({type(exc).__name__}); re-save it") from exc
-    check_tokenizer_fits(tokenizer, teacher_config, teacher_dir)
-    if tokenizer.mask_token_id is None:
-        raise UserError(f"the teacher's tokenizer in {teacher_dir} has no mask token; masked-LM distillation needs one")
-    if init_dir is not None:
-        _check_init_tokenizer(init_dir, tokenizer)
-    dataset = tokenize_corpus(texts, tokenizer, seq_len, packing)
-    corpus_fp = corpus_fingerprint(corpus_list)
-    weights = LossWeights(alpha_mlm, alpha_ce, alpha_cos, alpha_pooled, temperature)
-    recipe = {
-        "student": shape.as_dict(),
-        "losses": weights.as_dict(),
-        "ce_positions": ce_positions,
-        "cos_layers": cos_layers,
-        "mlm_probability": mlm_probability,
-        "steps": steps,
-        "batch_size": batch_size,
-        "grad_accum": grad_accum,
-        "seq_len": seq_len,
-        "packing": packing,
-        "group_by_length": group_by_length,
-        "lr": lr,
-        "warmup_ratio": warmup_ratio,
-        "weight_decay": weight_decay,
-        "max_grad_norm": max_grad_norm,
-        "seed": seed,
-        "teacher_head": {"steps": head_steps, "batch_size": head_batch_size, "lr": head_lr},
-        **({"student_head_steps": _student_head_steps(student_head_steps, head_steps)} if embedding_dim else {}),
-        "max_passages": max_passages,
-        **({"student_init": {"path": str(init_dir), "fingerprint": _fingerprint(init_dir)}} if init_dir else {}),
-        **({"freeze_embeddings": True} if freeze_embeddings else {}),
-    }
-    corpus_info = {
-        "sources": [str(c) for c in corpus_list],
-        "fingerprint": corpus_fp,
-        "passages": len(texts),
-        "sequences": len(dataset),
-        "tokens": dataset.num_tokens,
-    }
+        raise UserError(f"cannot load the teacher's tokenizer in {run.teacher_dir} ({type(exc).__name__}); re-save it") from exc
+    check_tokenizer_fits(run.tokenizer, run.teacher_config, run.teacher_dir)
+    if run.tokenizer.mask_token_id is None:
+        raise UserError(f"the teacher's tokenizer in {run.teacher_dir} has no mask token; masked-LM distillation needs one")
+    if run.init_dir is not None:
+        _check_init_tokenizer(run.init_dir, run.tokenizer)
+    run.dataset = tokenize_corpus(run.texts, run.tokenizer, a.seq_len, a.packing)
+    run.corpus_fp = corpus_fingerprint(run.corpus_list)
+    run.weights = LossWeights(a.alpha_mlm, a.alpha_ce, a.alpha_cos, a.alpha_pooled, a.temperature)
 
-    checkpoint_dir = out / CHECKPOINTS
-    resume_from = None
-    if out_action == "resume":
-        saved = checkpoint_dir / RECIPE_FILE
+
+def _plan_output(run: _Run) -> None:
+    """The recipe and corpus records, and on --resume the checkpoint to continue from (same recipe required)."""
+    run.recipe = _recipe(run)
+    run.corpus_info = {
+        "sources": [str(c) for c in run.corpus_list],
+        "fingerprint": run.corpus_fp,
+        "passages": len(run.texts),
+        "sequences": len(run.dataset),
+        "tokens": run.dataset.num_tokens,
+    }
+    run.checkpoint_dir = run.out / CHECKPOINTS
+    if run.out_action == "resume":
+        saved = run.checkpoint_dir / RECIPE_FILE
         if saved.exists():
             previous = json.loads(saved.read_text())
-            if previous.get("recipe") != recipe or previous.get("corpus") != corpus_fp:
-                raise UserError(f"--resume: the arguments differ from the run being resumed in {out}; pass the same ones (see {saved})")
-        resume_from = last_complete_checkpoint(checkpoint_dir, log) if checkpoint_dir.is_dir() else None
-    # ---- every check passed: from here on we write
-    if out_action == "replace":
-        shutil.rmtree(out)
-    with kept_on_interrupt(f"interrupted; checkpoints kept in {checkpoint_dir}: rerun with --resume to continue"):
-        checkpoint_dir.mkdir(parents=True, exist_ok=True)
-        (checkpoint_dir / RECIPE_FILE).write_text(json.dumps({"recipe": recipe, "corpus": corpus_fp}, indent=2) + "\n")
+            if previous.get("recipe") != run.recipe or previous.get("corpus") != run.corpus_fp:
+                raise UserError(f"--resume: the arguments differ from the run being resumed in {run.out}; pass the same ones (see {saved})")
+        run.resume_from = last_complete_checkpoint(run.checkpoint_dir, run.log) if run.checkpoint_dir.is_dir() else None
 
-        import torch
 
-        if threads:
-            torch.set_num_threads(threads)
-        from edgebert.distill.student import build_student, freeze_embedding_parameters, heads_per_layer, make_projections, student_family
-        from edgebert.distill.teacher import HeadFitConfig, load_teacher_mlm, prepare_teacher, weights_fingerprint
-        from edgebert.distill.trainer import DistillationModel, DistillationTrainer
-        from edgebert.evaluate import sts_spearman
-        from edgebert.pooling import pooling_from_sentence_transformers
+def _write_recipe(run: _Run) -> None:
+    """Create the checkpoint dir and record the recipe in it (what --resume compares against)."""
+    run.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    (run.checkpoint_dir / RECIPE_FILE).write_text(json.dumps({"recipe": run.recipe, "corpus": run.corpus_fp}, indent=2) + "\n")
 
-        collator = mlm_collator(tokenizer, mlm_probability, seed=seed)
-        # MLM heads are fitted on masked text even when the distillation itself reads unmasked text (probability 0)
-        head_collator = collator if mlm_probability else mlm_collator(tokenizer, HEAD_MLM_PROBABILITY, seed=seed)
-        head_cfg = HeadFitConfig(steps=head_steps, batch_size=head_batch_size, lr=head_lr, seed=seed)
-        log(f"teacher {teacher_dir} ({family.name}, {shape.teacher_layers} layers × {shape.teacher_hidden}); corpus: {len(texts)} passages → {len(dataset)} sequences")
-        head_used = bool(alpha_mlm or alpha_ce)
-        if head_used:
-            teacher_mlm, head_info = prepare_teacher(
-                teacher_dir, family, dataset, head_collator, corpus_fp, seq_len, packing, head_cfg, cache_dir=cache_dir, log=log
-            )
-            log(f"teacher MLM head ({head_info['source']}): held-out masked-token accuracy {head_info['mlm_accuracy']:.3f}")
-            teacher_own_head = head_info["source"] == "own"
-        else:  # hidden-state losses only: no head is fitted, and a built student keeps one only if the teacher has its own
-            teacher_mlm, teacher_own_head = load_teacher_mlm(teacher_dir, family)
-            head_info = {"source": "unused", "mlm_accuracy": None}
-            log("teacher MLM head: not needed (--alpha-mlm and --alpha-ce are 0)")
-        pooling = read_manifest(teacher_dir).get("model", {}).get("pooling") or pooling_from_sentence_transformers(teacher_dir) or family.default_pooling
 
-        save_head = head_used or teacher_own_head
-        if init_dir is not None:
-            student, init_info = _student_from_dir(init_dir, init_family, teacher_mlm, family, bool(alpha_mlm or alpha_ce))
-            s_family, save_head = init_family, init_info["mlm_head"] is not None
-            log(
-                f"student: {init_dir} ({shape.layers} layers × {shape.hidden}, heads per layer {init_info['heads_per_layer']}, "
-                f"ffn {shape.ffn}; MLM head: {init_info['mlm_head'] or 'none, saved without one'}), layer map {shape.layer_map}"
-            )
-        else:
-            word_weights = None
-            if spec.embedding_dim:
-                from edgebert.distill.factorize import corpus_word_weights
+def _recipe(run: _Run) -> dict[str, Any]:
+    """The training recipe recorded in the manifest and compared on --resume."""
+    a, init_dir = run.a, run.init_dir
+    return {
+        "student": run.shape.as_dict(),
+        "losses": run.weights.as_dict(),
+        "ce_positions": a.ce_positions,
+        "cos_layers": a.cos_layers,
+        "mlm_probability": a.mlm_probability,
+        "steps": a.steps,
+        "batch_size": a.batch_size,
+        "grad_accum": a.grad_accum,
+        "seq_len": a.seq_len,
+        "packing": a.packing,
+        "group_by_length": a.group_by_length,
+        "lr": a.lr,
+        "warmup_ratio": a.warmup_ratio,
+        "weight_decay": a.weight_decay,
+        "max_grad_norm": a.max_grad_norm,
+        "seed": a.seed,
+        "teacher_head": {"steps": a.head_steps, "batch_size": a.head_batch_size, "lr": a.head_lr},
+        **({"student_head_steps": _student_head_steps(a.student_head_steps, a.head_steps)} if a.embedding_dim else {}),
+        "max_passages": a.max_passages,
+        **({"student_init": {"path": str(init_dir), "fingerprint": _fingerprint(init_dir)}} if init_dir else {}),
+        **({"freeze_embeddings": True} if a.freeze_embeddings else {}),
+    }
 
-                word_weights = corpus_word_weights(dataset.sequences, int(teacher_config.vocab_size))
-            student, shape, init_info = build_student(teacher_mlm, spec, family, seed=seed, word_weights=word_weights)
-            s_family = student_family(shape, family)
-            factorised = f", factorised embeddings {shape.embedding_dim} ({s_family.name})" if shape.embedding_dim else ""
-            log(f"student: {shape.kind} {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
-        s_head_steps = _student_head_steps(student_head_steps, head_steps)
-        if init_dir is None and shape.embedding_dim and s_head_steps and (alpha_mlm or alpha_ce):  # also on --resume: part of the initial student
-            init_info["head"] = _fit_student_head(student, s_family, dataset, head_collator, head_cfg, s_head_steps, log)
-        if freeze_embeddings:
-            init_info["frozen_embedding_parameters"] = freeze_embedding_parameters(student, s_family)
-        if cos_layers == "mapped":
-            cos_pairs = [(i + 1, t + 1) for i, t in enumerate(shape.layer_map)]
-        else:
-            cos_pairs = [(shape.layers, shape.teacher_layers)]
-        need_hidden = bool(alpha_cos or alpha_pooled)
-        projections = make_projections(shape.hidden, shape.teacher_hidden, len(cos_pairs)) if need_hidden else None
-        model = DistillationModel(student, s_family, cos_pairs if need_hidden else [], projections, ce_positions)
 
-        sts_scores: dict[str, Any] = {}
-        initial_state = None
-        if sts is not None:
-            from edgebert.distill.factorize import clone_state
+def _load_teacher(run: _Run) -> None:
+    """The collators, the teacher as a masked-LM with its (fitted or cached) MLM head when a loss needs one, and the pooling."""
+    import torch
 
-            sts_scores["teacher"] = round(sts_spearman(getattr(teacher_mlm, family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=family.uses_token_type_ids), 5)
-            sts_scores["student_init"] = round(sts_spearman(getattr(student, s_family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=s_family.uses_token_type_ids), 5)
-            initial_state = clone_state(student)  # kept if no checkpoint beats it
-            log(f"STS Spearman: teacher {sts_scores['teacher']:.4f}, student at init {sts_scores['student_init']:.4f}")
+    from edgebert.data import mlm_collator
+    from edgebert.distill.teacher import HeadFitConfig, load_teacher_mlm, prepare_teacher
+    from edgebert.pooling import pooling_from_sentence_transformers
 
-        args = _training_args(
-            checkpoint_dir, steps, batch_size, grad_accum, lr, warmup_ratio, weight_decay, max_grad_norm, seed,
-            eval_steps, save_steps, logging_steps, sts is not None, precision, quiet, group_by_length,
+    a, shape, family = run.a, run.shape, run.family
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    run.collator = mlm_collator(run.tokenizer, a.mlm_probability, seed=a.seed)
+    # MLM heads are fitted on masked text even when the distillation itself reads unmasked text (probability 0)
+    run.head_collator = run.collator if a.mlm_probability else mlm_collator(run.tokenizer, HEAD_MLM_PROBABILITY, seed=a.seed)
+    run.head_cfg = HeadFitConfig(steps=a.head_steps, batch_size=a.head_batch_size, lr=a.head_lr, seed=a.seed)
+    run.log(f"teacher {run.teacher_dir} ({family.name}, {shape.teacher_layers} layers × {shape.teacher_hidden}); corpus: {len(run.texts)} passages → {len(run.dataset)} sequences")
+    run.head_used = bool(a.alpha_mlm or a.alpha_ce)
+    if run.head_used:
+        run.teacher_mlm, run.head_info = prepare_teacher(
+            run.teacher_dir, family, run.dataset, run.head_collator, run.corpus_fp, a.seq_len, a.packing, run.head_cfg,
+            cache_dir=a.cache_dir, log=run.log,
         )
-        trainer = DistillationTrainer(
-            model=model,
-            args=args,
-            train_dataset=dataset,
-            eval_dataset=[0] if sts is not None else None,
-            data_collator=padding_collator(tokenizer),
-            teacher=teacher_mlm,
-            family=family,
-            student_family=s_family,
-            weights=weights,
-            sts=sts,
-            sts_tokenizer=tokenizer,
-            pooling=pooling,
-            callbacks=callbacks,
-            masker=collator,
-            mask_seed=seed,
+        run.log(f"teacher MLM head ({run.head_info['source']}): held-out masked-token accuracy {run.head_info['mlm_accuracy']:.3f}")
+        teacher_own_head = run.head_info["source"] == "own"
+    else:  # hidden-state losses only: no head is fitted, and a built student keeps one only if the teacher has its own
+        run.teacher_mlm, teacher_own_head = load_teacher_mlm(run.teacher_dir, family)
+        run.head_info = {"source": "unused", "mlm_accuracy": None}
+        run.log("teacher MLM head: not needed (--alpha-mlm and --alpha-ce are 0)")
+    run.pooling = read_manifest(run.teacher_dir).get("model", {}).get("pooling") or pooling_from_sentence_transformers(run.teacher_dir) or family.default_pooling
+    run.save_head = run.head_used or teacher_own_head
+
+
+def _make_student(run: _Run) -> None:
+    """The student: --student-init loaded, or built from the teacher; its MLM head fitted when factorised, then frozen parts."""
+    from edgebert.distill.student import build_student, freeze_embedding_parameters, student_family
+
+    a, shape, init_dir = run.a, run.shape, run.init_dir
+    if init_dir is not None:
+        run.student, run.init_info = _student_from_dir(init_dir, run.init_family, run.teacher_mlm, run.family, run.head_used)
+        run.s_family, run.save_head = run.init_family, run.init_info["mlm_head"] is not None
+        run.log(
+            f"student: {init_dir} ({shape.layers} layers × {shape.hidden}, heads per layer {run.init_info['heads_per_layer']}, "
+            f"ffn {shape.ffn}; MLM head: {run.init_info['mlm_head'] or 'none, saved without one'}), layer map {shape.layer_map}"
         )
-        log(f"training {steps} steps × batch {batch_size}×{grad_accum} (seq ≤ {seq_len}); checkpoints every {args.save_steps} steps in {checkpoint_dir}")
-        result = trainer.train(resume_from_checkpoint=resume_from)
-        train_metrics = result.metrics
+    else:
+        word_weights = None
+        if run.spec.embedding_dim:
+            from edgebert.distill.factorize import corpus_word_weights
 
-        if sts is not None:
-            best_trained = trainer.state.best_metric
-            if best_trained is None:  # no evaluation during training: the trained student is the candidate
-                best_trained = round(sts_spearman(getattr(student, s_family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=s_family.uses_token_type_ids), 5)
-            sts_scores["best_checkpoint"] = trainer.state.best_model_checkpoint
-            sts_scores["best_trained"] = best_trained
-            if best_trained <= sts_scores["student_init"]:
-                # Nothing beat the student at initialisation (e.g. layers copied from a strong teacher): keep it.
-                student.load_state_dict(initial_state)
-                student.tie_weights()
-                sts_scores["kept"] = "init"
-                log(f"no checkpoint beat the student at initialisation ({best_trained} <= {sts_scores['student_init']}); keeping it")
-            else:
-                sts_scores["kept"] = Path(trainer.state.best_model_checkpoint).name if trainer.state.best_model_checkpoint else "final"
-            sts_scores["student_final"] = round(sts_spearman(getattr(student, s_family.mlm_base_attr), tokenizer, sts, pooling, uses_token_type_ids=s_family.uses_token_type_ids), 5)
-            sts_scores["history"] = [  # checkpoint evaluations; the student at init is "student_init"
-                {"step": e["step"], "spearman": e["eval_sts_spearman"]} for e in trainer.state.log_history if "eval_sts_spearman" in e
-            ]
-            log(f"STS Spearman after distillation: {sts_scores['student_final']:.4f} (teacher {sts_scores['teacher']:.4f})")
+            word_weights = corpus_word_weights(run.dataset.sequences, int(run.teacher_config.vocab_size))
+        run.student, run.shape, run.init_info = build_student(run.teacher_mlm, run.spec, run.family, seed=a.seed, word_weights=word_weights)
+        shape = run.shape
+        run.s_family = student_family(shape, run.family)
+        factorised = f", factorised embeddings {shape.embedding_dim} ({run.s_family.name})" if shape.embedding_dim else ""
+        run.log(f"student: {shape.kind} {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
+    s_head_steps = _student_head_steps(a.student_head_steps, a.head_steps)
+    if init_dir is None and shape.embedding_dim and s_head_steps and run.head_used:  # also on --resume: part of the initial student
+        run.init_info["head"] = _fit_student_head(run.student, run.s_family, run.dataset, run.head_collator, run.head_cfg, s_head_steps, run.log)
+    if a.freeze_embeddings:
+        run.init_info["frozen_embedding_parameters"] = freeze_embedding_parameters(run.student, run.s_family)
 
-        losses = [
-            {k: v for k, v in e.items() if k == "step" or k.startswith("loss") or k in ("learning_rate", "grad_norm")}
-            for e in trainer.state.log_history
-            if "loss" in e
-        ]
-        manifest = {
-            "kind": "student",
-            "name": out.name,
-            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "edgebert_version": __version__,
-            "model": {
-                "family": s_family.name,
-                "architecture": s_family.mlm_class if save_head else type(getattr(student, s_family.mlm_base_attr)).__name__,
-                "embedding_dim": shape.embedding_dim,
-                "pooling": pooling,
-                "hidden_size": shape.hidden,
-                "layers": shape.layers,
-                "heads": shape.heads,
-                "heads_per_layer": heads_per_layer(student.config, s_family),
-                "ffn": shape.ffn,
-                "vocab_size": int(teacher_config.vocab_size),
-                "parameters": sum(p.numel() for p in getattr(student, s_family.mlm_base_attr).parameters()),
-                "embedding_parameters": _embedding_parameters(getattr(student, s_family.mlm_base_attr), s_family),
-            },
-            "lineage": {
-                "teacher": str(teacher_dir),
-                "teacher_name": read_manifest(teacher_dir).get("name") or config_dict.get("_name_or_path") or teacher_dir.name,
-                "teacher_fingerprint": weights_fingerprint(teacher_dir),
-                "teacher_head": {k: v for k, v in head_info.items() if k not in ("config",)},
-                "recipe": recipe,
-                "corpus": corpus_info,
-                "steps": trainer.state.global_step,
-                "resumed_from": str(resume_from) if resume_from else None,
-                "init": init_info,
-            },
-            "metrics": {
-                "sts_spearman": sts_scores or None,
-                "teacher_mlm_accuracy": head_info.get("mlm_accuracy"),
-                "steps_per_second": train_metrics.get("train_steps_per_second"),
-                "samples_per_second": train_metrics.get("train_samples_per_second"),
-                "train_runtime_s": train_metrics.get("train_runtime"),
-                "train_loss": train_metrics.get("train_loss"),
-                "wall_time_s": None,
-                "losses": losses,
-            },
-        }
-        saved = student if save_head else getattr(student, s_family.mlm_base_attr)
-        _write_student(out, saved, tokenizer, pooling, teacher_dir, shape.hidden, seq_len, manifest, started)
-        if not keep_checkpoints:
-            shutil.rmtree(checkpoint_dir, ignore_errors=True)
-    log(f"student written to {out} ({manifest['metrics']['wall_time_s']} s)")
-    return DistillReport(out_dir=out, manifest=manifest)
+
+def _sts_score(run: _Run, model: Any, family: Any) -> float:
+    """STS Spearman of `model`'s encoder (rounded as recorded)."""
+    from edgebert.evaluate import sts_spearman
+
+    base = getattr(model, family.mlm_base_attr)
+    return round(sts_spearman(base, run.tokenizer, run.sts, run.pooling, uses_token_type_ids=family.uses_token_type_ids), 5)
+
+
+def _score_initial(run: _Run) -> None:
+    """With --eval-sts: the teacher's and the initial student's scores, and a copy of the student kept in case none beats it."""
+    if run.sts is None:
+        return
+    from edgebert.distill.factorize import clone_state
+
+    run.sts_scores["teacher"] = _sts_score(run, run.teacher_mlm, run.family)
+    run.sts_scores["student_init"] = _sts_score(run, run.student, run.s_family)
+    run.initial_state = clone_state(run.student)  # kept if no checkpoint beats it
+    run.log(f"STS Spearman: teacher {run.sts_scores['teacher']:.4f}, student at init {run.sts_scores['student_init']:.4f}")
+
+
+def _distillation_model(run: _Run) -> Any:
+    """The student wrapped with the layer pairs and projections its hidden-state losses compare."""
+    from edgebert.distill.student import make_projections
+    from edgebert.distill.trainer import DistillationModel
+
+    a, shape = run.a, run.shape
+    if a.cos_layers == "mapped":
+        cos_pairs = [(i + 1, t + 1) for i, t in enumerate(shape.layer_map)]
+    else:
+        cos_pairs = [(shape.layers, shape.teacher_layers)]
+    need_hidden = bool(a.alpha_cos or a.alpha_pooled)
+    projections = make_projections(shape.hidden, shape.teacher_hidden, len(cos_pairs)) if need_hidden else None
+    return DistillationModel(run.student, run.s_family, cos_pairs if need_hidden else [], projections, a.ce_positions)
+
+
+def _make_trainer(run: _Run, model: Any) -> Any:
+    """The TrainingArguments and the DistillationTrainer for `model`."""
+    from edgebert.data import padding_collator
+    from edgebert.distill.trainer import DistillationTrainer
+
+    a = run.a
+    args = _training_args(
+        run.checkpoint_dir, a.steps, a.batch_size, a.grad_accum, a.lr, a.warmup_ratio, a.weight_decay, a.max_grad_norm, a.seed,
+        a.eval_steps, a.save_steps, a.logging_steps, run.sts is not None, a.precision, a.quiet, a.group_by_length,
+    )  # fmt: skip
+    trainer = DistillationTrainer(
+        model=model,
+        args=args,
+        train_dataset=run.dataset,
+        eval_dataset=[0] if run.sts is not None else None,
+        data_collator=padding_collator(run.tokenizer),
+        teacher=run.teacher_mlm,
+        family=run.family,
+        student_family=run.s_family,
+        weights=run.weights,
+        sts=run.sts,
+        sts_tokenizer=run.tokenizer,
+        pooling=run.pooling,
+        callbacks=a.callbacks,
+        masker=run.collator,
+        mask_seed=a.seed,
+    )
+    run.log(f"training {a.steps} steps × batch {a.batch_size}×{a.grad_accum} (seq ≤ {a.seq_len}); checkpoints every {args.save_steps} steps in {run.checkpoint_dir}")
+    return trainer
+
+
+def _keep_best(run: _Run, trainer: Any) -> None:
+    """With --eval-sts: keep the best checkpoint, or the student at initialisation when none beats it; record the scores."""
+    if run.sts is None:
+        return
+    scores, state = run.sts_scores, trainer.state
+    best_trained = state.best_metric
+    if best_trained is None:  # no evaluation during training: the trained student is the candidate
+        best_trained = _sts_score(run, run.student, run.s_family)
+    scores["best_checkpoint"] = state.best_model_checkpoint
+    scores["best_trained"] = best_trained
+    if best_trained <= scores["student_init"]:
+        # Nothing beat the student at initialisation (e.g. layers copied from a strong teacher): keep it.
+        run.student.load_state_dict(run.initial_state)
+        run.student.tie_weights()
+        scores["kept"] = "init"
+        run.log(f"no checkpoint beat the student at initialisation ({best_trained} <= {scores['student_init']}); keeping it")
+    else:
+        scores["kept"] = Path(state.best_model_checkpoint).name if state.best_model_checkpoint else "final"
+    scores["student_final"] = _sts_score(run, run.student, run.s_family)
+    scores["history"] = [  # checkpoint evaluations; the student at init is "student_init"
+        {"step": e["step"], "spearman": e["eval_sts_spearman"]} for e in state.log_history if "eval_sts_spearman" in e
+    ]
+    run.log(f"STS Spearman after distillation: {scores['student_final']:.4f} (teacher {scores['teacher']:.4f})")
+
+
+def _model_record(run: _Run) -> dict[str, Any]:
+    """The manifest's "model" section: the student's family, architecture and size."""
+    from edgebert.distill.student import heads_per_layer
+
+    shape, s_family, student = run.shape, run.s_family, run.student
+    base = getattr(student, s_family.mlm_base_attr)
+    return {
+        "family": s_family.name,
+        "architecture": s_family.mlm_class if run.save_head else type(base).__name__,
+        "embedding_dim": shape.embedding_dim,
+        "pooling": run.pooling,
+        "hidden_size": shape.hidden,
+        "layers": shape.layers,
+        "heads": shape.heads,
+        "heads_per_layer": heads_per_layer(student.config, s_family),
+        "ffn": shape.ffn,
+        "vocab_size": int(run.teacher_config.vocab_size),
+        "parameters": sum(p.numel() for p in base.parameters()),
+        "embedding_parameters": _embedding_parameters(base, s_family),
+    }
+
+
+def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[str, Any]:
+    """The student's edgebert.json: model, lineage (teacher, recipe, corpus, init) and metrics (wall time filled on save)."""
+    from edgebert.distill.teacher import weights_fingerprint
+
+    teacher_dir, head_info = run.teacher_dir, run.head_info
+    losses = [
+        {k: v for k, v in e.items() if k == "step" or k.startswith("loss") or k in ("learning_rate", "grad_norm")}
+        for e in trainer.state.log_history
+        if "loss" in e
+    ]
+    return {
+        "kind": "student",
+        "name": run.out.name,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "edgebert_version": __version__,
+        "model": _model_record(run),
+        "lineage": {
+            "teacher": str(teacher_dir),
+            "teacher_name": read_manifest(teacher_dir).get("name") or run.config_dict.get("_name_or_path") or teacher_dir.name,
+            "teacher_fingerprint": weights_fingerprint(teacher_dir),
+            "teacher_head": {k: v for k, v in head_info.items() if k not in ("config",)},
+            "recipe": run.recipe,
+            "corpus": run.corpus_info,
+            "steps": trainer.state.global_step,
+            "resumed_from": str(run.resume_from) if run.resume_from else None,
+            "init": run.init_info,
+        },
+        "metrics": {
+            "sts_spearman": run.sts_scores or None,
+            "teacher_mlm_accuracy": head_info.get("mlm_accuracy"),
+            "steps_per_second": train_metrics.get("train_steps_per_second"),
+            "samples_per_second": train_metrics.get("train_samples_per_second"),
+            "train_runtime_s": train_metrics.get("train_runtime"),
+            "train_loss": train_metrics.get("train_loss"),
+            "wall_time_s": None,
+            "losses": losses,
+        },
+    }
+
+
+def _save(run: _Run, manifest: dict[str, Any]) -> None:
+    """Write the student (with or without its MLM head) and its manifest to --out; drop the checkpoints unless kept."""
+    saved = run.student if run.save_head else getattr(run.student, run.s_family.mlm_base_attr)
+    _write_student(run.out, saved, run.tokenizer, run.pooling, run.teacher_dir, run.shape.hidden, run.a.seq_len, manifest, run.started)
+    if not run.a.keep_checkpoints:
+        shutil.rmtree(run.checkpoint_dir, ignore_errors=True)
 
 
 def _student_init_shape(
