@@ -105,55 +105,55 @@ def _check_out(out: Path, force: bool, resume: bool) -> str | None:
 
 @dataclass(frozen=True)
 class _Args:
-    """distill()'s arguments as given (see its docstring)."""
+    """distill()'s arguments as given (see its docstring); no defaults here: distill()'s signature holds them."""
 
     teacher: str | Path | None
     corpus: str | Path | list[str | Path]
     out: str | Path
-    student_layers: int | None = None
-    student_hidden: int | None = None
-    student_heads: int | None = None
-    student_ffn: int | None = None
-    layer_map: list[int] | str | None = None
-    embedding_dim: int | None = None
-    student_head_steps: int | None = None
-    student_init: str | Path | None = None
-    freeze_embeddings: bool = False
-    steps: int = 1000
-    batch_size: int = 32
-    grad_accum: int = 1
-    seq_len: int = 128
-    packing: str = "truncate"
-    group_by_length: bool = False
-    lr: float = 1e-4
-    warmup_ratio: float = 0.05
-    weight_decay: float = 0.0
-    max_grad_norm: float = 5.0
-    alpha_mlm: float = 2.0
-    alpha_ce: float = 5.0
-    alpha_cos: float = 1.0
-    alpha_pooled: float = 0.0
-    temperature: float = 2.0
-    ce_positions: str = "masked"
-    cos_layers: str = "last"
-    mlm_probability: float = 0.15
-    eval_sts: str | Path | None = None
-    eval_steps: int | None = None
-    save_steps: int | None = None
-    logging_steps: int | None = None
-    resume: bool = False
-    force: bool = False
-    keep_checkpoints: bool = False
-    head_steps: int = 200
-    head_batch_size: int = 32
-    head_lr: float = 1e-3
-    cache_dir: str | Path | None = None
-    max_passages: int | None = None
-    seed: int = 42
-    precision: str = "auto"
-    threads: int | None = None
-    quiet: bool = False
-    callbacks: list[Any] | None = None
+    student_layers: int | None
+    student_hidden: int | None
+    student_heads: int | None
+    student_ffn: int | None
+    layer_map: list[int] | str | None
+    embedding_dim: int | None
+    student_head_steps: int | None
+    student_init: str | Path | None
+    freeze_embeddings: bool
+    steps: int
+    batch_size: int
+    grad_accum: int
+    seq_len: int
+    packing: str
+    group_by_length: bool
+    lr: float
+    warmup_ratio: float
+    weight_decay: float
+    max_grad_norm: float
+    alpha_mlm: float
+    alpha_ce: float
+    alpha_cos: float
+    alpha_pooled: float
+    temperature: float
+    ce_positions: str
+    cos_layers: str
+    mlm_probability: float
+    eval_sts: str | Path | None
+    eval_steps: int | None
+    save_steps: int | None
+    logging_steps: int | None
+    resume: bool
+    force: bool
+    keep_checkpoints: bool
+    head_steps: int
+    head_batch_size: int
+    head_lr: float
+    cache_dir: str | Path | None
+    max_passages: int | None
+    seed: int
+    precision: str
+    threads: int | None
+    quiet: bool
+    callbacks: list[Any] | None
 
 
 def distill(
