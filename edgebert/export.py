@@ -14,7 +14,7 @@ from edgebert import __version__
 from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir, dir_size, write_manifest
 from edgebert.errors import UserError, VerificationError
 from edgebert.modelio import LoadedModel, check_within_positions, inspect_model_dir, load_model
-from edgebert.parity import PARITY_SENTENCES, check_parity, default_min_cosine, encode, merge_reports, torch_reference
+from edgebert.parity import PARITY_SENTENCES, compare, default_min_cosine, encode, merge_reports, torch_reference
 from edgebert.progress import Stages
 from edgebert.sources import resolve_model
 
@@ -216,10 +216,11 @@ def verify_kernel_paths(
     """
     from edgebert import cpu
 
+    checks = _parity_checks(loaded, seq_len, static_shape)  # the PyTorch side once, for every path
     checked: dict[str, Any] = {}
     try:
         for name, path in paths.items():
-            reports = _verify(path.runner, loaded, seq_len, static_shape, threshold)
+            reports = _verify(path.runner, checks, threshold)
             worst = min(r["min_cosine"] for r in reports.values())
             checked[name] = {"description": path.description, "min_cosine": worst, **reports}
     finally:
@@ -242,8 +243,8 @@ def _raise_if_drifted(parity: dict[str, Any], target: str, out_dir: Path) -> Non
     )
 
 
-def _verify(runner: Any, loaded: LoadedModel, seq_len: int, static_shape: bool, threshold: float) -> dict[str, Any]:
-    """Parity of the runner against PyTorch on the parity sentences, the way the artifact is used.
+def _parity_checks(loaded: LoadedModel, seq_len: int, static_shape: bool) -> dict[str, list[tuple[dict, dict]]]:
+    """The parity inputs, the way the artifact is used, each with its PyTorch reference: {check: [(inputs, ref)]}.
 
     Static-shape targets (TFLite, TF.js) take every sentence padded to `seq_len`. Dynamic-shape targets
     (ONNX) are checked as an app runs them: each sentence alone at its own length (truncated to
@@ -251,17 +252,22 @@ def _verify(runner: Any, loaded: LoadedModel, seq_len: int, static_shape: bool, 
     """
     tokenizer = loaded.tokenizer
     if static_shape:
-        inputs = encode(tokenizer, PARITY_SENTENCES, seq_len, pad_to_seq_len=True)
-        return {"fixed_length": check_parity(runner.run, loaded.embedder, inputs, threshold).as_dict()}
-    singles = [
-        check_parity(runner.run, loaded.embedder, encode(tokenizer, [s], seq_len, pad_to_seq_len=False), threshold)
-        for s in PARITY_SENTENCES
-    ]
-    batch = encode(tokenizer, PARITY_SENTENCES[:4], seq_len, pad_to_seq_len=False)
-    return {
-        "natural_length": merge_reports(singles).as_dict(),
-        "padded_batch": check_parity(runner.run, loaded.embedder, batch, threshold).as_dict(),
-    }
+        batches = {"fixed_length": [encode(tokenizer, PARITY_SENTENCES, seq_len, pad_to_seq_len=True)]}
+    else:
+        batches = {
+            "natural_length": [encode(tokenizer, [s], seq_len, pad_to_seq_len=False) for s in PARITY_SENTENCES],
+            "padded_batch": [encode(tokenizer, PARITY_SENTENCES[:4], seq_len, pad_to_seq_len=False)],
+        }
+    return {name: [(x, torch_reference(loaded.embedder, x)) for x in inputs] for name, inputs in batches.items()}
+
+
+def _verify(runner: Any, checks: dict[str, list[tuple[dict, dict]]], threshold: float) -> dict[str, Any]:
+    """Parity of the runner against the PyTorch references of `checks` (several inputs of one check: merged)."""
+    reports = {}
+    for name, items in checks.items():
+        parts = [compare(reference, runner.run(x), x["attention_mask"], threshold) for x, reference in items]
+        reports[name] = (merge_reports(parts) if len(parts) > 1 else parts[0]).as_dict()
+    return reports
 
 
 def _manifest(
