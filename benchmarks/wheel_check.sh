@@ -27,7 +27,9 @@ mkdir -p "$T/src" "$T/dist"
   || { cat "$T/build.log"; say "FAIL: the wheel did not build"; exit 1; }
 WHEEL=$(ls "$T"/dist/edgebert-*.whl)
 say "built $(basename "$WHEEL")"
-unzip -l "$WHEEL" | grep -q "edgebert/pipeline/presets/tiny.toml" || { say "FAIL: the wheel has no presets"; exit 1; }
+# The listing goes to a file first: `unzip | grep -q` under pipefail fails at random (grep exits, unzip gets SIGPIPE).
+unzip -l "$WHEEL" >"$T/listing"
+grep -q "edgebert/pipeline/presets/tiny.toml" "$T/listing" || { say "FAIL: the wheel has no presets"; exit 1; }
 
 say "fresh venv outside the checkout, seeing $DEV's packages"
 "$PY" -m venv "$T/venv"
