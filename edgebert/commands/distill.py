@@ -32,7 +32,7 @@ class DistillCommand:
         from edgebert.distill import distill
         from edgebert.options import from_args
 
-        report = distill(args.teacher, args.corpus, args.out, **from_args(DistillConfig, args))
+        report = distill(teacher=args.teacher, corpus=args.corpus, out=args.out, **from_args(DistillConfig, args))
         m = report.metrics
         print(f"student: {report.out_dir}")
         sts = m.get("sts_spearman") or {}
