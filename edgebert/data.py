@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from edgebert import validate
+from edgebert.config import PACKINGS
 from edgebert.errors import UserError
 
 TEXT_SUFFIXES = (".txt", ".txt.gz", ".text", ".text.gz")
-PACKINGS = ("truncate", "pack")
 _DATASET_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?(:[\w.-]+)?$")
 
 

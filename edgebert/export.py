@@ -12,17 +12,17 @@ from typing import Any
 
 from edgebert import __version__
 from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir, dir_size, write_manifest
+from edgebert.config import DEFAULT_CALIBRATION_SAMPLES, ExportConfig
 from edgebert.errors import UserError, VerificationError
+from edgebert.options import checked, keyword_options
 from edgebert.modelio import LoadedModel, check_within_positions, inspect_model_dir, load_model
 from edgebert.parity import PARITY_SENTENCES, compare, default_min_cosine, encode, merge_reports, torch_reference
 from edgebert.progress import Stages
 from edgebert.sources import resolve_model
 
-DEFAULT_SEQ_LEN = 128
 MIN_SEQ_LEN = 2  # [CLS] and [SEP]
 # Quantization recipes that calibrate activation ranges on text (`--calibration`).
 CALIBRATED_QUANTIZATIONS = ("int8-static",)
-DEFAULT_CALIBRATION_SAMPLES = 200
 
 
 @dataclass
@@ -43,19 +43,8 @@ def default_out_dir(model: LoadedModel, target: str, quantize: str) -> Path:
     return Path("edgebert-exports") / f"{model.name}-{target}{suffix}"
 
 
-def export(
-    target: str,
-    model: str | Path | None = None,
-    out: str | Path | None = None,
-    quantize: str = "none",
-    seq_len: int = DEFAULT_SEQ_LEN,
-    force: bool = False,
-    min_cosine: float | None = None,
-    calibration: str | Path | None = None,
-    calibration_texts: list[str] | None = None,
-    calibration_samples: int | None = None,
-    quiet: bool = False,
-) -> ExportReport:
+@keyword_options(ExportConfig)
+def export(target: str, model: str | Path | None = None, out: str | Path | None = None, **options: Any) -> ExportReport:
     """Export `model` (dir, hub id or None for the default teacher) to `target`, verified against PyTorch.
 
     Calibrated recipes (`int8-static`) take their sentences from the text file `calibration` (one passage
@@ -67,6 +56,9 @@ def export(
     from edgebert.targets import get_exporter
     from edgebert.targets.base import ExportOptions
 
+    o = ExportConfig(**checked(ExportConfig, options, "export"))
+    quantize, seq_len, force, min_cosine, quiet = o.quantize, o.seq_len, o.force, o.min_cosine, o.quiet
+    calibration, calibration_texts, calibration_samples = o.calibration, o.calibration_texts, o.calibration_samples
     check_arguments(target, model, out, quantize, seq_len, min_cosine, calibration, calibration_samples)
     exporter = get_exporter(target)
     quantize = quantize or "none"

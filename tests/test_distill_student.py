@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from edgebert.config import TRIPLE_LOSS  # the losses these tests were written for (a teacher without an MLM head gets cosine-only by default)
 from edgebert.distill.student import (
     StudentSpec,
     build_student,
@@ -118,7 +119,7 @@ def test_student_at_init_is_kept_when_no_checkpoint_beats_it(tmp_path: Path, tin
     report = distill(
         teacher, corpus, out, student_layers=2, steps=4, batch_size=4, seq_len=24, lr=5.0, warmup_ratio=0.0,
         head_steps=2, head_batch_size=4, save_steps=2, eval_sts=sts, eval_steps=2, logging_steps=1,
-        cache_dir=tmp_path / "cache", quiet=True,
+        cache_dir=tmp_path / "cache", quiet=True, **TRIPLE_LOSS,
     )  # fmt: skip
     scores = report.manifest["metrics"]["sts_spearman"]
     assert scores["best_trained"] <= scores["student_init"]  # lr 5.0 wrecks the copied layers

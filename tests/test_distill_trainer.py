@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from edgebert.config import TRIPLE_LOSS  # the losses these tests were written for (a teacher without an MLM head gets cosine-only by default)
 from edgebert.distill import distill
 from edgebert.errors import UserError
 
@@ -51,7 +52,9 @@ def test_student_dir_is_a_standard_hf_and_sentence_transformers_dir(teacher3: Pa
     from edgebert.modelio import load_model
 
     out = tmp_path / "student"
-    report = distill(teacher3, corpus, out, student_layers=2, eval_sts=sts_file, eval_steps=2, cache_dir=tmp_path / "cache", **FAST)
+    report = distill(
+        teacher3, corpus, out, student_layers=2, eval_sts=sts_file, eval_steps=2, cache_dir=tmp_path / "cache", **TRIPLE_LOSS, **FAST
+    )
     assert AutoModel.from_pretrained(out).config.num_hidden_layers == 2
     assert AutoModelForMaskedLM.from_pretrained(out) is not None
     loaded = load_model(out)  # what `edgebert export --model` uses
@@ -119,7 +122,7 @@ def test_resume_ends_where_an_uninterrupted_run_ends(teacher3: Path, corpus: Pat
         (dict(student_layers=4), "deeper than the teacher"),
         (dict(student_hidden=64), "wider than the teacher"),
         (dict(student_hidden=30, student_heads=4), "not divisible"),
-        (dict(alpha_mlm=0, alpha_ce=0, alpha_cos=0), "all loss weights are zero"),
+        (dict(alpha_mlm=0, alpha_ce=0, alpha_cos=0, alpha_pooled=0), "all loss weights are zero"),
         (dict(eval_sts="MISSING_STS"), "does not exist"),
         (dict(steps=0), "--steps"),
         (dict(threads=-1), "--threads must be at least 1"),

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from edgebert.config import TRIPLE_LOSS  # the losses these tests were written for (a teacher without an MLM head gets cosine-only by default)
 from edgebert.distill.factorize import (
     WORD_WEIGHTING,
     build_factorized_student,
@@ -183,7 +184,7 @@ def test_short_distill_run_with_embedding_dim(tiny_bert: Path, tiny_corpus: Path
     report = distill(
         tiny_bert, corpus, out, student_layers=1, embedding_dim=8, steps=4, batch_size=4, seq_len=24, head_steps=3,
         head_batch_size=4, student_head_steps=5, save_steps=2, eval_sts=sts, eval_steps=2, logging_steps=1,
-        cache_dir=tmp_path / "cache", quiet=True,
+        cache_dir=tmp_path / "cache", quiet=True, **TRIPLE_LOSS,
     )  # fmt: skip
     manifest = report.manifest
     assert manifest["model"]["family"] == "albert" and manifest["model"]["architecture"] == "AlbertForMaskedLM"

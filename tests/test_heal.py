@@ -11,6 +11,7 @@ import pytest
 import torch
 from conftest import WORDS, build_tiny_bert
 
+from edgebert.config import TRIPLE_LOSS  # the losses these tests were written for (a teacher without an MLM head gets cosine-only by default)
 from edgebert.compress.compress import compress
 from edgebert.compress.heal import HealConfig, parse_losses
 from edgebert.distill import distill
@@ -166,7 +167,7 @@ def test_held_out_passages_are_removed_from_the_heal_corpus(source: Path, calibr
 
 def test_distill_from_a_pruned_dir_keeps_its_heads_and_takes_the_teachers_head(source: Path, pruned: Path, tiny_corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "student"
-    report = distill(source, tiny_corpus, out, student_init=pruned, cache_dir=tmp_path / "cache", **FAST)
+    report = distill(source, tiny_corpus, out, student_init=pruned, cache_dir=tmp_path / "cache", **TRIPLE_LOSS, **FAST)
     m = report.manifest
     init = m["lineage"]["init"]
     assert init["kind"] == "student_init" and init["mlm_head"] == "teacher" and init["copied_head_tensors"] > 0

@@ -93,7 +93,7 @@ def test_presets_parse() -> None:
 def test_recipe_parses_sections_and_defaults() -> None:
     recipe = parse_recipe('[distill]\nstudent_layers = 2\nsteps = 7\n[export]\ntargets = { onnx = ["int8"] }\n')
     assert recipe.distill.student_layers == 2 and recipe.distill.steps == 7
-    assert recipe.distill.kwargs()["alpha_ce"] == 5.0  # distill()'s default
+    assert recipe.distill.kwargs()["alpha_ce"] is None  # distill()'s default: auto, chosen from the teacher
     assert "eval_sts" not in recipe.distill.kwargs()
     assert recipe.export.student_exports() == [("onnx", "int8")]
     assert not recipe.compress.enabled

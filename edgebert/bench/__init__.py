@@ -7,6 +7,7 @@
 - `report`  retention / speed-up / compression against the reference, and report.json / .md / .png
 """
 
-from edgebert.bench.harness import BenchConfig, run_bench
+from edgebert.bench.harness import BenchRun, plan_bench, run_bench
+from edgebert.config import BenchConfig
 
-__all__ = ["BenchConfig", "run_bench"]
+__all__ = ["BenchConfig", "BenchRun", "plan_bench", "run_bench"]

@@ -21,10 +21,12 @@ from edgebert import validate
 from edgebert.artifact import atomic_output_dir, check_output_dir
 from edgebert.bench.items import ItemSpec, parse_items, resolve_item
 from edgebert.bench.measure import PARENT_ENV, MeasureJob, measure_item
+from edgebert.config import BENCH_TARGETS, BenchConfig
 from edgebert.errors import UserError
 
 INTERRUPT_GRACE_S = 15.0
 Echo = Callable[[str], None]
+_DEFAULTS = BenchConfig()  # build_config's defaults
 
 
 def _stderr(message: str) -> None:
@@ -33,8 +35,8 @@ def _stderr(message: str) -> None:
 
 
 @dataclass
-class BenchConfig:
-    """A whole bench run: the items (reference included), what to measure, and how."""
+class BenchRun:
+    """A whole bench run, resolved from a BenchConfig: the items (reference included), what to measure, and how."""
 
     items: list[ItemSpec]
     reference: str  # the label of the reference item
@@ -55,17 +57,50 @@ class BenchOutcome:
     interrupted: bool
 
 
+def plan_bench(items: list[str], options: BenchConfig, command: list[str] | None = None) -> BenchRun:
+    """The run `options` ask for on `items` ([LABEL=]PATH strings), checked: UserError before anything is measured.
+    seq_len / batch / threads may be one int or a list; sts_limit_for a dict keyed by bench target."""
+    o = options
+    for flag, value in (("--sts", o.sts), ("--sst2", o.sst2), ("--tokenizer", o.tokenizer)):
+        validate.path_like(flag, value)
+    if not isinstance(o.sts_limit_for, dict) or not all(k in BENCH_TARGETS for k in o.sts_limit_for):
+        raise UserError(f"sts_limit_for must be a dict {{TARGET: N}} with TARGET one of {', '.join(BENCH_TARGETS)}, got {o.sts_limit_for!r}")
+    job = MeasureJob(
+        seq_lens=_int_list(o.seq_len), batches=_int_list(o.batch), threads=_int_list(o.threads), warmup=o.warmup,
+        repeats=o.repeats, sts_path=_str(o.sts), sts_limit=o.sts_limit, sts_limits=dict(o.sts_limit_for),
+        sst2_path=_str(o.sst2), sst2_limit=o.sst2_limit,
+    )  # fmt: skip
+    check_numbers(job, o.timeout)
+    job.seq_lens = list(dict.fromkeys(job.seq_lens))
+    job.sts_max_length = max(job.seq_lens)
+    return build_config(
+        items, reference=o.reference, torch_int8=o.torch_int8, tokenizer=_str(o.tokenizer), pooling=o.pooling, job=job,
+        isolate=not o.in_process, timeout_s=o.timeout, command=command,
+    )  # fmt: skip
+
+
+def _int_list(value: Any) -> Any:
+    """An int as [int], a list/tuple as a list; anything else unchanged (the job check names it)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value]
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+def _str(path: Any) -> str | None:
+    return str(path) if path is not None else None
+
+
 def build_config(
     items: list[str],
-    reference: str | None = None,
-    torch_int8: bool = False,
-    tokenizer: str | None = None,
-    pooling: str = "mean",
+    reference: str | None = _DEFAULTS.reference,
+    torch_int8: bool = _DEFAULTS.torch_int8,
+    tokenizer: str | None = _DEFAULTS.tokenizer,
+    pooling: str = _DEFAULTS.pooling,
     job: MeasureJob | None = None,
-    isolate: bool = True,
-    timeout_s: float | None = None,
+    isolate: bool = not _DEFAULTS.in_process,
+    timeout_s: float | None = _DEFAULTS.timeout,
     command: list[str] | None = None,
-) -> BenchConfig:
+) -> BenchRun:
     """Resolve and validate everything the run needs; UserError (exit 2) before anything is measured."""
     job = job or MeasureJob()
     if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
@@ -87,7 +122,7 @@ def build_config(
                 ref.label = f"{ref.label} (reference)"
             specs.insert(0, ref)
             ref_label = ref.label
-    return BenchConfig(items=specs, reference=ref_label, job=job, isolate=isolate, timeout_s=timeout_s, command=command or [])
+    return BenchRun(items=specs, reference=ref_label, job=job, isolate=isolate, timeout_s=timeout_s, command=command or [])
 
 
 def check_numbers(job: MeasureJob, timeout_s: Any = None) -> None:
@@ -205,7 +240,7 @@ def run_item_subprocess(spec: ItemSpec, job: MeasureJob, echo: Echo, timeout_s: 
         return result
 
 
-def bench_inputs(config: BenchConfig) -> dict[str, list[str | None]]:
+def bench_inputs(config: BenchRun) -> dict[str, list[str | None]]:
     """What a bench run reads, by flag: the items, their tokenizers, the STS and SST-2 files."""
     return {
         "ITEM": [s.path for s in config.items],
@@ -215,7 +250,7 @@ def bench_inputs(config: BenchConfig) -> dict[str, list[str | None]]:
     }
 
 
-def run_bench(config: BenchConfig, out: str | Path, force: bool = False, echo: Echo = _stderr) -> BenchOutcome:
+def run_bench(config: BenchRun, out: str | Path, force: bool = False, echo: Echo = _stderr) -> BenchOutcome:
     """Measure every item (the reference first) and write report.json / report.md / report.png into `out`."""
     from edgebert.bench.report import build_report, machine_info, write_report
 

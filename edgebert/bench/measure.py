@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from edgebert.bench.items import ItemSpec, OpenItem, open_item
+from edgebert.config import BenchConfig
+from edgebert.options import default
 from edgebert.parity import PARITY_SENTENCES, encode
 from edgebert.targets.base import Runner
 
@@ -47,18 +49,18 @@ Sink = Callable[[dict[str, Any]], None]
 class MeasureJob:
     """What to measure, the same for every item of a run (JSON-serialisable for the worker)."""
 
-    seq_lens: list[int] = field(default_factory=lambda: [128])
-    batches: list[int] = field(default_factory=lambda: [1])
-    threads: list[int] = field(default_factory=lambda: [1])
-    warmup: int = 5
-    repeats: int = 30
+    seq_lens: list[int] = field(default_factory=lambda: default(BenchConfig, "seq_len"))
+    batches: list[int] = field(default_factory=lambda: default(BenchConfig, "batch"))
+    threads: list[int] = field(default_factory=lambda: default(BenchConfig, "threads"))
+    warmup: int = default(BenchConfig, "warmup")
+    repeats: int = default(BenchConfig, "repeats")
     sts_path: str | None = None
     sts_limit: int | None = None
     sts_limits: dict[str, int] = field(default_factory=dict)  # per target (e.g. {"tfjs": 200}): fewer pairs
-    sts_max_length: int = 128
+    sts_max_length: int = max(default(BenchConfig, "seq_len"))
     sts_batch: int = 32
     sst2_path: str | None = None
-    sst2_limit: int | None = 1000
+    sst2_limit: int | None = default(BenchConfig, "sst2_limit")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -5,13 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-
-def _positive_ints(text: str) -> list[int]:
-    """'128' or '64,128' -> [128] / [64, 128] (argparse also accepts repeated values via nargs)."""
-    try:
-        return [int(v) for v in str(text).split(",") if v.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected integers, got '{text}'") from exc
+from edgebert.config import BenchConfig
+from edgebert.options import add_options, from_args
 
 
 class BenchCommand:
@@ -30,69 +25,13 @@ class BenchCommand:
             help="[LABEL=]PATH: a model dir (PyTorch), an export dir (onnx/tflite/tfjs), a .onnx/.tflite file, or 'default'",
         )
         required.add_argument("--out", required=True, help="report directory (report.json, report.md, report.png)")
-        data = parser.add_argument_group("accuracy")
-        data.add_argument("--reference", default=None, help="the ITEM (or label) others are compared to (default: the first)")
-        data.add_argument("--sts", default=None, help="STS-B style CSV (sentence1,sentence2,score 0-5) for Spearman")
-        data.add_argument("--sts-limit", type=int, default=None, help="use only the first N pairs (default: all)")
-        data.add_argument(
-            "--sts-limit-for",
-            action="append",
-            default=[],
-            metavar="TARGET=N",
-            help="fewer STS pairs for one target (e.g. tfjs=200: slow runtimes); retention uses the same pairs",
-        )
-        data.add_argument("--sst2", default=None, help="SST-2 TSV (sentence<TAB>label) for classifier model dirs")
-        data.add_argument("--sst2-limit", type=int, default=1000, help="use only the first N SST-2 rows (default 1000)")
-        timing = parser.add_argument_group("latency")
-        timing.add_argument("--seq-len", type=_positive_ints, nargs="+", default=[[128]], help="token lengths (default 128)")
-        timing.add_argument("--batch", type=_positive_ints, nargs="+", default=[[1]], help="batch sizes (default 1)")
-        timing.add_argument("--threads", type=_positive_ints, nargs="+", default=[[1]], help="CPU threads (default 1)")
-        timing.add_argument("--warmup", type=int, default=5, help="untimed calls before timing (default 5)")
-        timing.add_argument("--repeats", type=int, default=30, help="timed calls per configuration (default 30)")
-        items = parser.add_argument_group("items")
-        items.add_argument("--torch-int8", action="store_true", help="add a PyTorch dynamic-int8 twin of every model dir")
-        items.add_argument("--tokenizer", default=None, help="tokenizer dir for bare .onnx/.tflite files")
-        items.add_argument("--pooling", default="mean", help="pooling for bare files without a sentence_embedding output")
-        run = parser.add_argument_group("run")
-        run.add_argument("--timeout", type=float, default=None, help="seconds per item before it is marked failed")
-        run.add_argument("--in-process", action="store_true", help="no worker process per item (debugging; memory is approximate)")
-        run.add_argument("--force", action="store_true", help="replace a non-empty --out")
+        add_options(parser, BenchConfig)
 
     @staticmethod
     def run(args: argparse.Namespace) -> int:
-        from edgebert.bench.harness import build_config, run_bench
-        from edgebert.bench.measure import MeasureJob
+        from edgebert.api import run_bench_options
 
-        def flat(values: list[list[int]]) -> list[int]:
-            return list(dict.fromkeys(v for group in values for v in group))
-
-        seq_lens = flat(args.seq_len)
-        sts_limits = _target_limits(args.sts_limit_for)
-        job = MeasureJob(
-            seq_lens=seq_lens,
-            batches=flat(args.batch),
-            threads=flat(args.threads),
-            warmup=args.warmup,
-            repeats=args.repeats,
-            sts_path=args.sts,
-            sts_limit=args.sts_limit,
-            sts_limits=sts_limits,
-            sts_max_length=max(seq_lens) if seq_lens else 128,
-            sst2_path=args.sst2,
-            sst2_limit=args.sst2_limit,
-        )
-        config = build_config(
-            args.items,
-            reference=args.reference,
-            torch_int8=args.torch_int8,
-            tokenizer=args.tokenizer,
-            pooling=args.pooling,
-            job=job,
-            isolate=not args.in_process,
-            timeout_s=args.timeout,
-            command=_command_line(),
-        )
-        outcome = run_bench(config, args.out, force=args.force)
+        outcome = run_bench_options(args.items, args.out, BenchConfig(**from_args(BenchConfig, args)), command=_command_line())
         from edgebert.bench.report import main_table
 
         print("\n".join(main_table(outcome.report)))
@@ -115,17 +54,3 @@ def _command_line() -> list[str]:
     if argv and argv[0].endswith("__main__.py"):
         return ["python", "-m", "edgebert.bench", *argv[1:]]
     return ["edgebert", "bench", *argv[1:]]
-
-
-def _target_limits(values: list[str]) -> dict[str, int]:
-    """['tfjs=200'] -> {'tfjs': 200}; UserError on anything else."""
-    from edgebert.errors import UserError
-
-    targets = ("pytorch", "onnx", "tflite", "tfjs")
-    limits: dict[str, int] = {}
-    for value in values:
-        target, _, number = value.partition("=")
-        if target not in targets or not number.strip().isdigit() or int(number) < 2:
-            raise UserError(f"--sts-limit-for {value}: expected TARGET=N with TARGET one of {', '.join(targets)} and N >= 2")
-        limits[target] = int(number)
-    return limits

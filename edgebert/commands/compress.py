@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+SPARSITY = "magnitude sparsity (optional; compressed size only)"  # the --help group of CompressConfig.magnitude_sparsity
+
 
 class CompressCommand:
     """`edgebert compress`: remove the least important heads and FFN neurons, physically shrinking the weights."""
@@ -14,17 +16,25 @@ class CompressCommand:
 
     @staticmethod
     def add_arguments(parser: argparse.ArgumentParser) -> None:
+        from edgebert.config import CompressConfig
+        from edgebert.options import add_options
+
         required = parser.add_argument_group("required")
         required.add_argument("--out", required=True, help="output model directory")
-        _add_pruning_arguments(parser)
+        what = parser.add_argument_group("what to prune")
         _add_healing_arguments(parser)
-        _add_sparsity_arguments(parser)
+        sparsity = parser.add_argument_group(SPARSITY)
         _add_vocab_arguments(parser)
-        _add_optional_arguments(parser)
+        optional = parser.add_argument_group("optional")
+        optional.add_argument("--model", default=None, help="model dir, hub id, or 'default' (all-MiniLM-L6-v2)")
+        add_options(parser, CompressConfig, {"what to prune": what, SPARSITY: sparsity, "optional": optional})
 
     @staticmethod
     def run(args: argparse.Namespace) -> int:
         import json
+
+        from edgebert.config import CompressConfig, HealConfig
+        from edgebert.options import from_args
 
         _preflight(args)
         if args.trim_vocab and not _prunes(args):
@@ -32,7 +42,6 @@ class CompressCommand:
             return 0
 
         from edgebert.compress.compress import compress
-        from edgebert.compress.heal import HealConfig
 
         heal = None
         if args.heal_steps is not None or args.heal_corpus:
@@ -47,25 +56,7 @@ class CompressCommand:
                 cache_dir=args.cache_dir,
             )
         staged = _Staging(args) if args.trim_vocab else None
-        report = compress(
-            args.model,
-            staged.path if staged else args.out,
-            prune_heads=args.prune_heads,
-            prune_ffn=args.prune_ffn,
-            heads_to_prune=args.heads_to_prune,
-            head_scope=args.head_scope,
-            ffn_scope=args.ffn_scope,
-            calibration=args.calibration,
-            calibration_samples=args.calibration_samples,
-            importance=args.importance,
-            seq_len=args.seq_len,
-            batch_size=args.batch_size,
-            seed=args.seed,
-            magnitude_sparsity=args.magnitude_sparsity,
-            heal=heal,
-            force=args.force,
-            quiet=args.quiet,
-        )
+        report = compress(args.model, staged.path if staged else args.out, **from_args(CompressConfig, args), heal=heal)
         m = report.manifest
         params = m["parameters"]
         summary = {
@@ -97,49 +88,22 @@ class CompressCommand:
         return 0
 
 
-def _add_pruning_arguments(parser: argparse.ArgumentParser) -> None:
-    """What to prune: head and FFN fractions, explicit heads, their scopes."""
-    what = parser.add_argument_group("what to prune")
-    what.add_argument("--prune-heads", type=float, default=0.0, metavar="F", help="share of attention heads to remove, in [0, 1)")
-    what.add_argument(
-        "--heads-to-prune",
-        default=None,
-        metavar="JSON",
-        help='explicit heads instead of --prune-heads: JSON or a .json file, e.g. \'{"0": [1, 2]}\' (no calibration needed)',
-    )
-    what.add_argument(
-        "--head-scope",
-        default="global",
-        choices=("global", "layer"),
-        help="global: rank heads across layers (layer-normalised, every layer keeps >= 1); layer: the fraction per layer",
-    )
-    what.add_argument(
-        "--prune-ffn",
-        type=float,
-        default=0.0,
-        metavar="F",
-        help="share of FFN neurons to remove from every layer (each keeps its own best), in [0, 1)",
-    )
-    what.add_argument(
-        "--ffn-scope",
-        default="layer",
-        help="only 'layer': a global FFN cut would give layers different widths, which stock classes cannot load",
-    )
-
-
 def _add_healing_arguments(parser: argparse.ArgumentParser) -> None:
     """Healing: a short distillation from the unpruned model into the pruned one."""
+    from edgebert.config import HealConfig
+    from edgebert.options import default
+
     healing = parser.add_argument_group("healing (optional): distil the unpruned model back into the pruned one")
     healing.add_argument("--heal-steps", type=int, default=None, metavar="N", help="distillation steps after pruning (needs --heal-corpus)")
     healing.add_argument("--heal-corpus", nargs="+", default=None, metavar="FILE", help="text to heal on, one passage per line (.gz ok)")
     healing.add_argument(
         "--heal-losses",
-        default="cos=1,pooled=1",
+        default=default(HealConfig, "losses"),
         metavar="SPEC",
-        help="loss weights, TERM=W pairs of mlm, ce, cos (every layer), pooled; default cos=1,pooled=1 (embedding fidelity)",
+        help="loss weights, TERM=W pairs of mlm, ce, cos (every layer), pooled; default %(default)s (embedding fidelity)",
     )
-    healing.add_argument("--heal-lr", type=float, default=3e-4, help="peak learning rate of the healing run")
-    healing.add_argument("--heal-batch-size", type=int, default=16, metavar="N")
+    healing.add_argument("--heal-lr", type=float, default=default(HealConfig, "lr"), help="peak learning rate of the healing run (default %(default)s)")
+    healing.add_argument("--heal-batch-size", type=int, default=default(HealConfig, "batch_size"), metavar="N", help="(default %(default)s)")
     healing.add_argument("--heal-seq-len", type=int, default=None, metavar="N", help="tokens per healing sequence (default: --seq-len)")
     healing.add_argument(
         "--heal-train-embeddings", action="store_true", help="also train the embeddings (frozen by default: pruning leaves them intact)"
@@ -147,21 +111,11 @@ def _add_healing_arguments(parser: argparse.ArgumentParser) -> None:
     healing.add_argument("--cache-dir", default=None, help="where fitted teacher MLM heads are cached (mlm/ce heal losses only)")
 
 
-def _add_sparsity_arguments(parser: argparse.ArgumentParser) -> None:
-    """Magnitude sparsity: zeros that shrink the compressed size only."""
-    sparsity = parser.add_argument_group("magnitude sparsity (optional; compressed size only)")
-    sparsity.add_argument(
-        "--magnitude-sparsity",
-        type=float,
-        default=0.0,
-        metavar="F",
-        help="zero the smallest-|w| share F of every encoder Linear weight, in [0, 1), applied last and saved dense: "
-        "shrinks the zip/gzip-compressed size only, NOT the raw model.safetensors size and NOT latency",
-    )
-
-
 def _add_vocab_arguments(parser: argparse.ArgumentParser) -> None:
     """Vocabulary trimming to a corpus."""
+    from edgebert.config import VocabConfig
+    from edgebert.options import default
+
     vocab = parser.add_argument_group("vocabulary trimming (optional; applied last)")
     vocab.add_argument(
         "--trim-vocab",
@@ -170,32 +124,14 @@ def _add_vocab_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="CORPUS",
         help="keep only the tokens this text uses (+ specials and single characters); files (.gz ok), dirs, STS/SST tables",
     )
-    vocab.add_argument("--vocab-min-count", type=int, default=1, metavar="N", help="keep corpus tokens used at least N times")
-    vocab.add_argument("--vocab-max-size", type=int, default=None, metavar="N", help="cap the vocabulary at N tokens (most frequent first)")
+    vocab.add_argument(
+        "--vocab-min-count", type=int, default=default(VocabConfig, "min_count"), metavar="N",
+        help="keep corpus tokens used at least N times (default %(default)s)",
+    )  # fmt: skip
+    vocab.add_argument("--vocab-max-size", type=int, default=default(VocabConfig, "max_size"), metavar="N", help="cap the vocabulary at N tokens (most frequent first)")
     vocab.add_argument(
         "--vocab-heldout", default=None, metavar="FILE", help="text to measure [UNK] rate and fidelity on (default: a held-out corpus slice)"
     )
-
-
-def _add_optional_arguments(parser: argparse.ArgumentParser) -> None:
-    """The source model, calibration and run options."""
-    optional = parser.add_argument_group("optional")
-    optional.add_argument("--model", default=None, help="model dir, hub id, or 'default' (all-MiniLM-L6-v2)")
-    optional.add_argument(
-        "--calibration", default=None, metavar="FILE", help="text, one passage per line (.gz ok); required by --prune-heads/--prune-ffn"
-    )
-    optional.add_argument("--calibration-samples", type=int, default=256, metavar="N", help="passages used to rank units")
-    optional.add_argument(
-        "--importance",
-        default="auto",
-        choices=("auto", "mlm", "output-sensitivity"),
-        help="loss for the gradient scores: the model's own masked-LM head (auto when present) or output sensitivity",
-    )
-    optional.add_argument("--seq-len", type=int, default=128, help="token length of calibration passages")
-    optional.add_argument("--batch-size", type=int, default=16)
-    optional.add_argument("--seed", type=int, default=0)
-    optional.add_argument("--force", action="store_true", help="replace a non-empty --out")
-    optional.add_argument("--quiet", action="store_true", help="no progress messages")
 
 
 def _preflight(args: argparse.Namespace) -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from edgebert.config import PipelineConfig
+from edgebert.options import add_options, from_args
+
 
 class PipelineCommand:
     """`edgebert pipeline`: one recipe → student, verified exports, a bench report and the targets' verdicts."""
@@ -19,50 +22,23 @@ class PipelineCommand:
         which.add_argument("--recipe", default=None, help="a recipe TOML file (see edgebert/pipeline/presets/ for the format)")
         required.add_argument("--out", required=True, help="report directory (report.md/json/png, pipeline.json)")
         run = parser.add_argument_group("run")
-        run.add_argument("--work", default=None, help="where the stages write (default: <OUT>.work)")
-        run.add_argument("--resume", action="store_true", help="skip finished stages; continue distillation from its checkpoint")
-        run.add_argument("--force", action="store_true", help="start over in --work and replace a non-empty --out")
-        run.add_argument("--dry-run", action="store_true", help="check the recipe and every input, print the plan, write nothing")
         data = parser.add_argument_group(
-            "data (a file, or a dataset: glue/TASK:SPLIT, hf:NAME[:CONFIG]:SPLIT; replaces the recipe's value)"
+            "data", "a file, or a dataset: glue/TASK:SPLIT, hf:NAME[:CONFIG]:SPLIT; replaces the recipe's value"
         )
-        data.add_argument(
-            "--corpus", nargs="+", default=None,
-            help="distillation text: files (.gz ok), dirs, STS-B csv, SST-2 tsv, datasets (required unless the recipe names it)",
-        )  # fmt: skip
-        data.add_argument("--eval-sts", default=None, help="STS pairs to keep the best checkpoint on, e.g. glue/stsb:train")
-        data.add_argument("--sts", default=None, help="STS pairs the bench scores retention on, e.g. glue/stsb:validation")
-        data.add_argument("--sst2", default=None, help="SST-2 sentences added to the corpus (tsv or glue/sst2:train)")
-        overrides = parser.add_argument_group("overrides")
-        overrides.add_argument("--steps", type=int, default=None, help="distillation steps (overrides the recipe's distill.steps)")
-        overrides.add_argument("--teacher", default=None, help="teacher dir or hub id (overrides the recipe's teacher)")
-        overrides.add_argument("--cache-dir", default=None, help="where fitted teacher MLM heads are cached (default ~/.cache/edgebert)")
-        overrides.add_argument("--quiet", action="store_true", help="only the final summary")
+        add_options(parser, PipelineConfig, {"run": run, "data": data})
+        run.add_argument("--dry-run", action="store_true", help="check the recipe and every input, print the plan, write nothing")
 
     @staticmethod
     def run(args: argparse.Namespace) -> int:
-        from edgebert.errors import UserError
-        from edgebert.pipeline import (
-            format_plan,
-            load_preset,
-            load_recipe,
-            plan_pipeline,
-            run_pipeline,
-        )
+        from edgebert.api import load_recipe_for
+        from edgebert.pipeline import format_plan, plan_pipeline, run_pipeline
 
-        recipe = load_preset(args.preset) if args.preset else load_recipe(args.recipe)
-        if args.steps is not None:
-            if args.steps < 1:
-                raise UserError(f"--steps must be at least 1, got {args.steps}")
-            recipe.distill.steps = args.steps
-        if args.teacher:
-            recipe.teacher = args.teacher
-        names = ("work", "resume", "force", "corpus", "eval_sts", "sts", "sst2", "cache_dir")
-        options = {name: getattr(args, name) for name in names}
+        recipe = load_recipe_for(args.recipe, args.preset)
+        options = PipelineConfig(**from_args(PipelineConfig, args))
         if args.dry_run:
-            print("\n".join(format_plan(plan_pipeline(recipe, args.out, **options))))
+            print("\n".join(format_plan(plan_pipeline(recipe, args.out, options))))
             return 0
-        report = run_pipeline(recipe, args.out, quiet=args.quiet, **options)
+        report = run_pipeline(recipe, args.out, options)
         s = report.summary
         for row in s["headline"]:
             mb = f"{row['mb']:.2f} MB" if row["mb"] is not None else "–"

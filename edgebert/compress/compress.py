@@ -22,14 +22,16 @@ from edgebert.artifact import (
     read_manifest,
     write_manifest,
 )
+from edgebert.config import CompressConfig
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
 from edgebert.families import FAMILIES
+from edgebert.options import checked, keyword_options
 from edgebert.modelio import check_tokenizer_fits, check_within_positions, copy_sentence_transformers_files, has_mlm_head, inspect_model_dir, load_for_rewrite
 from edgebert.sources import resolve_model
 
 if TYPE_CHECKING:
-    from edgebert.compress.heal import HealConfig
+    from edgebert.config import HealConfig
 
 # sentence-transformers files copied unchanged, so the pruned model keeps its pooling in every tool.
 FIDELITY_PASSAGES = 64
@@ -104,7 +106,7 @@ def _embed(base: Any, family: Family, tokenizer: Any, texts: list[str], pooling:
     return torch.cat(outs)
 
 
-def check_numbers(*, calibration_samples: Any = 256, seq_len: Any = 128, batch_size: Any = 16, seed: Any = 0, **_: Any) -> None:
+def check_numbers(*, calibration_samples: Any, seq_len: Any, batch_size: Any, seed: Any, **_: Any) -> None:
     """Types and ranges of compress()'s integer arguments (the recipe loader checks its [compress] section with it);
     the fractions are checked by `check_fraction`, the healing recipe by `heal.check_heal`."""
     validate.integer("--calibration-samples", calibration_samples, 1)
@@ -186,26 +188,8 @@ class _Pruned:
     embeddings: Any
 
 
-def compress(
-    model: str | Path | None,
-    out: str | Path,
-    *,
-    prune_heads: float = 0.0,
-    prune_ffn: float = 0.0,
-    heads_to_prune: str | dict[Any, Any] | None = None,
-    head_scope: str = "global",
-    ffn_scope: str = "layer",
-    calibration: str | Path | None = None,
-    calibration_samples: int = 256,
-    importance: str = "auto",
-    seq_len: int = 128,
-    batch_size: int = 16,
-    seed: int = 0,
-    magnitude_sparsity: float = 0.0,
-    heal: HealConfig | None = None,
-    force: bool = False,
-    quiet: bool = False,
-) -> CompressReport:
+@keyword_options(CompressConfig)
+def compress(model: str | Path | None, out: str | Path, **options: Any) -> CompressReport:
     """Prune `model` (dir, hub id, or None for the default teacher) and write the smaller model to `out`.
 
     prune_heads / prune_ffn: the share of attention heads / FFN neurons to remove, ranked by importance on the
@@ -220,20 +204,13 @@ def compress(
     last; it helps the gzip size only (measured before/after in the manifest), not the raw size or the latency.
     """
     started = time.perf_counter()
-    req = _check_arguments(
-        _Request(
-            model=model, out=out, prune_heads=prune_heads, prune_ffn=prune_ffn, heads_to_prune=heads_to_prune,
-            head_scope=head_scope, ffn_scope=ffn_scope, calibration=calibration, calibration_samples=calibration_samples,
-            importance=importance, seq_len=seq_len, batch_size=batch_size, seed=seed,
-            magnitude_sparsity=magnitude_sparsity, heal=heal, force=force, quiet=quiet,
-        )
-    )
+    req = _check_arguments(_Request(model=model, out=out, **checked(CompressConfig, options, "compress")))
     src = _resolve_source(req)
     loaded = _load_source(req, src)
     pruned = _rank_and_prune(req, src, loaded)
     manifest = _build_manifest(req, src, loaded, pruned)
     _write_output(req, src, loaded, pruned, manifest, started)
-    _log(quiet, f"pruned model written to {req.out} ({manifest['wall_time_s']} s)")
+    _log(req.quiet, f"pruned model written to {req.out} ({manifest['wall_time_s']} s)")
     return CompressReport(out_dir=req.out, manifest=manifest)
 
 
@@ -403,7 +380,9 @@ def _recipe(req: _Request, src: _Source, pruned: _Pruned) -> dict[str, Any]:
         "seed": req.seed,
     }
     if req.heal is not None:
-        recipe["heal"] = req.heal.as_dict(req.seq_len)
+        from edgebert.compress.heal import heal_record
+
+        recipe["heal"] = heal_record(req.heal, req.seq_len)
     if req.magnitude_sparsity:
         recipe["magnitude_sparsity"] = req.magnitude_sparsity
     return recipe
@@ -486,7 +465,7 @@ def _heal(
     full: Any, fidelity: _Fidelity, pruned: Any, work: Path, model_dir: Path, heal: HealConfig, texts: list[str], seed: int, quiet: bool
 ) -> tuple[Any, dict[str, Any]]:
     """Heal the pruned model saved in `work` from `model_dir`; keep it only if its cosine to the source went up."""
-    from edgebert.compress.heal import heal_model
+    from edgebert.compress.heal import heal_model, heal_record
 
     seq_len = heal.seq_len or fidelity.seq_len
     before = fidelity.summary(pruned)
@@ -502,7 +481,7 @@ def _heal(
         kept, embeddings = "pruned", pruned
         full.load_state_dict(pruned_state)
     _log(quiet, f"healing: cosine to the unpruned embeddings {before['mean']:.4f} -> {after['mean']:.4f} (min {before['min']:.4f} -> {after['min']:.4f}); kept the {kept} weights")
-    record = {"recipe": heal.as_dict(fidelity.seq_len), "cosine_to_source": {"before": before, "after": after}, "kept": kept, **info}
+    record = {"recipe": heal_record(heal, fidelity.seq_len), "cosine_to_source": {"before": before, "after": after}, "kept": kept, **info}
     return embeddings, record
 
 

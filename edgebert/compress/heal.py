@@ -41,51 +41,32 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from edgebert import validate
+from edgebert.config import DEFAULT_HEAL_LOSSES as DEFAULT_LOSSES
+from edgebert.config import MASKED_SHARE, HealConfig
 from edgebert.data import check_corpus_sources
 from edgebert.distill.losses import TERMS, LossWeights
 from edgebert.errors import UserError, VerificationError
 
-DEFAULT_LOSSES = "cos=1,pooled=1"
-MASKED_SHARE = 0.15  # distill's default, when an mlm/ce loss is asked for
 
-
-@dataclass
-class HealConfig:
-    """How to heal: `steps` optimizer steps of distillation on `corpus` (text files, .gz ok, or dataset names)."""
-
-    steps: int = 0
-    corpus: list[str] = field(default_factory=list)
-    losses: str = DEFAULT_LOSSES
-    lr: float = 3e-4
-    batch_size: int = 16
-    seq_len: int | None = None  # None: compress's --seq-len
-    freeze_embeddings: bool = True
-    group_by_length: bool = True  # batches of similar length: 1.65x the steps/s on the development corpus mix
-    cache_dir: str | None = None  # fitted teacher MLM heads, only when the mlm/ce losses are used
-
-    def __post_init__(self) -> None:
-        if isinstance(self.corpus, (str, Path)):  # one source given as such, not as a list
-            self.corpus = [self.corpus]
-        self.corpus = [str(c) for c in self.corpus]
-
-    def as_dict(self, seq_len: int) -> dict[str, Any]:
-        return {
-            "steps": self.steps,
-            "corpus": [str(Path(c).expanduser().absolute()) if Path(c).expanduser().exists() else c for c in self.corpus],
-            "losses": parse_losses(self.losses).as_dict(),
-            "cos_layers": "mapped",
-            "mlm_probability": mlm_probability(parse_losses(self.losses)),
-            "lr": self.lr,
-            "batch_size": self.batch_size,
-            "seq_len": self.seq_len or seq_len,
-            "freeze_embeddings": self.freeze_embeddings,
-            "group_by_length": self.group_by_length,
-        }
+def heal_record(cfg: HealConfig, seq_len: int) -> dict[str, Any]:
+    """The heal recipe as the manifest records it (`seq_len`: compress's, when the heal has none of its own)."""
+    weights = parse_losses(cfg.losses)
+    return {
+        "steps": cfg.steps,
+        "corpus": [str(Path(c).expanduser().absolute()) if Path(c).expanduser().exists() else c for c in cfg.corpus],
+        "losses": weights.as_dict(),
+        "cos_layers": "mapped",
+        "mlm_probability": mlm_probability(weights),
+        "lr": cfg.lr,
+        "batch_size": cfg.batch_size,
+        "seq_len": cfg.seq_len or seq_len,
+        "freeze_embeddings": cfg.freeze_embeddings,
+        "group_by_length": cfg.group_by_length,
+    }
 
 
 def mlm_probability(weights: LossWeights) -> float:

@@ -41,13 +41,14 @@ from typing import Any
 
 import torch
 
+from edgebert.config import IMPORTANCE_METHODS, MASKED_SHARE
 from edgebert.errors import UserError
 from edgebert.families import Family
 
 MLM = "mlm"
 OUTPUT_SENSITIVITY = "output-sensitivity"
-METHODS = ("auto", MLM, OUTPUT_SENSITIVITY)
-MLM_PROBABILITY = 0.15
+METHODS = IMPORTANCE_METHODS  # "auto", MLM, OUTPUT_SENSITIVITY
+MLM_PROBABILITY = MASKED_SHARE
 
 
 @dataclass

@@ -19,10 +19,10 @@ from typing import Any
 
 import torch
 
+from edgebert.config import HEAD_SCOPES
 from edgebert.errors import UserError
 from edgebert.families import Family
 
-HEAD_SCOPES = ("global", "layer")
 FFN_SCOPES = ("layer",)
 GLOBAL_FFN_REFUSAL = (
     "--ffn-scope global is not supported: it would give each layer a different FFN width, which a transformers "

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebert.config import VocabConfig
 from edgebert import __version__
 from edgebert.artifact import (
     atomic_output_dir,
@@ -270,9 +271,9 @@ def trim_vocab(
     out: str | Path,
     corpus: str | Path | Sequence[str | Path],
     *,
-    min_count: int = 1,
+    min_count: int = VocabConfig.min_count,
     keep_chars: bool = True,
-    max_size: int | None = None,
+    max_size: int | None = VocabConfig.max_size,
     heldout: str | Path | None = None,
     force: bool = False,
     quiet: bool = False,

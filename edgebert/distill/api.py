@@ -8,20 +8,21 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from edgebert import __version__
 from edgebert import validate
 from edgebert.artifact import MANIFEST, check_output_dir, read_manifest, write_manifest
+from edgebert.config import CE_POSITIONS, COS_LAYERS, LOSS_OPTIONS, MASKED_SHARE, DistillConfig, auto_losses
 from edgebert.errors import UserError, kept_on_interrupt
+from edgebert.options import checked, keyword_options
 
 CHECKPOINTS = "checkpoints"
 RECIPE_FILE = "recipe.json"
-CE_POSITIONS = ("masked", "all")
-COS_LAYERS = ("last", "mapped")
-HEAD_MLM_PROBABILITY = 0.15
+HEAD_MLM_PROBABILITY = MASKED_SHARE
+_D = DistillConfig()  # check_numbers' defaults
 MIN_SEQ_LEN = 8  # tokens per training sequence
 
 
@@ -49,13 +50,14 @@ class _Log:
 
 def check_numbers(
     *,
-    steps: Any = 1000, batch_size: Any = 32, grad_accum: Any = 1, seq_len: Any = 128, lr: Any = 1e-4,
-    warmup_ratio: Any = 0.05, weight_decay: Any = 0.0, max_grad_norm: Any = 5.0, temperature: Any = 2.0,
-    alpha_mlm: Any = 2.0, alpha_ce: Any = 5.0, alpha_cos: Any = 1.0, alpha_pooled: Any = 0.0, mlm_probability: Any = 0.15,
-    student_layers: Any = None, student_hidden: Any = None, student_heads: Any = None, student_ffn: Any = None,
-    embedding_dim: Any = None, student_head_steps: Any = None, eval_steps: Any = None, save_steps: Any = None,
-    logging_steps: Any = None, head_steps: Any = 200, head_batch_size: Any = 32, head_lr: Any = 1e-3,
-    max_passages: Any = None, seed: Any = 42, threads: Any = None, **_: Any,
+    steps: Any = _D.steps, batch_size: Any = _D.batch_size, grad_accum: Any = _D.grad_accum, seq_len: Any = _D.seq_len,
+    lr: Any = _D.lr, warmup_ratio: Any = _D.warmup_ratio, weight_decay: Any = _D.weight_decay, max_grad_norm: Any = _D.max_grad_norm,
+    temperature: Any = _D.temperature, alpha_mlm: Any = None, alpha_ce: Any = None, alpha_cos: Any = None,
+    alpha_pooled: Any = None, mlm_probability: Any = None, student_layers: Any = None, student_hidden: Any = None,
+    student_heads: Any = None, student_ffn: Any = None, embedding_dim: Any = None, student_head_steps: Any = None,
+    eval_steps: Any = None, save_steps: Any = None, logging_steps: Any = None, head_steps: Any = _D.head_steps,
+    head_batch_size: Any = _D.head_batch_size, head_lr: Any = _D.head_lr, max_passages: Any = None, seed: Any = _D.seed,
+    threads: Any = None, **_: Any,
 ) -> None:
     """Types and ranges of distill()'s numeric arguments (the recipe loader checks its [distill] section with it)."""
     v = validate
@@ -67,12 +69,7 @@ def check_numbers(
     v.number("weight_decay", weight_decay, 0.0)
     v.number("max_grad_norm", max_grad_norm, 0.0, low_open=True)
     v.number("--temperature", temperature, 0.0, low_open=True)
-    alphas = {"--alpha-mlm": alpha_mlm, "--alpha-ce": alpha_ce, "--alpha-cos": alpha_cos, "--alpha-pooled": alpha_pooled}
-    for name, value in alphas.items():
-        v.number(name, value, 0.0)
-    if not any(alphas.values()):
-        raise UserError("all loss weights are zero (--alpha-mlm, --alpha-ce, --alpha-cos, --alpha-pooled); set at least one")
-    v.number("--mlm-probability", mlm_probability, 0.0, 1.0, high_open=True)
+    check_losses(alpha_mlm, alpha_ce, alpha_cos, alpha_pooled, mlm_probability)
     shape = {"--student-layers": student_layers, "--student-hidden": student_hidden, "--student-heads": student_heads,
              "--student-ffn": student_ffn, "--embedding-dim": embedding_dim}  # fmt: skip
     for name, value in shape.items():
@@ -86,6 +83,18 @@ def check_numbers(
     v.optional_integer("--max-passages", max_passages, 1)
     v.seed("--seed", seed)
     v.optional_integer("--threads", threads, 1)
+
+
+def check_losses(alpha_mlm: Any, alpha_ce: Any, alpha_cos: Any, alpha_pooled: Any, mlm_probability: Any) -> None:
+    """Loss weights and masking share: ranges of those given (None = auto), and, once all are known, that they fit."""
+    alphas = {"--alpha-mlm": alpha_mlm, "--alpha-ce": alpha_ce, "--alpha-cos": alpha_cos, "--alpha-pooled": alpha_pooled}
+    for name, value in alphas.items():
+        validate.optional_number(name, value, 0.0)
+    validate.optional_number("--mlm-probability", mlm_probability, 0.0, 1.0, high_open=True)
+    if None not in alphas.values() and not any(alphas.values()):
+        raise UserError("all loss weights are zero (--alpha-mlm, --alpha-ce, --alpha-cos, --alpha-pooled); set at least one")
+    if mlm_probability == 0 and (alpha_mlm or alpha_ce):
+        raise UserError("--mlm-probability 0 (unmasked text) leaves nothing for --alpha-mlm/--alpha-ce to score; set them to 0")
 
 
 def _check_out(out: Path, force: bool, resume: bool) -> str | None:
@@ -103,74 +112,17 @@ def _check_out(out: Path, force: bool, resume: bool) -> str | None:
     raise UserError(f"--out {out} exists and is not empty; pass --resume to continue it, --force to replace it, or choose another path")
 
 
-@dataclass(frozen=True)
-class _Args:
-    """distill()'s arguments as given (see its docstring); no defaults here: distill()'s signature holds them."""
+@dataclass(kw_only=True)
+class _Args(DistillConfig):
+    """distill()'s arguments: the positional ones and its options (DistillConfig, where their defaults live)."""
 
     teacher: str | Path | None
     corpus: str | Path | list[str | Path]
     out: str | Path
-    student_layers: int | None
-    student_hidden: int | None
-    student_heads: int | None
-    student_ffn: int | None
-    layer_map: list[int] | str | None
-    embedding_dim: int | None
-    student_head_steps: int | None
-    student_init: str | Path | None
-    freeze_embeddings: bool
-    steps: int
-    batch_size: int
-    grad_accum: int
-    seq_len: int
-    packing: str
-    group_by_length: bool
-    lr: float
-    warmup_ratio: float
-    weight_decay: float
-    max_grad_norm: float
-    alpha_mlm: float
-    alpha_ce: float
-    alpha_cos: float
-    alpha_pooled: float
-    temperature: float
-    ce_positions: str
-    cos_layers: str
-    mlm_probability: float
-    eval_sts: str | Path | None
-    eval_steps: int | None
-    save_steps: int | None
-    logging_steps: int | None
-    resume: bool
-    force: bool
-    keep_checkpoints: bool
-    head_steps: int
-    head_batch_size: int
-    head_lr: float
-    cache_dir: str | Path | None
-    max_passages: int | None
-    seed: int
-    precision: str
-    threads: int | None
-    quiet: bool
-    callbacks: list[Any] | None
 
 
-def distill(
-    teacher: str | Path | None, corpus: str | Path | list[str | Path], out: str | Path, *,
-    student_layers: int | None = None, student_hidden: int | None = None, student_heads: int | None = None,
-    student_ffn: int | None = None, layer_map: list[int] | str | None = None, embedding_dim: int | None = None,
-    student_head_steps: int | None = None, student_init: str | Path | None = None, freeze_embeddings: bool = False,
-    steps: int = 1000, batch_size: int = 32, grad_accum: int = 1, seq_len: int = 128, packing: str = "truncate",
-    group_by_length: bool = False, lr: float = 1e-4, warmup_ratio: float = 0.05, weight_decay: float = 0.0,
-    max_grad_norm: float = 5.0, alpha_mlm: float = 2.0, alpha_ce: float = 5.0, alpha_cos: float = 1.0,
-    alpha_pooled: float = 0.0, temperature: float = 2.0, ce_positions: str = "masked", cos_layers: str = "last",
-    mlm_probability: float = 0.15, eval_sts: str | Path | None = None, eval_steps: int | None = None,
-    save_steps: int | None = None, logging_steps: int | None = None, resume: bool = False, force: bool = False,
-    keep_checkpoints: bool = False, head_steps: int = 200, head_batch_size: int = 32, head_lr: float = 1e-3,
-    cache_dir: str | Path | None = None, max_passages: int | None = None, seed: int = 42, precision: str = "auto",
-    threads: int | None = None, quiet: bool = False, callbacks: list[Any] | None = None,
-) -> DistillReport:
+@keyword_options(DistillConfig)
+def distill(teacher: str | Path | None, corpus: str | Path | list[str | Path], out: str | Path, **options: Any) -> DistillReport:
     """Distil `teacher` into a smaller student trained on `corpus`; write a standard HF model dir to `out`.
 
     `embedding_dim` gives the student ALBERT-style factorised embeddings (vocab × E, then E × hidden; an
@@ -185,6 +137,9 @@ def distill(
     Its MLM head is its own when it has one; otherwise the teacher's (fitted) head is copied in when the MLM or
     soft-target loss needs one, and when neither does the student is saved as an encoder without a head.
     `freeze_embeddings` keeps the embedding block as it starts (only the layers and the head train).
+    The loss weights and `mlm_probability` default to auto (None): DistilBERT's triple loss (mlm 2, ce 5, cos 1,
+    15 % masked) when the teacher has its own masked-LM head, cosine-only (cos 1, pooled 1, unmasked text) when it has
+    none; values given always win, and the manifest's recipe records the choice ("loss_choice").
     `mlm_probability` 0 distils on unmasked text, for recipes with hidden-state losses only (alpha_mlm = alpha_ce = 0).
     `group_by_length` batches passages of similar length (the Trainer's length-grouped sampler) so that a batch is
     padded to its own longest passage rather than to the longest of a random mix: same losses, fewer padded tokens.
@@ -193,7 +148,8 @@ def distill(
     training (so `resume=True` continues an interrupted run); on success the student, its tokenizer, the
     sentence-transformers pooling config and `edgebert.json` are written to `out`.
     """
-    run = _Run(_Args(**locals()), _Log(quiet), time.perf_counter())
+    args = _Args(teacher=teacher, corpus=corpus, out=out, **checked(DistillConfig, options, "distill"))
+    run = _Run(args, _Log(args.quiet), time.perf_counter())
     _check_arguments(run)
     _resolve_models(run)
     _load_data(run)
@@ -225,6 +181,7 @@ class _Run:
     started: float
     out: Path = Path()
     out_action: str | None = None
+    loss_choice: str = ""
     teacher_dir: Path = Path()
     config_dict: dict[str, Any] = field(default_factory=dict)
     family: Any = None
@@ -262,15 +219,7 @@ class _Run:
 def _check_arguments(run: _Run) -> None:
     """Every argument check that needs no model or corpus; sets the absolute --out and what to do with it."""
     a = run.a
-    check_numbers(
-        steps=a.steps, batch_size=a.batch_size, grad_accum=a.grad_accum, seq_len=a.seq_len, lr=a.lr, warmup_ratio=a.warmup_ratio,
-        weight_decay=a.weight_decay, max_grad_norm=a.max_grad_norm, temperature=a.temperature, alpha_mlm=a.alpha_mlm,
-        alpha_ce=a.alpha_ce, alpha_cos=a.alpha_cos, alpha_pooled=a.alpha_pooled, mlm_probability=a.mlm_probability,
-        student_layers=a.student_layers, student_hidden=a.student_hidden, student_heads=a.student_heads, student_ffn=a.student_ffn,
-        embedding_dim=a.embedding_dim, student_head_steps=a.student_head_steps, eval_steps=a.eval_steps, save_steps=a.save_steps,
-        logging_steps=a.logging_steps, head_steps=a.head_steps, head_batch_size=a.head_batch_size, head_lr=a.head_lr,
-        max_passages=a.max_passages, seed=a.seed, threads=a.threads,
-    )  # fmt: skip
+    check_numbers(**{f.name: getattr(a, f.name) for f in fields(DistillConfig)})
     validate.path_like("--out", a.out, optional=False)
     validate.path_like("--eval-sts", a.eval_sts)
     validate.path_like("--cache-dir", a.cache_dir)
@@ -278,8 +227,6 @@ def _check_arguments(run: _Run) -> None:
         raise UserError(f"--ce-positions {a.ce_positions} is unknown; choose one of: {', '.join(CE_POSITIONS)}")
     if a.cos_layers not in COS_LAYERS:
         raise UserError(f"--cos-layers {a.cos_layers} is unknown; choose one of: {', '.join(COS_LAYERS)}")
-    if a.mlm_probability == 0 and (a.alpha_mlm or a.alpha_ce):
-        raise UserError("--mlm-probability 0 (unmasked text) leaves nothing for --alpha-mlm/--alpha-ce to score; set them to 0")
     run.out = Path(a.out).expanduser().absolute()
     run.out_action = _check_out(run.out, a.force, a.resume)
     _check_precision(a.precision)
@@ -297,6 +244,8 @@ def _resolve_models(run: _Run) -> None:
     a = run.a
     run.teacher_dir = resolve_model(a.teacher)
     run.config_dict, run.family = inspect_model_dir(run.teacher_dir)
+    _choose_losses(run)
+    a = run.a
     run.teacher_config = AutoConfig.from_pretrained(run.teacher_dir, trust_remote_code=False)
     layer_map = parse_layer_map(a.layer_map) if isinstance(a.layer_map, str) else a.layer_map
     run.spec = StudentSpec(a.student_layers, a.student_hidden, a.student_heads, a.student_ffn, layer_map, a.embedding_dim)
@@ -312,6 +261,18 @@ def _resolve_models(run: _Run) -> None:
     check_output_dir(run.out, True, inputs)  # overlap and writability; emptiness is _check_out's (--resume)
     if run.init_dir is not None:
         _check_init_head(run.init_dir, run.init_family, run.family, bool(a.alpha_mlm or a.alpha_ce))
+
+
+def _choose_losses(run: _Run) -> None:
+    """Fill the auto (None) loss weights and masking share from whether the teacher has its own masked-LM head."""
+    from edgebert.modelio import has_mlm_head
+
+    a = run.a
+    given = {k: getattr(a, k) for k in LOSS_OPTIONS}
+    chosen, reason = auto_losses(given, has_mlm_head(run.teacher_dir, run.family))
+    check_losses(**chosen)
+    run.a = replace(a, **chosen)
+    run.loss_choice = reason  # logged once the run starts writing (_load_teacher)
 
 
 def _load_data(run: _Run) -> None:
@@ -373,6 +334,7 @@ def _recipe(run: _Run) -> dict[str, Any]:
     return {
         "student": run.shape.as_dict(),
         "losses": run.weights.as_dict(),
+        "loss_choice": run.loss_choice,
         "ce_positions": a.ce_positions,
         "cos_layers": a.cos_layers,
         "mlm_probability": a.mlm_probability,
@@ -411,6 +373,8 @@ def _load_teacher(run: _Run) -> None:
     run.head_collator = run.collator if a.mlm_probability else mlm_collator(run.tokenizer, HEAD_MLM_PROBABILITY, seed=a.seed)
     run.head_cfg = HeadFitConfig(steps=a.head_steps, batch_size=a.head_batch_size, lr=a.head_lr, seed=a.seed)
     run.log(f"teacher {run.teacher_dir} ({family.name}, {shape.teacher_layers} layers × {shape.teacher_hidden}); corpus: {len(run.texts)} passages → {len(run.dataset)} sequences")
+    weights = ", ".join(f"{k.removeprefix('alpha_')} {getattr(a, k):g}" for k in LOSS_OPTIONS)
+    run.log(f"losses: {weights} ({run.loss_choice})")
     run.head_used = bool(a.alpha_mlm or a.alpha_ce)
     if run.head_used:
         run.teacher_mlm, run.head_info = prepare_teacher(

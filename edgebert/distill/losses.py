@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 import torch
 from torch.nn import functional as F
 
+from edgebert.config import TEMPERATURE, TRIPLE_LOSS
+
 IGNORE_INDEX = -100
 TERMS = ("mlm", "ce", "cos", "pooled")
 
@@ -22,11 +24,11 @@ TERMS = ("mlm", "ce", "cos", "pooled")
 class LossWeights:
     """Weights of each term and the softmax temperature (defaults: DistilBERT's recipe; pooled off)."""
 
-    alpha_mlm: float = 2.0
-    alpha_ce: float = 5.0
-    alpha_cos: float = 1.0
-    alpha_pooled: float = 0.0
-    temperature: float = 2.0
+    alpha_mlm: float = TRIPLE_LOSS["alpha_mlm"]
+    alpha_ce: float = TRIPLE_LOSS["alpha_ce"]
+    alpha_cos: float = TRIPLE_LOSS["alpha_cos"]
+    alpha_pooled: float = TRIPLE_LOSS["alpha_pooled"]
+    temperature: float = TEMPERATURE
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)

@@ -23,6 +23,8 @@ from typing import Any
 
 import torch
 
+from edgebert.config import DistillConfig
+from edgebert.options import default
 from edgebert.errors import UserError
 from edgebert.families import Family
 from edgebert.modelio import has_mlm_head, load_weights
@@ -34,9 +36,11 @@ CACHE_VERSION = 1
 
 @dataclass
 class HeadFitConfig:
-    steps: int = 300
-    batch_size: int = 32
-    lr: float = 1e-3
+    """How a head-less teacher's MLM head is fitted (distill's head_steps / head_batch_size / head_lr)."""
+
+    steps: int = default(DistillConfig, "head_steps")
+    batch_size: int = default(DistillConfig, "head_batch_size")
+    lr: float = default(DistillConfig, "head_lr")
     seed: int = 0
     eval_sequences: int = 256
 

@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from edgebert.config import BenchRecipe, CompressRecipe, DistillRecipe, ExportRecipe, HealConfig, VocabConfig
 from edgebert.errors import UserError
+from edgebert.options import default
+from edgebert.sources import DEFAULT_MODEL
 
 # Shipped recipes (package data, so `--preset` works from a wheel too); they name no data files.
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
@@ -26,46 +29,11 @@ TARGET_QUANTIZATIONS = {"onnx": ("none", "int8", "fp16"), "tflite": ("none", "in
 
 
 @dataclass
-class DistillSection:
-    """Keyword arguments of `edgebert.distill.distill` (same names, same defaults unless the recipe sets them)."""
+class DistillSection(DistillRecipe):
+    """Keyword arguments of `edgebert.distill.distill` (same names, same defaults: DistillRecipe's), and how many
+    pairs of the STS set (`eval_sts`, or `--eval-sts`) pick the best checkpoint: a held-out slice written to the
+    work dir (keep the bench's STS set out of it)."""
 
-    student_layers: int | None = None
-    student_hidden: int | None = None
-    student_heads: int | None = None
-    student_ffn: int | None = None
-    layer_map: list[int] | None = None
-    embedding_dim: int | None = None
-    student_head_steps: int | None = None
-    steps: int = 1000
-    batch_size: int = 32
-    grad_accum: int = 1
-    seq_len: int = 128
-    packing: str = "truncate"
-    group_by_length: bool = False
-    lr: float = 1e-4
-    warmup_ratio: float = 0.05
-    weight_decay: float = 0.0
-    max_grad_norm: float = 5.0
-    alpha_mlm: float = 2.0
-    alpha_ce: float = 5.0
-    alpha_cos: float = 1.0
-    alpha_pooled: float = 0.0
-    temperature: float = 2.0
-    ce_positions: str = "masked"
-    cos_layers: str = "last"
-    mlm_probability: float = 0.15
-    eval_steps: int | None = None
-    save_steps: int | None = None
-    logging_steps: int | None = None
-    head_steps: int = 200
-    head_batch_size: int = 32
-    head_lr: float = 1e-3
-    max_passages: int | None = None
-    seed: int = 42
-    threads: int | None = None
-    # pipeline-only: an STS csv (or dataset spec, `--eval-sts`) used to pick the best checkpoint, and how many of its
-    # pairs to use (a held-out slice written to the work dir; keep the bench's STS set out of it)
-    eval_sts: str | None = None
     eval_sts_limit: int | None = None
 
     def kwargs(self) -> dict[str, Any]:
@@ -74,23 +42,14 @@ class DistillSection:
 
 
 @dataclass
-class CompressSection:
-    """Keyword arguments of `edgebert.compress.compress`; the stage runs only when something is pruned."""
+class CompressSection(CompressRecipe):
+    """Keyword arguments of `edgebert.compress.compress` (CompressRecipe's defaults; `calibration` None: passages
+    sampled from the corpus into the work dir) and healing (compress --heal-steps: distil the unpruned student back
+    into the pruned one on the corpus, HealConfig's defaults); the stage runs only when something is pruned."""
 
-    prune_heads: float = 0.0
-    prune_ffn: float = 0.0
-    head_scope: str = "global"
-    ffn_scope: str = "layer"
-    calibration: str | None = None  # default: passages sampled from the corpus into the work dir
-    calibration_samples: int = 256
-    importance: str = "auto"
-    seq_len: int = 128
-    batch_size: int = 16
-    seed: int = 0
-    # healing (compress --heal-steps): distil the unpruned student back into the pruned one on the corpus
-    heal_steps: int = 0
-    heal_lr: float = 3e-4
-    heal_seq_len: int | None = None
+    heal_steps: int = default(HealConfig, "steps")
+    heal_lr: float = default(HealConfig, "lr")
+    heal_seq_len: int | None = default(HealConfig, "seq_len")
 
     @property
     def enabled(self) -> bool:
@@ -98,21 +57,17 @@ class CompressSection:
 
 
 @dataclass
-class VocabSection:
+class VocabSection(VocabConfig):
     """Vocabulary trimming (`edgebert compress --trim-vocab`) to the recipe's corpus, after pruning."""
 
     trim: bool = False
-    min_count: int = 1
-    max_size: int | None = None
 
 
 @dataclass
-class ExportSection:
+class ExportSection(ExportRecipe):
     """Student exports (target → quantizations, 'none' = fp32) and the teacher's fp32 exports for comparison."""
 
     targets: dict[str, list[str]] = field(default_factory=lambda: {"onnx": ["int8"], "tflite": ["int8"], "tfjs": ["uint8"]})
-    seq_len: int = 128
-    min_cosine: float | None = None
     teacher_targets: list[str] = field(default_factory=lambda: ["onnx"])  # fp32 teacher exports benched beside
 
     def student_exports(self) -> list[tuple[str, str]]:
@@ -120,21 +75,11 @@ class ExportSection:
 
 
 @dataclass
-class BenchSection:
-    """What `edgebert bench` measures; the reference is always the teacher in PyTorch fp32."""
+class BenchSection(BenchRecipe):
+    """What `edgebert bench` measures (`sts` None: no STS retention, its targets not evaluated); the reference is
+    always the teacher in PyTorch fp32."""
 
-    sts: str | None = None  # STS-B csv or dataset spec (`--sts`); None: no STS retention, its targets not evaluated
-    sts_limit: int | None = None
-    sts_limit_for: dict[str, int] = field(default_factory=dict)
-    seq_len: list[int] = field(default_factory=lambda: [128])
-    batch: list[int] = field(default_factory=lambda: [1])
-    threads: list[int] = field(default_factory=lambda: [1])
-    warmup: int = 5
-    repeats: int = 30
-    timeout: float | None = None
-    torch_int8: bool = False
     student_pytorch: bool = True  # bench the (compressed) student in PyTorch too
-    in_process: bool = False  # no worker process per item (faster for tiny models; memory is approximate)
 
 
 @dataclass
@@ -152,7 +97,7 @@ class TargetsSection:
 class Recipe:
     name: str = "custom"
     description: str = ""
-    teacher: str = "default"
+    teacher: str = DEFAULT_MODEL
     corpus: list[str] | None = None  # files, dirs or dataset specs; None: `--corpus` must name it
     distill: DistillSection = field(default_factory=DistillSection)
     compress: CompressSection = field(default_factory=CompressSection)
@@ -279,8 +224,8 @@ def _recipe_message(section: str, message: str) -> str:
 def _check_distill(d: DistillSection) -> None:
     """The [distill] values, checked by distill()'s own checks (flag names as on the command line)."""
     from edgebert import validate
-    from edgebert.data import PACKINGS
-    from edgebert.distill.api import CE_POSITIONS, COS_LAYERS, check_numbers
+    from edgebert.config import CE_POSITIONS, COS_LAYERS, PACKINGS
+    from edgebert.distill.api import check_numbers
 
     check_numbers(**d.kwargs())
     validate.choice("packing", d.packing, PACKINGS)

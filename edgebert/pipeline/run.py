@@ -24,7 +24,9 @@ from typing import Any
 
 from edgebert import __version__
 from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir
+from edgebert.config import BenchConfig, BenchRecipe, PipelineConfig
 from edgebert.errors import UserError, kept_on_interrupt
+from edgebert.options import checked, keyword_options
 from edgebert.pipeline.inputs import Input, is_dataset_spec, resolve_input
 from edgebert.pipeline.recipe import Recipe, resolve_path, validate_recipe
 
@@ -180,30 +182,12 @@ def run_export(target: str, quantize: str, model: Path | str, out: Path, seq_len
 
 
 def run_bench_stage(items: list[str], recipe: Recipe, sts: Path | None, out: Path, log: Callable[[str], None]) -> dict[str, Any]:
-    from edgebert.bench.harness import build_config, run_bench
-    from edgebert.bench.measure import MeasureJob
+    from edgebert.bench.harness import plan_bench, run_bench
 
     b = recipe.bench
-    job = MeasureJob(
-        seq_lens=list(b.seq_len),
-        batches=list(b.batch),
-        threads=list(b.threads),
-        warmup=b.warmup,
-        repeats=b.repeats,
-        sts_path=str(sts) if sts else None,
-        sts_limit=b.sts_limit,
-        sts_limits=dict(b.sts_limit_for),
-        sts_max_length=max(b.seq_len),
-    )
-    config = build_config(
-        items,
-        reference=TEACHER_LABEL,
-        torch_int8=b.torch_int8,
-        job=job,
-        isolate=not b.in_process,
-        timeout_s=b.timeout,
-        command=["edgebert", "pipeline", "(bench stage)"],
-    )
+    options = BenchConfig(**{f.name: getattr(b, f.name) for f in dataclasses.fields(BenchRecipe)})
+    options.sts, options.reference = (str(sts) if sts else None), TEACHER_LABEL
+    config = plan_bench(items, options, command=["edgebert", "pipeline", "(bench stage)"])
     outcome = run_bench(config, out, force=True, echo=lambda m: log(f"bench: {m}"))
     if outcome.interrupted:
         raise KeyboardInterrupt
@@ -277,9 +261,9 @@ def evaluate_targets(recipe: Recipe, report: dict[str, Any], student_labels: dic
 # --------------------------------------------------------------------------------------------------- run
 
 
-def _with_flags(recipe: Recipe, corpus: list[str] | None, eval_sts: str | None, sts: str | None, sst2: str | None) -> Recipe:
-    """A copy of `recipe` with the command line's inputs in place of its own (local paths made absolute against the
-    working directory, dataset specs kept), so the fingerprint and pipeline.json show what the run used."""
+def _with_flags(recipe: Recipe, options: PipelineConfig) -> Recipe:
+    """A copy of `recipe` with the command line's inputs and overrides in place of its own (local paths made absolute
+    against the working directory, dataset specs kept), so the fingerprint and pipeline.json show what the run used."""
     from edgebert import validate
 
     def absolute(flag: str, value: str) -> str:
@@ -287,15 +271,20 @@ def _with_flags(recipe: Recipe, corpus: list[str] | None, eval_sts: str | None, 
         value = str(value)
         return value if is_dataset_spec(value) else str(Path(value).expanduser().absolute())
 
-    recipe = copy.deepcopy(recipe)
-    if corpus:
-        recipe.corpus = [absolute("--corpus", c) for c in corpus]
-    if sst2 is not None:
-        recipe.corpus = [*(recipe.corpus or []), absolute("--sst2", sst2)]
-    if eval_sts is not None:
-        recipe.distill.eval_sts = absolute("--eval-sts", eval_sts)
-    if sts is not None:
-        recipe.bench.sts = absolute("--sts", sts)
+    o, recipe = options, copy.deepcopy(recipe)
+    if o.steps is not None:
+        recipe.distill.steps = validate.integer("--steps", o.steps, 1)
+    if o.teacher is not None:
+        validate.path_like("--teacher", o.teacher, optional=False)
+        recipe.teacher = str(o.teacher)
+    if o.corpus:
+        recipe.corpus = [absolute("--corpus", c) for c in o.corpus]
+    if o.sst2 is not None:
+        recipe.corpus = [*(recipe.corpus or []), absolute("--sst2", o.sst2)]
+    if o.eval_sts is not None:
+        recipe.distill.eval_sts = absolute("--eval-sts", o.eval_sts)
+    if o.sts is not None:
+        recipe.bench.sts = absolute("--sts", o.sts)
     return recipe
 
 
@@ -399,27 +388,17 @@ class Plan:
     inputs: dict[str, Any]
 
 
-def plan_pipeline(
-    recipe: Recipe,
-    out: str | Path,
-    *,
-    work: str | Path | None = None,
-    resume: bool = False,
-    force: bool = False,
-    corpus: list[str] | None = None,
-    eval_sts: str | None = None,
-    sts: str | None = None,
-    sst2: str | None = None,
-    cache_dir: str | Path | None = None,
-) -> Plan:
+def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None = None, **options: Any) -> Plan:
     """Every up-front check of a run (recipe, inputs, datasets, teacher, --out/--work) without writing anything."""
     from edgebert import validate
 
-    validate_recipe(recipe)  # again: the caller may have changed it since it was loaded (e.g. --steps)
+    o = config or PipelineConfig(**checked(PipelineConfig, options, "plan_pipeline"))
+    work, resume, force = o.work, o.resume, o.force
+    validate_recipe(recipe)  # again: the caller may have changed it since it was loaded
     validate.path_like("--out", out, optional=False)
     validate.path_like("--work", work)
-    validate.path_like("--cache-dir", cache_dir)
-    recipe = _with_flags(recipe, corpus, eval_sts, sts, sst2)
+    validate.path_like("--cache-dir", o.cache_dir)
+    recipe = _with_flags(recipe, o)
     out = Path(out).expanduser().absolute()
     work = Path(work).expanduser().absolute() if work else out.with_name(out.name + ".work")
     if work == out or out in work.parents:
@@ -496,26 +475,16 @@ def format_plan(plan: Plan) -> list[str]:
     return lines
 
 
+@keyword_options(PipelineConfig)
 def run_pipeline(
-    recipe: Recipe,
-    out: str | Path,
-    *,
-    work: str | Path | None = None,
-    resume: bool = False,
-    force: bool = False,
-    corpus: list[str] | None = None,
-    eval_sts: str | None = None,
-    sts: str | None = None,
-    sst2: str | None = None,
-    cache_dir: str | Path | None = None,
-    quiet: bool = False,
-    log: Callable[[str], None] | None = None,
+    recipe: Recipe, out: str | Path, config: PipelineConfig | None = None, *, log: Callable[[str], None] | None = None, **options: Any
 ) -> PipelineReport:
     """Run the whole recipe; the input flags (corpus, eval_sts, sts, sst2: paths or dataset specs) replace the
     recipe's values. Bad input raises UserError before anything is written (`plan_pipeline`)."""
+    o = config or PipelineConfig(**checked(PipelineConfig, options, "run_pipeline"))
+    resume, force, quiet = o.resume, o.force, o.quiet
     log = log or (lambda m: None if quiet else _stderr(m))
-    plan = plan_pipeline(recipe, out, work=work, resume=resume, force=force, corpus=corpus, eval_sts=eval_sts, sts=sts,
-                         sst2=sst2, cache_dir=cache_dir)  # fmt: skip
+    plan = plan_pipeline(recipe, out, o)
     for skipped in plan.skipped:
         log(skipped["message"])
     # ---- every check passed: from here on we write (into the work dir only, until the final report)
@@ -523,7 +492,7 @@ def run_pipeline(
         state = _prepare_work(plan.work, plan.recipe, resume, force)
         state.data["runs"] = state.data.get("runs", 0) + 1
         state.save()
-        run = _Run(plan, state, log, resume, quiet, cache_dir)
+        run = _Run(plan, state, log, resume, quiet, o.cache_dir)
         data = _prepare_data(run)
         model = _student_stages(run, data)
         bench_items, student_labels = _export_stages(run, model)

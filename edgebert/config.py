@@ -1,0 +1,309 @@
+"""One config dataclass per verb: the only place an option's default is written.
+
+The CLI (`edgebert/commands/`, via `options.add_options`), the Python API (`edgebert.<verb>(...)`, via
+`options.keyword_options`) and the TOML recipe (`edgebert/pipeline/recipe.py`) all read their defaults from here.
+A field's metadata carries its help text and how the command line spells it (see `option`).
+
+Where a recipe section may set only part of a verb's options, that part is a base class (`DistillRecipe`,
+`CompressRecipe`, `ExportRecipe`, `BenchRecipe`) which both the verb's config and the recipe section extend.
+This module imports nothing heavy: `edgebert --help` reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Choices the CLI offers and the verbs check.
+CE_POSITIONS = ("masked", "all")
+COS_LAYERS = ("last", "mapped")
+PACKINGS = ("truncate", "pack")
+HEAD_SCOPES = ("global", "layer")
+IMPORTANCE_METHODS = ("auto", "mlm", "output-sensitivity")
+BENCH_TARGETS = ("pytorch", "onnx", "tflite", "tfjs")
+
+# Loss weights chosen by distill's "auto" (None): DistilBERT's triple loss when the teacher has its own masked-LM
+# head; cosine-only on unmasked text when it has none (a head fitted to a sentence-embedding teacher such as
+# all-MiniLM-L6-v2 reaches ~8 % masked-token accuracy, so its soft targets teach noise).
+MASKED_SHARE = 0.15  # DistilBERT's share of masked tokens
+TRIPLE_LOSS = {"alpha_mlm": 2.0, "alpha_ce": 5.0, "alpha_cos": 1.0, "alpha_pooled": 0.0}
+COSINE_ONLY = {"alpha_mlm": 0.0, "alpha_ce": 0.0, "alpha_cos": 1.0, "alpha_pooled": 1.0}
+TEMPERATURE = 2.0
+AUTO_LOSSES_HELP = (
+    f"unset weights are auto: DistilBERT's (mlm {TRIPLE_LOSS['alpha_mlm']:g}, ce {TRIPLE_LOSS['alpha_ce']:g}, cos "
+    f"{TRIPLE_LOSS['alpha_cos']:g}, {MASKED_SHARE:.0%} masked) when the teacher has its own masked-LM head, else "
+    f"cosine-only (cos {COSINE_ONLY['alpha_cos']:g}, pooled {COSINE_ONLY['alpha_pooled']:g}, unmasked text); "
+    "values given always win"
+)
+DEFAULT_HEAL_LOSSES = "cos=1,pooled=1"
+DEFAULT_CALIBRATION_SAMPLES = 200  # export --quantize int8-static
+
+
+def option(default: Any = None, help: str = "", *, group: str = "optional", cli: bool = True, **argparse: Any) -> Any:
+    """A dataclass field: its one default (a list or dict is copied per instance), its help and its command-line form.
+
+    `group`: the --help section; `cli=False`: API and recipe only; `argparse`: extra add_argument keywords
+    (choices, metavar, nargs, action, type, flag)."""
+    metadata = {"help": help, "group": group, "cli": cli, "argparse": argparse}
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+# ------------------------------------------------------------------------------------------------- distill
+
+
+@dataclass
+class DistillRecipe:
+    """The `distill()` options a recipe's [distill] section may set (None = decided by distill, see the help)."""
+
+    student_layers: int | None = option(None, "layers (default: half the teacher's)", group="student")
+    student_hidden: int | None = option(None, "width (default: the teacher's; smaller = TinyBERT shape)", group="student")
+    student_heads: int | None = option(None, "attention heads (default: keeps the teacher's head size)", group="student")
+    student_ffn: int | None = option(None, "feed-forward size (default: scaled with the width)", group="student")
+    embedding_dim: int | None = option(
+        None, "ALBERT-style factorised embeddings: vocab×E then E×hidden, from a truncated SVD of the teacher's tables", group="student"
+    )
+    layer_map: list[int] | None = option(
+        None, "teacher layer per student layer, e.g. 0,2,5 (default: evenly spaced)", group="student", type=str
+    )
+    alpha_mlm: float | None = option(None, "masked-LM cross-entropy weight (default: auto)", group="losses")
+    alpha_ce: float | None = option(None, "soft-target KL weight (× T²)", group="losses")
+    alpha_cos: float | None = option(None, "hidden-state cosine weight", group="losses")
+    alpha_pooled: float | None = option(None, "pooled sentence-embedding cosine weight", group="losses")
+    temperature: float = option(TEMPERATURE, "softmax temperature of the soft targets", group="losses")
+    ce_positions: str = option("masked", "where soft targets are scored", group="losses", choices=CE_POSITIONS)
+    cos_layers: str = option("last", "last layer, or every mapped layer", group="losses", choices=COS_LAYERS)
+    mlm_probability: float | None = option(
+        None, "share of tokens masked in the training text; 0 = unmasked (only with --alpha-mlm 0 --alpha-ce 0); "
+        f"default: {MASKED_SHARE} when a masked-LM or soft-target loss is used, else 0", group="losses",
+    )  # fmt: skip
+    steps: int = option(1000, "optimizer steps", group="training")
+    batch_size: int = option(32, "sequences per device per step", group="training")
+    grad_accum: int = option(1, "gradient accumulation steps", group="training")
+    seq_len: int = option(128, "tokens per sequence", group="training")
+    packing: str = option("truncate", "one passage per sequence, or packed", group="training", choices=PACKINGS)
+    group_by_length: bool = option(
+        False, "batch passages of similar length (less padding, faster steps on corpora of mixed lengths)", group="training"
+    )
+    lr: float = option(1e-4, "peak learning rate (linear warmup, linear decay)", group="training")
+    warmup_ratio: float = option(0.05, "fraction of steps spent warming up", group="training")
+    weight_decay: float = option(0.0, "AdamW weight decay", cli=False)
+    max_grad_norm: float = option(5.0, "gradient clipping norm", cli=False)
+    save_steps: int | None = option(None, "checkpoint interval (default: ~10 %% of steps)", group="training")
+    eval_sts: str | None = option(None, "STS csv (sentence1,sentence2,score): periodic Spearman, keeps the best", group="training")
+    eval_steps: int | None = option(None, "evaluation interval (default: --save-steps)", group="training")
+    logging_steps: int | None = option(None, "log interval", group="training")
+    head_steps: int = option(200, "steps to fit a head-less teacher's MLM head (cached)", group="training")
+    head_batch_size: int = option(32, "batch size of the teacher-head fit", cli=False)
+    head_lr: float = option(1e-3, "learning rate of the teacher-head fit", cli=False)
+    student_head_steps: int | None = option(
+        None, "steps to fit a factorised student's MLM head before distilling (default: --head-steps; 0: off)", group="training"
+    )
+    max_passages: int | None = option(None, "use only the first N passages of the corpus", group="training")
+    seed: int = option(42, "random seed", group="training")
+    threads: int | None = option(None, "CPU threads for torch", group="training")
+
+
+@dataclass
+class DistillConfig(DistillRecipe):
+    """Every option of `edgebert distill` / `edgebert.distill(teacher, corpus, out, **options)`."""
+
+    student_init: str | None = option(
+        None, "start from this model dir (e.g. a pruned copy of the teacher) instead of building a student; "
+        "same tokenizer and hidden size as the teacher, its own shape (pruned heads, FFN width) is kept",
+        group="student", metavar="DIR",
+    )  # fmt: skip
+    freeze_embeddings: bool = option(False, "do not train the embedding block (nor the MLM decoder tied to it)", group="student")
+    precision: str = option("auto", "auto, fp32, fp16, bf16 (half precision needs a GPU)", group="training")
+    resume: bool = option(False, "continue from the last checkpoint in --out", group="output")
+    force: bool = option(False, "replace a non-empty --out", group="output")
+    keep_checkpoints: bool = option(False, "keep --out/checkpoints after success", group="output")
+    cache_dir: str | None = option(None, "where fitted teacher heads are cached (default ~/.cache/edgebert)", group="output")
+    quiet: bool = option(False, "no progress messages", cli=False)
+    callbacks: list[Any] | None = option(None, "extra transformers TrainerCallbacks", cli=False)
+
+
+LOSS_OPTIONS = ("alpha_mlm", "alpha_ce", "alpha_cos", "alpha_pooled", "mlm_probability")
+
+
+def auto_losses(given: dict[str, float | None], teacher_has_mlm_head: bool) -> tuple[dict[str, float], str]:
+    """The loss weights and masking share for `given` (LOSS_OPTIONS; None = auto) and why: DistilBERT's triple loss
+    when the teacher has its own masked-LM head, cosine-only on unmasked text when it has none. Given values win."""
+    preset = TRIPLE_LOSS if teacher_has_mlm_head else COSINE_ONLY
+    chosen = {k: float(given[k]) if given.get(k) is not None else preset[k] for k in TRIPLE_LOSS}
+    masks = chosen["alpha_mlm"] or chosen["alpha_ce"]
+    probability = given.get("mlm_probability")
+    chosen["mlm_probability"] = float(probability) if probability is not None else MASKED_SHARE if masks else 0.0
+    auto = [k for k in LOSS_OPTIONS if given.get(k) is None]
+    if not auto:
+        return chosen, "as given"
+    why = (
+        "DistilBERT's triple loss: the teacher has its own masked-LM head"
+        if teacher_has_mlm_head
+        else "cosine-only on unmasked text: the teacher has no masked-LM head (a fitted one predicts poorly)"
+    )
+    which = "auto" if len(auto) == len(LOSS_OPTIONS) else f"auto for {', '.join(auto)}"
+    return chosen, f"{which}: {why}"
+
+
+# ------------------------------------------------------------------------------------------------ compress
+
+
+@dataclass
+class CompressRecipe:
+    """The `compress()` options a recipe's [compress] section may set."""
+
+    prune_heads: float = option(0.0, "share of attention heads to remove, in [0, 1)", group="what to prune", metavar="F")
+    head_scope: str = option(
+        "global", "global: rank heads across layers (layer-normalised, every layer keeps >= 1); layer: the fraction per layer",
+        group="what to prune", choices=HEAD_SCOPES,
+    )  # fmt: skip
+    prune_ffn: float = option(
+        0.0, "share of FFN neurons to remove from every layer (each keeps its own best), in [0, 1)", group="what to prune", metavar="F"
+    )
+    ffn_scope: str = option(
+        "layer", "only 'layer': a global FFN cut would give layers different widths, which stock classes cannot load", group="what to prune"
+    )
+    calibration: str | None = option(
+        None, "text, one passage per line (.gz ok); required by --prune-heads/--prune-ffn", metavar="FILE"
+    )  # default in a recipe: passages sampled from the corpus into the work dir
+    calibration_samples: int = option(256, "passages used to rank units", metavar="N")
+    importance: str = option(
+        "auto", "loss for the gradient scores: the model's own masked-LM head (auto when present) or output sensitivity",
+        choices=IMPORTANCE_METHODS,
+    )  # fmt: skip
+    seq_len: int = option(128, "token length of calibration passages")
+    batch_size: int = option(16, "passages per importance batch")
+    seed: int = option(0, "random seed")
+
+
+@dataclass
+class CompressConfig(CompressRecipe):
+    """Every option of `edgebert.compress(model, out, **options)` (the command adds healing and vocabulary flags)."""
+
+    heads_to_prune: str | dict[Any, Any] | None = option(
+        None, 'explicit heads instead of --prune-heads: JSON or a .json file, e.g. \'{"0": [1, 2]}\' (no calibration needed)',
+        group="what to prune", metavar="JSON",
+    )  # fmt: skip
+    magnitude_sparsity: float = option(
+        0.0, "zero the smallest-|w| share F of every encoder Linear weight, in [0, 1), applied last and saved dense: "
+        "shrinks the zip/gzip-compressed size only, NOT the raw model.safetensors size and NOT latency",
+        group="magnitude sparsity (optional; compressed size only)", metavar="F",
+    )  # fmt: skip
+    heal: HealConfig | None = option(None, "heal the pruned model (see HealConfig)", cli=False)
+    force: bool = option(False, "replace a non-empty --out")
+    quiet: bool = option(False, "no progress messages")
+
+
+@dataclass
+class HealConfig:
+    """How to heal: `steps` optimizer steps of distillation on `corpus` (text files, .gz ok, or dataset names)."""
+
+    steps: int = 0
+    corpus: list[str] = field(default_factory=list)
+    losses: str = DEFAULT_HEAL_LOSSES
+    lr: float = 3e-4
+    batch_size: int = 16
+    seq_len: int | None = None  # None: compress's --seq-len
+    freeze_embeddings: bool = True
+    group_by_length: bool = True  # batches of similar length: 1.65x the steps/s on the development corpus mix
+    cache_dir: str | None = None  # fitted teacher MLM heads, only when the mlm/ce losses are used
+
+    def __post_init__(self) -> None:
+        if isinstance(self.corpus, (str, Path)):  # one source given as such, not as a list
+            self.corpus = [self.corpus]
+        self.corpus = [str(c) for c in self.corpus]
+
+
+@dataclass
+class VocabConfig:
+    """Vocabulary trimming (`edgebert compress --trim-vocab`, a recipe's [vocab])."""
+
+    min_count: int = 1  # keep corpus tokens used at least this often
+    max_size: int | None = None  # cap on the vocabulary (most frequent first)
+
+
+# -------------------------------------------------------------------------------------------------- export
+
+
+@dataclass
+class ExportRecipe:
+    """The `export()` options a recipe's [export] section may set (for every target)."""
+
+    seq_len: int = option(128, "token length (fixed for tflite/tfjs)")
+    min_cosine: float | None = option(None, "parity tolerance override")
+
+
+@dataclass
+class ExportConfig(ExportRecipe):
+    """Every option of `edgebert export` / `edgebert.export(target, model, out, **options)`."""
+
+    quantize: str = option("none", "onnx: int8, int8-static, fp16; tflite: int8, int8-static, fp16; tfjs: uint8, float16")
+    calibration: str | None = option(
+        None, "text, one passage per line (.gz ok): activation ranges for --quantize int8-static", metavar="FILE"
+    )
+    calibration_texts: list[str] | None = option(None, "calibration sentences instead of a file", cli=False)
+    calibration_samples: int | None = option(None, f"passages of --calibration to use (default {DEFAULT_CALIBRATION_SAMPLES})")
+    force: bool = option(False, "replace a non-empty --out")
+    quiet: bool = option(False, "no progress messages", cli=False)
+
+
+# --------------------------------------------------------------------------------------------------- bench
+
+
+@dataclass
+class BenchRecipe:
+    """The `bench()` options a recipe's [bench] section may set."""
+
+    sts: str | None = option(None, "STS-B style CSV (sentence1,sentence2,score 0-5) for Spearman", group="accuracy")
+    sts_limit: int | None = option(None, "use only the first N pairs (default: all)", group="accuracy")
+    sts_limit_for: dict[str, int] = option(
+        {}, "fewer STS pairs for one target (e.g. tfjs=200: slow runtimes); retention uses the same pairs",
+        group="accuracy", metavar="TARGET=N", action="target_limits",
+    )  # fmt: skip
+    seq_len: list[int] = option([128], "token lengths", group="latency", action="int_list")
+    batch: list[int] = option([1], "batch sizes", group="latency", action="int_list")
+    threads: list[int] = option([1], "CPU threads", group="latency", action="int_list")
+    warmup: int = option(5, "untimed calls before timing", group="latency")
+    repeats: int = option(30, "timed calls per configuration", group="latency")
+    torch_int8: bool = option(False, "add a PyTorch dynamic-int8 twin of every model dir", group="items")
+    timeout: float | None = option(None, "seconds per item before it is marked failed", group="run")
+    in_process: bool = option(False, "no worker process per item (debugging; memory is approximate)", group="run")
+
+
+@dataclass
+class BenchConfig(BenchRecipe):
+    """Every option of `edgebert bench` / `edgebert.bench(items, out, **options)`."""
+
+    reference: str | None = option(None, "the ITEM (or label) others are compared to (default: the first)", group="accuracy")
+    sst2: str | None = option(None, "SST-2 TSV (sentence<TAB>label) for classifier model dirs", group="accuracy")
+    sst2_limit: int | None = option(1000, "use only the first N SST-2 rows", group="accuracy")
+    tokenizer: str | None = option(None, "tokenizer dir for bare .onnx/.tflite files", group="items")
+    pooling: str = option("mean", "pooling for bare files without a sentence_embedding output", group="items")
+    force: bool = option(False, "replace a non-empty --out", group="run")
+    quiet: bool = option(False, "no progress messages", cli=False)
+
+
+# ------------------------------------------------------------------------------------------------ pipeline
+
+
+@dataclass
+class PipelineConfig:
+    """The run options of `edgebert pipeline` / `edgebert.pipeline(recipe, out, **options)` (the recipe holds the rest)."""
+
+    work: str | None = option(None, "where the stages write (default: <OUT>.work)", group="run")
+    resume: bool = option(False, "skip finished stages; continue distillation from its checkpoint", group="run")
+    force: bool = option(False, "start over in --work and replace a non-empty --out", group="run")
+    corpus: list[str] | None = option(
+        None, "distillation text: files (.gz ok), dirs, STS-B csv, SST-2 tsv, datasets (required unless the recipe names it)",
+        group="data", nargs="+",
+    )  # fmt: skip
+    eval_sts: str | None = option(None, "STS pairs to keep the best checkpoint on, e.g. glue/stsb:train", group="data")
+    sts: str | None = option(None, "STS pairs the bench scores retention on, e.g. glue/stsb:validation", group="data")
+    sst2: str | None = option(None, "SST-2 sentences added to the corpus (tsv or glue/sst2:train)", group="data")
+    steps: int | None = option(None, "distillation steps (overrides the recipe's distill.steps)", group="overrides")
+    teacher: str | None = option(None, "teacher dir or hub id (overrides the recipe's teacher)", group="overrides")
+    cache_dir: str | None = option(None, "where fitted teacher MLM heads are cached (default ~/.cache/edgebert)", group="overrides")
+    quiet: bool = option(False, "only the final summary", group="overrides")
