@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgebert.artifact import read_manifest
+from edgebert.modeldir import read_manifest
 from edgebert.export import export
 from edgebert.modelio import load_model
 from edgebert.parity import encode, torch_reference
@@ -50,7 +50,7 @@ def test_dynamic_axes_accept_other_batch_and_length(tiny_bert: Path, tmp_path: P
 
 def test_int8_is_smaller_than_fp32(tiny_bert: Path, tmp_path: Path) -> None:
     sizes = {
-        q: export("onnx", model=tiny_bert, out=tmp_path / q, quantize=q, seq_len=32, quiet=True).manifest["model_bytes"]
+        q: export("onnx", model=tiny_bert, out=tmp_path / q, quantize=q, seq_len=32, quiet=True).manifest["metrics"]["model_bytes"]
         for q in ("none", "int8")
     }
     assert sizes["int8"] < sizes["none"]
