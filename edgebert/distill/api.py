@@ -290,12 +290,14 @@ def _resolve_models(run: _Run) -> None:
     from transformers import AutoConfig
 
     from edgebert.distill.student import StudentSpec, parse_layer_map, resolve_shape
+    from edgebert.modeldir import resolve_pooling
     from edgebert.modelio import check_within_positions, inspect_model_dir
     from edgebert.sources import resolve_model
 
     a = run.a
     run.teacher_dir = resolve_model(a.teacher)
     run.config_dict, run.family = inspect_model_dir(run.teacher_dir)
+    run.pooling = resolve_pooling(run.teacher_dir, run.family.default_pooling)
     run.teacher_config = AutoConfig.from_pretrained(run.teacher_dir, trust_remote_code=False)
     layer_map = parse_layer_map(a.layer_map) if isinstance(a.layer_map, str) else a.layer_map
     run.spec = StudentSpec(a.student_layers, a.student_hidden, a.student_heads, a.student_ffn, layer_map, a.embedding_dim)
@@ -395,12 +397,11 @@ def _recipe(run: _Run) -> dict[str, Any]:
 
 
 def _load_teacher(run: _Run) -> None:
-    """The collators, the teacher as a masked-LM with its (fitted or cached) MLM head when a loss needs one, and the pooling."""
+    """The collators and the teacher as a masked-LM with its (fitted or cached) MLM head when a loss needs one."""
     import torch
 
     from edgebert.data import mlm_collator
     from edgebert.distill.teacher import HeadFitConfig, load_teacher_mlm, prepare_teacher
-    from edgebert.modeldir import resolve_pooling
 
     a, shape, family = run.a, run.shape, run.family
     if a.threads:
@@ -422,7 +423,6 @@ def _load_teacher(run: _Run) -> None:
         run.teacher_mlm, teacher_own_head = load_teacher_mlm(run.teacher_dir, family)
         run.head_info = {"source": "unused", "mlm_accuracy": None}
         run.log("teacher MLM head: not needed (--alpha-mlm and --alpha-ce are 0)")
-    run.pooling = resolve_pooling(run.teacher_dir, family.default_pooling)
     run.save_head = run.head_used or teacher_own_head
 
 
