@@ -1,66 +1,23 @@
-"""Model and export directories: the `edgebert.json` manifest and atomic output directories."""
+"""Output directories of every verb: checks that an output never overlaps an input, and atomic replacement.
+
+(What goes inside a model or export directory, `edgebert.json` included, is `edgebert.modeldir`'s.)"""
 
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 import os
 import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Union
+from typing import Union
 
 from edgebert.errors import UserError
-
-MANIFEST = "edgebert.json"
-SCHEMA_VERSION = 1
 
 PathLike = Union[str, Path]
 # The inputs of a verb by flag, e.g. {"--teacher": dir, "--corpus": [file, ...]}; None and hub ids are skipped.
 Inputs = Mapping[str, Union[PathLike, Iterable[PathLike], None]]
-
-
-def read_manifest(directory: Path) -> dict[str, Any]:
-    """The manifest of a directory, or an empty dict when it has none."""
-    path = Path(directory) / MANIFEST
-    if not path.exists():
-        return {}
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path} is not valid JSON ({exc.msg}); delete it or re-create the directory") from exc
-
-
-def write_manifest(directory: Path, manifest: dict[str, Any]) -> Path:
-    """Write `edgebert.json` into `directory` (write to a temp file, then rename)."""
-    path = Path(directory) / MANIFEST
-    body = {"schema_version": SCHEMA_VERSION, **manifest}
-    try:
-        text = json.dumps(body, indent=2, sort_keys=False, default=str, allow_nan=False)
-    except ValueError as exc:
-        from edgebert.errors import VerificationError
-
-        where = _first_non_finite(body) or "a value"
-        raise VerificationError(f"{where} is NaN or infinite; refusing to write it into {path}") from exc
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(text + "\n")
-    os.replace(tmp, path)
-    return path
-
-
-def _first_non_finite(value: Any, where: str = "") -> str | None:
-    """The dotted key of the first NaN/inf float in a JSON-like value, or None."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return where or "the manifest"
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else ()
-    for key, item in items:
-        found = _first_non_finite(item, f"{where}.{key}" if where else str(key))
-        if found:
-            return found
-    return None
 
 
 def real_path(path: PathLike) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import platform
 import time
@@ -10,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebert import __version__
-from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir, dir_size, write_manifest
+from edgebert.artifact import atomic_output_dir, check_output_dir, dir_size
 from edgebert.config import DEFAULT_CALIBRATION_SAMPLES, ExportConfig
 from edgebert.errors import UserError, VerificationError
+from edgebert.modeldir import MANIFEST, new_manifest, write_manifest
 from edgebert.options import checked, keyword_options
 from edgebert.modelio import LoadedModel, check_within_positions, inspect_model_dir, load_model
 from edgebert.parity import PARITY_SENTENCES, compare, default_min_cosine, encode, merge_reports, torch_reference
@@ -97,12 +96,12 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
             tokenizer_files = [Path(f).name for f in loaded.tokenizer.save_pretrained(str(work))]
         if calibration_record is not None:
             result.extra.setdefault("quantization", {})["calibration"] = calibration_record
-        manifest = _manifest(loaded, target, options, result, tokenizer_files, work)
+        manifest = _manifest(loaded, target, options, result, tokenizer_files, work, threshold)
         write_manifest(work, manifest)
         with stages.stage(f"verifying in the {target} runtime against PyTorch"):
             manifest["parity"] = verify_kernel_paths(exporter.kernel_paths(work, manifest), loaded, seq_len, result.static_shape, threshold)
-        manifest["wall_time_s"] = round(time.perf_counter() - started, 2)
-        manifest["stage_times_s"] = stages.timings
+        manifest["metrics"]["wall_time_s"] = round(time.perf_counter() - started, 2)
+        manifest["metrics"]["stage_times_s"] = stages.timings
         _raise_if_drifted(manifest["parity"], target, out_dir)
         write_manifest(work, manifest)
     return ExportReport(out_dir=out_dir, manifest=manifest)
@@ -263,45 +262,40 @@ def _verify(runner: Any, checks: dict[str, list[tuple[dict, dict]]], threshold: 
 
 
 def _manifest(
-    loaded: LoadedModel,
-    target: str,
-    options: Any,
-    result: Any,
-    tokenizer_files: list[str],
-    work: Path,
+    loaded: LoadedModel, target: str, options: Any, result: Any, tokenizer_files: list[str], work: Path, min_cosine: float
 ) -> dict[str, Any]:
+    """The export's edgebert.json: the common fields (parent = the model dir) and the export's own (target, inputs,
+    files, tokenizer, target details; parity is added once verified)."""
     batch = 1 if result.static_shape else "batch"
     seq = options.seq_len if result.static_shape else "sequence"
     hidden = int(loaded.config.hidden_size)
+    recipe = {"target": target, "quantize": options.quantize, "seq_len": options.seq_len, "min_cosine": min_cosine}
+    model = {
+        "family": loaded.family.name,
+        "pooling": loaded.pooling,
+        "hidden_size": hidden,
+        "layers": int(loaded.config.num_hidden_layers),
+        "max_positions": loaded.max_positions,
+        "do_lower_case": bool(getattr(loaded.tokenizer, "do_lower_case", False)),
+    }
+    outputs = [
+        {"name": "sentence_embedding", "dim": hidden, "dtype": "float32", "shape": [batch, hidden], "normalized": True},
+        {"name": "last_hidden_state", "dim": hidden, "dtype": "float32", "shape": [batch, seq, hidden]},
+    ]
+    manifest = new_manifest(
+        "export", "export", loaded.name, loaded.path.absolute(), loaded.manifest, recipe=recipe, model=model, outputs=outputs,
+        metrics={"model_bytes": dir_size(work, result.files)},
+    )
     return {
-        "kind": "export",
-        "name": loaded.name,
+        **manifest,
         "target": target,
         "quantization": options.quantize,
         "seq_len": options.seq_len,
         "static_shape": result.static_shape,
-        "inputs": [
-            {"name": n, "dtype": result.input_dtype, "shape": [batch, seq]} for n in loaded.family.input_names()
-        ],
-        "outputs": [
-            {"name": "sentence_embedding", "dtype": "float32", "shape": [batch, hidden], "normalized": True},
-            {"name": "last_hidden_state", "dtype": "float32", "shape": [batch, seq, hidden]},
-        ],
+        "inputs": [{"name": n, "dtype": result.input_dtype, "shape": [batch, seq]} for n in loaded.family.input_names()],
         "files": {f: (work / f).stat().st_size for f in result.files},
-        "model_bytes": dir_size(work, result.files),
         "tokenizer_files": sorted(tokenizer_files),
-        "model": {
-            "family": loaded.family.name,
-            "pooling": loaded.pooling,
-            "hidden_size": hidden,
-            "layers": int(loaded.config.num_hidden_layers),
-            "max_positions": loaded.max_positions,
-            "do_lower_case": bool(getattr(loaded.tokenizer, "do_lower_case", False)),
-        },
-        "source": {"path": str(loaded.path.absolute()), "manifest": loaded.manifest or None},
         "target_details": result.extra,
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "edgebert_version": __version__,
         "host": {"python": platform.python_version(), "machine": platform.machine()},
     }
 

@@ -1,4 +1,5 @@
-"""Load a model directory safely (safetensors first, no remote code) into a `LoadedModel`."""
+"""Load a model directory safely (safetensors first, no remote code) into a `LoadedModel`; what the directory
+holds (manifest, pooling, sentence-transformers files) is read through `edgebert.modeldir`."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebert.artifact import read_manifest
 from edgebert.errors import UserError
 from edgebert.families import Family, family_for
+from edgebert.modeldir import read_manifest, resolve_pooling
 
 os.environ.setdefault("USE_TF", "0")  # transformers would otherwise import TensorFlow into torch-only processes
 
@@ -118,24 +119,6 @@ def check_within_positions(flag: str, value: int, config: Any, whose: str = "the
         raise UserError(f"{flag} {value} is beyond {whose} position limit of {int(limit)}; pass {flag} {int(limit)} or less")
 
 
-# sentence-transformers' pooling / normalisation config beside the weights: every step that rewrites a model dir
-# carries them over unchanged, so every tool that reads the result keeps the pooling.
-SENTENCE_TRANSFORMERS_FILES = ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json")
-SENTENCE_TRANSFORMERS_DIRS = ("1_Pooling", "2_Normalize")
-
-
-def copy_sentence_transformers_files(model_dir: Path, work: Path) -> None:
-    """Copy `model_dir`'s sentence-transformers files and dirs (those present) into `work`, unchanged."""
-    import shutil
-
-    for name in SENTENCE_TRANSFORMERS_FILES:
-        if (model_dir / name).is_file():
-            shutil.copy2(model_dir / name, work / name)
-    for name in SENTENCE_TRANSFORMERS_DIRS:
-        if (model_dir / name).is_dir():
-            shutil.copytree(model_dir / name, work / name)
-
-
 def load_for_rewrite(model_dir: Path, family: Family) -> tuple[Any, bool]:
     """(model in eval mode, whether it has its MLM head): the family's masked-LM class when the weights hold a head,
     else AutoModel; weights that do not match the config (anything missing but the pooler) are a UserError."""
@@ -150,15 +133,16 @@ def load_for_rewrite(model_dir: Path, family: Family) -> tuple[Any, bool]:
     return model.eval(), with_head
 
 
-def load_model(path: Path, pooling: str | None = None) -> LoadedModel:
-    """Load config, tokenizer and weights of `path` into an eval-mode `SentenceEmbedder`."""
+def load_model(path: Path) -> LoadedModel:
+    """Load config, tokenizer and weights of `path` into an eval-mode `SentenceEmbedder` with the directory's pooling."""
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-    from edgebert.pooling import SentenceEmbedder, pooling_from_sentence_transformers
+    from edgebert.pooling import SentenceEmbedder
 
     path = Path(path)
     _, family = inspect_model_dir(path)
     manifest = read_manifest(path)
+    mode = resolve_pooling(path, family.default_pooling, manifest).mode
     config = AutoConfig.from_pretrained(path, trust_remote_code=False)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
@@ -172,8 +156,6 @@ def load_model(path: Path, pooling: str | None = None) -> LoadedModel:
             f"the weights in {path} do not match its config ({len(missing)} tensors missing, e.g. {missing[0]}); "
             "re-save the model"
         )
-    mode = pooling or manifest.get("model", {}).get("pooling") or pooling_from_sentence_transformers(path)
-    mode = mode or family.default_pooling
     embedder = SentenceEmbedder(encoder, pooling=mode, uses_token_type_ids=family.uses_token_type_ids).eval()
     name = manifest.get("name") or (path.parent.name if path.name == "model" else path.name)
     return LoadedModel(path, name, config, family, tokenizer, embedder, mode, manifest)

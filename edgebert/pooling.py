@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import torch
 from torch import nn
 
-POOLINGS = ("mean", "cls", "max")
+from edgebert.modeldir import POOLING_MODES as POOLINGS
 
 
 def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, mode: str) -> torch.Tensor:
@@ -22,26 +19,6 @@ def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, mode: str) -> torch
     if mode == "max":
         return (hidden + (1.0 - mask) * -1e9).max(dim=1).values
     raise ValueError(f"unknown pooling '{mode}'; expected one of {POOLINGS}")
-
-
-def pooling_from_sentence_transformers(model_dir: Path) -> str | None:
-    """Read the pooling mode of a sentence-transformers directory (1_Pooling/config.json), if any."""
-    modules = Path(model_dir) / "modules.json"
-    candidates = [Path(model_dir) / "1_Pooling" / "config.json"]
-    if modules.exists():
-        for module in json.loads(modules.read_text()):
-            if module.get("type", "").endswith("Pooling"):
-                candidates.insert(0, Path(model_dir) / module.get("path", "") / "config.json")
-    for path in candidates:
-        if path.exists():
-            cfg = json.loads(path.read_text())
-            if cfg.get("pooling_mode_cls_token"):
-                return "cls"
-            if cfg.get("pooling_mode_max_tokens"):
-                return "max"
-            if cfg.get("pooling_mode_mean_tokens"):
-                return "mean"
-    return None
 
 
 class SentenceEmbedder(nn.Module):

@@ -45,7 +45,7 @@ def print_export_summary(report: ExportReport, console: Console | None = None) -
     console.print(table)
     print_parity(m["parity"], console)
     inputs = ", ".join(f"{i['name']}{i['shape']}" for i in m["inputs"])
-    console.print(f"model bytes: {human_bytes(m['model_bytes'])}; inputs: {inputs}; wall time {m['wall_time_s']} s")
+    console.print(f"model bytes: {human_bytes(m['metrics']['model_bytes'])}; inputs: {inputs}; wall time {m['metrics']['wall_time_s']} s")
     console.print(f"written to: {report.out_dir}")
     if m["target"] == "tfjs":
         shards = m["target_details"].get("weight_shards", [])

@@ -1,31 +1,13 @@
-"""Manifest I/O and atomic output directories."""
+"""Output directories: never overlapping an input, atomic replacement (the manifest is test_modeldir's)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir, read_manifest, write_manifest
+from edgebert.artifact import atomic_output_dir, check_output_dir
 from edgebert.errors import UserError
-
-
-def test_manifest_round_trip(tmp_path: Path) -> None:
-    write_manifest(tmp_path, {"kind": "export", "target": "onnx"})
-    body = read_manifest(tmp_path)
-    assert body["target"] == "onnx" and body["schema_version"] == 1
-    assert not list(tmp_path.glob("*.tmp"))
-
-
-def test_missing_manifest_is_empty(tmp_path: Path) -> None:
-    assert read_manifest(tmp_path) == {}
-
-
-def test_corrupt_manifest_is_user_error(tmp_path: Path) -> None:
-    (tmp_path / MANIFEST).write_text("{not json")
-    with pytest.raises(UserError, match="not valid JSON"):
-        read_manifest(tmp_path)
 
 
 def test_atomic_dir_appears_only_on_success(tmp_path: Path) -> None:
@@ -64,11 +46,6 @@ def test_output_under_a_file_is_not_writable(tmp_path: Path) -> None:
         check_output_dir(blocker / "out", force=False)
     with pytest.raises(UserError, match="is a file"):
         check_output_dir(blocker, force=True)
-
-
-def test_manifest_is_json_on_disk(tmp_path: Path) -> None:
-    write_manifest(tmp_path, {"files": {"a": 1}})
-    assert json.loads((tmp_path / MANIFEST).read_text())["files"] == {"a": 1}
 
 
 # ----------------------------------------------------------------------------------------- inputs are never at risk
@@ -136,13 +113,3 @@ def test_stale_temp_dirs_of_dead_runs_are_removed(tmp_path: Path) -> None:
         assert work.name.startswith(f".out.tmp-{os.getpid()}-")
     assert not any(d.exists() for d in stale)
     assert all(d.exists() for d in kept)
-
-
-def test_manifest_refuses_nan(tmp_path: Path) -> None:
-    from edgebert.errors import VerificationError
-
-    with pytest.raises(VerificationError, match=r"parity\.min_cosine is NaN"):
-        write_manifest(tmp_path, {"parity": {"min_cosine": float("nan")}})
-    with pytest.raises(VerificationError, match=r"x\.1 is NaN or infinite"):
-        write_manifest(tmp_path, {"x": [1.0, float("inf")]})
-    assert list(tmp_path.iterdir()) == []

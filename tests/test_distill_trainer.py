@@ -62,8 +62,8 @@ def test_student_dir_is_a_standard_hf_and_sentence_transformers_dir(teacher3: Pa
     assert json.loads((out / "1_Pooling" / "config.json").read_text())["pooling_mode_mean_tokens"] is True
     assert [m["path"] for m in json.loads((out / "modules.json").read_text())][:2] == ["", "1_Pooling"]
     m = json.loads((out / "edgebert.json").read_text())
-    assert m["kind"] == "student" and m["lineage"]["steps"] == 4 and m["lineage"]["teacher"] == str(teacher3)
-    assert m["lineage"]["recipe"]["student"]["layer_map"] == [0, 2]
+    assert (m["kind"], m["step"]) == ("model", "distill") and m["distill"]["steps"] == 4 and m["parent"] == str(teacher3)
+    assert m["recipe"]["student"]["layer_map"] == [0, 2] and m["outputs"][0] == {"name": "sentence_embedding", "dim": 32, "normalized": True}
     assert m["metrics"]["steps_per_second"] > 0 and m["metrics"]["wall_time_s"] > 0
     assert {"loss_mlm", "loss_ce", "loss_cos"} <= set(m["metrics"]["losses"][0])
     sts = m["metrics"]["sts_spearman"]
@@ -99,7 +99,7 @@ def test_resume_ends_where_an_uninterrupted_run_ends(teacher3: Path, corpus: Pat
     kw = dict(FAST, steps=6, cache_dir=tmp_path / "cache", student_layers=2, group_by_length=group_by_length)
     full = tmp_path / "full"
     manifest = distill(teacher3, corpus, full, **kw).manifest
-    assert manifest["lineage"]["recipe"]["group_by_length"] is group_by_length
+    assert manifest["recipe"]["group_by_length"] is group_by_length
     part = tmp_path / "part"
     with pytest.raises(_Crash):
         distill(teacher3, corpus, part, callbacks=[CrashAfterSave()], **kw)
@@ -107,7 +107,7 @@ def test_resume_ends_where_an_uninterrupted_run_ends(teacher3: Path, corpus: Pat
     with pytest.raises(UserError, match="--resume"):
         distill(teacher3, corpus, part, **kw)
     report = distill(teacher3, corpus, part, resume=True, **kw)
-    assert report.manifest["lineage"]["resumed_from"].endswith("checkpoint-2")
+    assert report.manifest["distill"]["resumed_from"].endswith("checkpoint-2")
     a, b = _weights(full), _weights(part)
     assert a.keys() == b.keys()
     for k in a:
@@ -205,8 +205,8 @@ def test_packaged_teacher_few_steps(packaged_teacher: Path, shared_data: Path, t
                      head_steps=3, head_batch_size=4, logging_steps=1, cache_dir=tmp_path / "cache", quiet=True)
     loaded = load_model(out)
     assert loaded.config.num_hidden_layers == 2 and loaded.config.hidden_size == 384 and loaded.pooling == "mean"
-    assert report.manifest["lineage"]["recipe"]["student"]["layer_map"] == [0, 5]
-    assert report.manifest["lineage"]["teacher_head"]["source"] == "fitted"
+    assert report.manifest["recipe"]["student"]["layer_map"] == [0, 5]
+    assert report.manifest["distill"]["teacher_head"]["source"] == "fitted"
     assert 0.0 <= report.metrics["teacher_mlm_accuracy"] <= 1.0
 
 
@@ -226,7 +226,7 @@ def test_hidden_state_losses_only_fit_no_head(teacher3: Path, corpus: Path, tmp_
     out = tmp_path / "student"
     report = distill(source, corpus, out, student_layers=2, alpha_mlm=0.0, alpha_ce=0.0, alpha_cos=1.0, mlm_probability=0.0,
                      cache_dir=tmp_path / "cache", **FAST)  # fmt: skip
-    assert report.manifest["lineage"]["teacher_head"]["source"] == "unused"
+    assert report.manifest["distill"]["teacher_head"]["source"] == "unused"
     assert not (tmp_path / "cache").exists()  # nothing fitted, nothing cached
     saved = _weights(out)
     assert any(k.startswith("cls.") for k in saved) == own_head
@@ -295,7 +295,7 @@ def test_resume_skips_a_checkpoint_cut_short_by_a_kill(teacher3: Path, corpus: P
         distill(teacher3, corpus, part, callbacks=[CrashAfterSave()], **kw)
     (part / "checkpoints" / "checkpoint-4" / "trainer_state.json").unlink()  # killed while writing it
     report = distill(teacher3, corpus, part, resume=True, **kw)
-    assert report.manifest["lineage"]["resumed_from"].endswith("checkpoint-2")
+    assert report.manifest["distill"]["resumed_from"].endswith("checkpoint-2")
     a, b = _weights(full.out_dir), _weights(part)
     assert all(torch.equal(a[k], b[k]) for k in a)
 
@@ -313,7 +313,7 @@ def test_resume_without_a_complete_checkpoint_starts_over(teacher3: Path, corpus
         distill(teacher3, corpus, part, callbacks=[CrashAfterSave()], **kw)
     (part / "checkpoints" / "checkpoint-2" / "optimizer.pt").write_bytes(b"PK\x03\x04truncated")
     report = distill(teacher3, corpus, part, resume=True, **dict(kw, quiet=False))
-    assert report.manifest["lineage"]["resumed_from"] is None and report.manifest["lineage"]["steps"] == 4
+    assert report.manifest["distill"]["resumed_from"] is None and report.manifest["distill"]["steps"] == 4
     err = capsys.readouterr().err
     assert "optimizer.pt" in err and "no complete checkpoint" in err
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgebert.artifact import read_manifest
+from edgebert.modeldir import SCHEMA_VERSION, read_manifest
 from edgebert.export import export
 from edgebert.modelio import load_model
 from edgebert.parity import encode, torch_reference
@@ -18,7 +18,9 @@ def test_tiny_export_verifies_and_describes_itself(tiny_bert: Path, tmp_path: Pa
     out = tmp_path / f"onnx-{quantize}"
     report = export("onnx", model=tiny_bert, out=out, quantize=quantize, seq_len=64, quiet=True)
     manifest = read_manifest(out)
-    assert manifest == {**report.manifest, "schema_version": 1}
+    assert manifest == report.manifest and manifest["schema_version"] == SCHEMA_VERSION
+    assert (manifest["kind"], manifest["step"], manifest["parent"]) == ("export", "export", str(tiny_bert.absolute()))
+    assert manifest["recipe"] == {"target": "onnx", "quantize": quantize, "seq_len": 64, "min_cosine": manifest["parity"]["threshold"]}
     assert manifest["target"] == "onnx" and manifest["quantization"] == quantize
     assert [i["name"] for i in manifest["inputs"]] == ["input_ids", "attention_mask", "token_type_ids"]
     assert manifest["inputs"][0] == {"name": "input_ids", "dtype": "int64", "shape": ["batch", "sequence"]}
@@ -50,7 +52,7 @@ def test_dynamic_axes_accept_other_batch_and_length(tiny_bert: Path, tmp_path: P
 
 def test_int8_is_smaller_than_fp32(tiny_bert: Path, tmp_path: Path) -> None:
     sizes = {
-        q: export("onnx", model=tiny_bert, out=tmp_path / q, quantize=q, seq_len=32, quiet=True).manifest["model_bytes"]
+        q: export("onnx", model=tiny_bert, out=tmp_path / q, quantize=q, seq_len=32, quiet=True).manifest["metrics"]["model_bytes"]
         for q in ("none", "int8")
     }
     assert sizes["int8"] < sizes["none"]

@@ -65,7 +65,7 @@ def test_signature_contract(tiny_exports: dict, quantize: str) -> None:
 
 
 def test_quantized_weights_and_sizes(tiny_exports: dict) -> None:
-    sizes = {q: r.manifest["model_bytes"] for q, r in tiny_exports.items()}
+    sizes = {q: r.manifest["metrics"]["model_bytes"] for q, r in tiny_exports.items()}
     assert sizes["int8"] < sizes["fp16"] < sizes["none"]
     dtypes = {q: r.manifest["target_details"]["weight_dtypes"] for q, r in tiny_exports.items()}
     assert dtypes["none"]["FULLY_CONNECTED"] == {"float32": 12}
@@ -126,7 +126,7 @@ def test_teacher_export_parity(packaged_teacher: Path, tmp_path: Path, quantize:
     assert parity["min_cosine"] >= min_cosine
     assert report.manifest["inputs"][0]["shape"] == [1, 128]
     if quantize == "int8":
-        assert report.manifest["model_bytes"] < 30_000_000
+        assert report.manifest["metrics"]["model_bytes"] < 30_000_000
         assert set(report.manifest["target_details"]["weight_dtypes"]["EMBEDDING_LOOKUP"]) == {"int8"}
 
 

@@ -189,8 +189,8 @@ def test_short_distill_run_with_embedding_dim(tiny_bert: Path, tiny_corpus: Path
     manifest = report.manifest
     assert manifest["model"]["family"] == "albert" and manifest["model"]["architecture"] == "AlbertForMaskedLM"
     assert manifest["model"]["embedding_dim"] == 8
-    assert manifest["lineage"]["recipe"]["student"]["embedding_dim"] == 8
-    init = manifest["lineage"]["init"]
+    assert manifest["recipe"]["student"]["embedding_dim"] == 8
+    init = manifest["distill"]["init"]
     assert init["factorized_embeddings"]["rank"] == 7 and init["head"]["after"]["masked_tokens"] > 0
     assert init["factorized_embeddings"]["word_rows_weighted_by"] == WORD_WEIGHTING
     scores = manifest["metrics"]["sts_spearman"]

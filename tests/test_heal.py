@@ -121,7 +121,7 @@ def test_healing_raises_the_cosine_to_source_on_held_out_text(source: Path, cali
     assert record["cosine_to_source"]["before"] == json.loads((pruned / "edgebert.json").read_text())["metrics"]["cosine_to_source"]
     assert record["cosine_to_source"]["after"]["mean"] > record["cosine_to_source"]["before"]["mean"]
     assert m["metrics"]["cosine_to_source"] == record["cosine_to_source"]["after"]
-    assert m["lineage"]["recipe"]["heal"]["losses"] == parse_losses("cos=1,pooled=1").as_dict()
+    assert m["recipe"]["heal"]["losses"] == parse_losses("cos=1,pooled=1").as_dict()
     assert record["teacher_head"] == "unused" and record["student_mlm_head"] is None
     assert record["loss_last"]["loss"] < record["loss_first"]["loss"]
 
@@ -169,13 +169,13 @@ def test_distill_from_a_pruned_dir_keeps_its_heads_and_takes_the_teachers_head(s
     out = tmp_path / "student"
     report = distill(source, tiny_corpus, out, student_init=pruned, cache_dir=tmp_path / "cache", **TRIPLE_LOSS, **FAST)
     m = report.manifest
-    init = m["lineage"]["init"]
+    init = m["distill"]["init"]
     assert init["kind"] == "student_init" and init["mlm_head"] == "teacher" and init["copied_head_tensors"] > 0
-    assert m["lineage"]["recipe"]["student_init"]["path"] == str(pruned)
+    assert m["recipe"]["student_init"]["path"] == str(pruned)
     counts = json.loads((pruned / "edgebert.json").read_text())["pruning"]["heads_per_layer"]["after"]
     assert m["model"]["heads_per_layer"] == init["heads_per_layer"] == counts and sum(counts) == 6
     assert m["model"]["architecture"] == "BertForMaskedLM" and m["model"]["ffn"] == 32
-    assert m["lineage"]["teacher_head"]["source"] == "fitted"
+    assert m["distill"]["teacher_head"]["source"] == "fitted"
     _assert_same_pruned_shape(out, pruned)
     _assert_reloads_to_the_saved_weights(out, "BertForMaskedLM")
 
@@ -195,14 +195,14 @@ def test_student_head_is_its_own_or_none_without_mlm_losses(source: Path, calibr
     out = tmp_path / "student"
     report = distill(model_dir, tiny_corpus, out, student_init=pruned, alpha_mlm=0.0, alpha_ce=0.0, **FAST)
     saved = _weights(out)
-    assert report.manifest["lineage"]["teacher_head"]["source"] == "unused"
+    assert report.manifest["distill"]["teacher_head"]["source"] == "unused"
     if own_head:
-        assert report.manifest["lineage"]["init"]["mlm_head"] == "own"
+        assert report.manifest["distill"]["init"]["mlm_head"] == "own"
         before = _weights(pruned)
         head = [k for k in before if k.startswith("cls.")]
         assert head and all(torch.equal(saved[k], before[k]) for k in head)  # no loss used it: unchanged
     else:
-        assert report.manifest["lineage"]["init"]["mlm_head"] is None
+        assert report.manifest["distill"]["init"]["mlm_head"] is None
         assert report.manifest["model"]["architecture"] == "BertModel"
         assert not any(k.startswith("cls.") for k in saved)  # no random head written
         _assert_reloads_to_the_saved_weights(out)
@@ -294,6 +294,6 @@ def test_compress_cli_heals_then_sparsifies_quietly(
     summary = json.loads(stdout)
     assert set(summary["healing"]["cosine_to_source_mean"]) == {"before", "after"}
     m = json.loads((out / "edgebert.json").read_text())
-    assert m["lineage"]["recipe"]["heal"]["seq_len"] == 16 and m["lineage"]["recipe"]["magnitude_sparsity"] == 0.25
+    assert m["recipe"]["heal"]["seq_len"] == 16 and m["recipe"]["magnitude_sparsity"] == 0.25
     weight = _weights(out)["encoder.layer.0.intermediate.dense.weight"]
     assert int((weight == 0).sum()) == round(0.25 * weight.numel())

@@ -105,3 +105,15 @@ def test_bad_config_is_a_one_line_user_error(model: Path) -> None:
     with pytest.raises(UserError, match="is not valid JSON") as info:
         inspect_model_dir(model)
     assert "\n" not in str(info.value)
+
+
+def test_the_directorys_pooling_is_used_and_an_unreproducible_stack_refused(model: Path) -> None:
+    (model / "1_Pooling").mkdir()
+    (model / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": True}))
+    stack = [{"path": "", "type": "sentence_transformers.models.Transformer"}, {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    (model / "modules.json").write_text(json.dumps(stack))
+    assert load_model(model).pooling == "cls"
+    (model / "modules.json").write_text(json.dumps([*stack, {"path": "2_Dense", "type": "sentence_transformers.models.Dense"}]))
+    with pytest.raises(UserError, match="has a Dense module") as info:
+        load_model(model)
+    assert "\n" not in str(info.value)

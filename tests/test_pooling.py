@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,7 +12,6 @@ from edgebert.pooling import (
     POOLINGS,
     SentenceEmbedder,
     pool,
-    pooling_from_sentence_transformers,
 )
 
 # Two sequences of three tokens, two features; the second has one padding token whose values would win max/mean.
@@ -74,15 +71,3 @@ def test_token_type_ids_are_left_out_for_families_without_them() -> None:
     encoder = _FixedEncoder()
     SentenceEmbedder(encoder, uses_token_type_ids=False)(torch.zeros(2, 3, dtype=torch.long), torch.from_numpy(MASK))
     assert encoder.calls == [{"input_ids", "attention_mask"}]
-
-
-@pytest.mark.parametrize(
-    ("flags", "expected"),
-    [({"pooling_mode_mean_tokens": True}, "mean"), ({"pooling_mode_cls_token": True}, "cls"), ({"pooling_mode_max_tokens": True}, "max")],
-)
-def test_sentence_transformers_pooling_config(tmp_path: Path, flags: dict[str, bool], expected: str) -> None:
-    (tmp_path / "pool").mkdir()
-    (tmp_path / "pool" / "config.json").write_text(json.dumps(flags))
-    (tmp_path / "modules.json").write_text(json.dumps([{"type": "sentence_transformers.models.Pooling", "path": "pool"}]))
-    assert pooling_from_sentence_transformers(tmp_path) == expected
-    assert pooling_from_sentence_transformers(tmp_path / "pool") is None

@@ -232,4 +232,4 @@ def test_teacher_static_exports_pass_parity(packaged_teacher: Path, sotu_calibra
     assert parity["passed"] is True, parity
     assert parity["threshold"] == default_min_cosine(STATIC) and parity["min_cosine"] >= parity["threshold"]
     assert report.manifest["target_details"]["quantization"]["calibration"]["passages"] == 200
-    assert report.manifest["model_bytes"] < 50_000_000  # fp32 is ~90 MB
+    assert report.manifest["metrics"]["model_bytes"] < 50_000_000  # fp32 is ~90 MB

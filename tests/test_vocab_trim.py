@@ -187,8 +187,8 @@ def test_manifest_records_sizes_and_heldout_measurements(models, corpus, heldout
     report = trim_vocab(models["bert"], out, [corpus], heldout=heldout, quiet=True)
     manifest = json.loads((out / "edgebert.json").read_text())
     block = manifest["vocab_trim"]
-    assert manifest["kind"] == "model" and manifest["lineage"]["step"] == "trim_vocab"
-    assert manifest["lineage"]["recipe"]["min_count"] == 1 and manifest["model"]["vocab_size"] == report.vocab_after
+    assert (manifest["kind"], manifest["step"]) == ("model", "trim") and manifest["parent"] == str(models["bert"].absolute())
+    assert manifest["recipe"]["min_count"] == 1 and manifest["model"]["vocab_size"] == report.vocab_after
     assert block["vocab_size"] == {"before": len(_vocab()), "after": report.vocab_after}
     assert block["embedding_parameters"] == {"before": len(_vocab()) * 32, "after": report.vocab_after * 32}
     assert manifest["parameters"]["before"] - manifest["parameters"]["after"] == (len(_vocab()) - report.vocab_after) * 32
@@ -203,7 +203,7 @@ def test_manifest_records_sizes_and_heldout_measurements(models, corpus, heldout
     assert held["tokens"]["after"] > held["tokens"]["before"]
     cosine = held["cosine_to_source"]
     assert 0 < cosine["embedded"] < len(HELDOUT) and cosine["min"] < 1.0 and cosine["mean"] == pytest.approx(report.cosine_mean, abs=1e-6)
-    assert manifest["model_bytes"] < manifest["source_model_bytes"]
+    assert manifest["metrics"]["model_bytes"] < manifest["metrics"]["parent_model_bytes"]
 
 
 def test_without_characters_unseen_words_become_unknown(models, corpus, heldout, tmp_path) -> None:

@@ -84,22 +84,22 @@ def main(argv: list[str] | None = None) -> int:
 
     from transformers import AutoTokenizer
 
+    from edgebert.modeldir import MANIFEST, read_manifest
     from edgebert.modelio import load_model
     from edgebert.parity import encode, torch_reference
     from edgebert.sources import resolve_model
 
-    manifest_path = args.export / "edgebert.json"
-    if not manifest_path.exists():
+    if not (args.export / MANIFEST).exists():
         print(f"make_fixtures: no export at {args.export}; run demo_app/scripts/prepare.sh first", file=sys.stderr)
         return 2
-    manifest = json.loads(manifest_path.read_text())
+    manifest = read_manifest(args.export)
     seq_len = int(manifest["seq_len"])
 
     # The tokenizer exactly as shipped in the export (what the app loads), through transformers.
     tokenizer = AutoTokenizer.from_pretrained(str(args.export), use_fast=True)
     tokens = encode(tokenizer, TOKEN_CASES, seq_len)
 
-    source = args.model or manifest.get("source", {}).get("path") or "default"
+    source = args.model or manifest.get("parent") or "default"
     model = load_model(resolve_model(source))
     emb_inputs = encode(model.tokenizer, EMBEDDING_CASES, seq_len)
     if not (emb_inputs["input_ids"] == encode(tokenizer, EMBEDDING_CASES, seq_len)["input_ids"]).all():

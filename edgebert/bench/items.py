@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from edgebert.artifact import MANIFEST, read_manifest
+from edgebert.modeldir import MANIFEST, POOLING_MODES, read_manifest
 from edgebert.errors import UserError
 from edgebert.targets.base import INPUT_NAMES, Runner
 
@@ -152,8 +152,8 @@ def resolve_item(text: str, tokenizer: str | None = None, pooling: str = "mean")
         tok = Path(tokenizer).expanduser() if tokenizer else path.parent
         if not tok.is_dir() or not any((tok / f).exists() for f in ("tokenizer.json", "vocab.txt", "tokenizer_config.json")):
             raise UserError(f"item {path} needs a tokenizer: pass --tokenizer DIR (a dir with tokenizer.json or vocab.txt)")
-        if pooling not in ("mean", "cls", "max"):
-            raise UserError(f"--pooling {pooling} is not one of mean, cls, max")
+        if pooling not in POOLING_MODES:
+            raise UserError(f"--pooling {pooling} is not one of {', '.join(POOLING_MODES)}")
         return ItemSpec(
             label=label or (path.parent.name if path.stem == "model" else path.stem),
             path=str(path.absolute()),
@@ -164,7 +164,7 @@ def resolve_item(text: str, tokenizer: str | None = None, pooling: str = "mean")
             quantization="unknown",
         )
     manifest = read_manifest(path)
-    if manifest.get("kind") == "export" or "target" in manifest:
+    if manifest.get("kind") == "export":
         from edgebert.targets import TARGETS
 
         tgt = str(manifest.get("target", ""))
@@ -353,7 +353,7 @@ def _open_export(spec: ItemSpec) -> OpenItem:
     exporter.check_available()
     tokenizer = _load_tokenizer(path)
     files = _file_sizes(path, list(manifest.get("files", {})))
-    source = Path(str(manifest.get("source", {}).get("path", "")))
+    source = Path(str(manifest.get("parent") or ""))
     params = count_params_from_config(source) if str(source) and source.is_dir() else None
     runtime = _runtime_name(manifest["target"], manifest)
     out_of_process = manifest["target"] == "tfjs"

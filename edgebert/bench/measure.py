@@ -164,7 +164,7 @@ def import_runtime(spec: ItemSpec) -> None:
     import torch  # noqa: F401 - transformers (tokenizers) imports it anyway
     import transformers  # noqa: F401
 
-    from edgebert.artifact import read_manifest
+    from edgebert.modeldir import read_manifest
     from edgebert.bench.items import count_params_from_config
 
     target = spec.target if spec.kind == "export" else spec.kind
@@ -178,7 +178,7 @@ def import_runtime(spec: ItemSpec) -> None:
         if spec.kind == "pytorch":
             count_params_from_config(Path(spec.path))
         elif spec.kind == "export":
-            source = read_manifest(Path(spec.path)).get("source", {}).get("path")
+            source = read_manifest(Path(spec.path)).get("parent")
             if source and Path(source).is_dir():
                 count_params_from_config(Path(source))
     except Exception:  # noqa: BLE001 - open_item reports a missing runtime or a broken dir as the item's error

@@ -7,33 +7,25 @@ that order, so training never fills the zeros back in.
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from edgebert import __version__, validate
-from edgebert.artifact import (
-    atomic_output_dir,
-    check_not_input,
-    check_output_dir,
-    dir_size,
-    read_manifest,
-    write_manifest,
-)
+from edgebert import validate
+from edgebert.artifact import atomic_output_dir, check_not_input, check_output_dir
 from edgebert.config import CompressConfig
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
 from edgebert.families import FAMILIES
+from edgebert.modeldir import embedding_outputs, new_manifest, read_manifest, resolve_pooling, save_model_dir, weights_bytes, write_manifest
+from edgebert.modelio import check_tokenizer_fits, check_within_positions, has_mlm_head, inspect_model_dir, load_for_rewrite
 from edgebert.options import checked, keyword_options
-from edgebert.modelio import check_tokenizer_fits, check_within_positions, copy_sentence_transformers_files, has_mlm_head, inspect_model_dir, load_for_rewrite
 from edgebert.sources import resolve_model
 
 if TYPE_CHECKING:
     from edgebert.config import HealConfig
 
-# sentence-transformers files copied unchanged, so the pruned model keeps its pooling in every tool.
 FIDELITY_PASSAGES = 64
 RELOAD_TOLERANCE = 1e-4
 
@@ -210,7 +202,7 @@ def compress(model: str | Path | None, out: str | Path, **options: Any) -> Compr
     pruned = _rank_and_prune(req, src, loaded)
     manifest = _build_manifest(req, src, loaded, pruned)
     _write_output(req, src, loaded, pruned, manifest, started)
-    _log(req.quiet, f"pruned model written to {req.out} ({manifest['wall_time_s']} s)")
+    _log(req.quiet, f"pruned model written to {req.out} ({manifest['metrics']['wall_time_s']} s)")
     return CompressReport(out_dir=req.out, manifest=manifest)
 
 
@@ -313,14 +305,11 @@ def _load_source(req: _Request, src: _Source) -> _Loaded:
     """Load the model, note its sizes and pooling, and embed the fidelity texts with it unpruned."""
     from edgebert.compress.prune import count_parameters
     from edgebert.parity import PARITY_SENTENCES
-    from edgebert.pooling import pooling_from_sentence_transformers
 
     _log(req.quiet, f"loading {src.model_dir}")
     full, base, mlm_head = _load(src.model_dir, src.family)
     source_manifest = read_manifest(src.model_dir)
-    pooling = (
-        source_manifest.get("model", {}).get("pooling") or pooling_from_sentence_transformers(src.model_dir) or src.family.default_pooling
-    )
+    pooling = resolve_pooling(src.model_dir, src.family.default_pooling, source_manifest).mode
     ffn_before = int(getattr(full.config, src.family.size_fields[3]))
     params_before = {"encoder": count_parameters(base), "total": count_parameters(full)}
     fidelity_texts = list(PARITY_SENTENCES) + (src.held_out or src.texts[:FIDELITY_PASSAGES])
@@ -366,7 +355,7 @@ def _rank_and_prune(req: _Request, src: _Source, loaded: _Loaded) -> _Pruned:
 
 
 def _recipe(req: _Request, src: _Source, pruned: _Pruned) -> dict[str, Any]:
-    """The manifest's lineage recipe: the arguments that shaped the pruned model."""
+    """The manifest's recipe: the arguments that shaped the pruned model."""
     recipe = {
         "prune_heads": req.prune_heads,
         "heads_to_prune": {str(k): v for k, v in src.explicit.items()} if src.explicit is not None else None,
@@ -405,19 +394,14 @@ def _build_manifest(req: _Request, src: _Source, loaded: _Loaded, pruned: _Prune
             "parameters": pruned.params_after["encoder"],
         }
     )
+    manifest = new_manifest(
+        "model", "compress", req.out.name, Path(src.model_dir).absolute(), source_manifest,
+        parent_name=source_manifest.get("name") or getattr(config, "_name_or_path", None) or Path(src.model_dir).name,
+        recipe=_recipe(req, src, pruned), model=model_info, outputs=embedding_outputs(config.hidden_size),
+        metrics={"cosine_to_source": loaded.fidelity.summary(pruned.embeddings)},
+    )  # fmt: skip
     return {
-        "kind": "model",
-        "name": req.out.name,
-        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "edgebert_version": __version__,
-        "model": model_info,
-        "lineage": {
-            "step": "compress",
-            "source": str(Path(src.model_dir).absolute()),
-            "source_name": source_manifest.get("name") or getattr(config, "_name_or_path", None) or Path(src.model_dir).name,
-            "source_manifest": source_manifest or None,
-            "recipe": _recipe(req, src, pruned),
-        },
+        **manifest,
         "pruning": {
             "pruned_heads": {str(k): sorted(v) for k, v in sorted((config.pruned_heads or {}).items())},
             "pruned_now": {str(k): v for k, v in pruned.head_plan.items()},
@@ -426,9 +410,6 @@ def _build_manifest(req: _Request, src: _Source, loaded: _Loaded, pruned: _Prune
             "importance": pruned.scores.as_dict() if pruned.scores is not None else None,
         },
         "parameters": {"before": loaded.params_before, "after": pruned.params_after},
-        "metrics": {
-            "cosine_to_source": loaded.fidelity.summary(pruned.embeddings),
-        },
     }
 
 
@@ -449,16 +430,14 @@ def _write_output(req: _Request, src: _Source, loaded: _Loaded, pruned: _Pruned,
         write_manifest(work, manifest)
         _log(req.quiet, "reloading the saved model to check it")
         _check_reload(work, final_embeddings, fidelity.texts, req.seq_len)
-        manifest["model_bytes"] = dir_size(work, [p.name for p in work.glob("*.safetensors")])
-        manifest["wall_time_s"] = round(time.perf_counter() - started, 2)
+        manifest["metrics"]["model_bytes"] = weights_bytes(work)
+        manifest["metrics"]["wall_time_s"] = round(time.perf_counter() - started, 2)
         write_manifest(work, manifest)
 
 
 def _save_model_dir(full: Any, tokenizer: Any, model_dir: Path, work: Path) -> None:
     """Weights, tokenizer and the source's sentence-transformers files (pooling, normalisation) into `work`."""
-    full.save_pretrained(work, safe_serialization=True)
-    tokenizer.save_pretrained(str(work))
-    copy_sentence_transformers_files(model_dir, work)
+    save_model_dir(work, full, tokenizer, model_dir)
 
 
 def _heal(

@@ -173,12 +173,12 @@ def heal_model(
     return {
         "passages": len(passages),
         "held_out_passages_removed": len(texts) - len(passages),
-        "steps": m["lineage"]["steps"],
+        "steps": m["distill"]["steps"],
         "train_runtime_s": m["metrics"].get("train_runtime_s"),
         "train_loss": m["metrics"].get("train_loss"),
         "loss_first": losses[0] if losses else None,
         "loss_last": losses[-1] if losses else None,
-        "teacher_head": m["lineage"]["teacher_head"].get("source"),
-        "student_mlm_head": m["lineage"]["init"].get("mlm_head"),
+        "teacher_head": m["distill"]["teacher_head"].get("source"),
+        "student_mlm_head": m["distill"]["init"].get("mlm_head"),
         "kept_from_pruned": kept_from_pruned,
     }

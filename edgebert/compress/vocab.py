@@ -23,7 +23,6 @@ of trimmed vs original sentence embeddings there.
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import sys
 import time
 from collections.abc import Sequence
@@ -33,16 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from edgebert.artifact import atomic_output_dir, check_not_input, check_output_dir
 from edgebert.config import VocabConfig
-from edgebert import __version__
-from edgebert.artifact import (
-    atomic_output_dir,
-    check_not_input,
-    check_output_dir,
-    dir_size,
-    read_manifest,
-    write_manifest,
-)
 from edgebert.compress.vocab_tokenizer import (
     COUNT_BATCH,
     build_trimmed_tokenizer,
@@ -54,7 +45,8 @@ from edgebert.compress.vocab_tokenizer import (
 from edgebert.data import load_corpus
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
-from edgebert.modelio import copy_sentence_transformers_files, load_for_rewrite
+from edgebert.modeldir import embedding_outputs, new_manifest, read_manifest, resolve_pooling, save_model_dir, weights_bytes, write_manifest
+from edgebert.modelio import load_for_rewrite
 
 # Config fields that hold token ids: their tokens are kept and the ids renumbered.
 CONFIG_TOKEN_FIELDS = ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id")
@@ -233,12 +225,6 @@ def _check_args(min_count: int, max_size: int | None) -> None:
         raise UserError(f"vocabulary max_size must be a positive integer, got {max_size!r}")
 
 
-def _pooling(model_dir: Path, manifest: dict[str, Any], family: Family) -> str:
-    from edgebert.pooling import pooling_from_sentence_transformers
-
-    return manifest.get("model", {}).get("pooling") or pooling_from_sentence_transformers(model_dir) or family.default_pooling
-
-
 def _embed(base: Any, tokenizer: Any, texts: list[str], pooling: str, family: Family) -> np.ndarray:
     from edgebert.evaluate import embed
 
@@ -309,7 +295,7 @@ def trim_vocab(
          f"{selection.chars} characters, {selection.corpus} from the corpus)")  # fmt: skip
 
     source_manifest = read_manifest(model_dir)
-    pooling = _pooling(model_dir, source_manifest, family)
+    pooling = resolve_pooling(model_dir, family.default_pooling, source_manifest).mode
     base_of = (lambda m: getattr(m, family.mlm_base_attr)) if with_head else (lambda m: m)
     change = tokenization_change(tokenizer, new_tokenizer, held)
     probe = evenly_spaced(held, EMBED_SENTENCES)
@@ -332,14 +318,12 @@ def trim_vocab(
     manifest = _manifest(out, model_dir, source_manifest, trimmed, family, pooling, recipe, block, params)
 
     with atomic_output_dir(out, force=force, inputs=inputs) as work:
-        trimmed.save_pretrained(work, safe_serialization=True)
-        new_tokenizer.save_pretrained(str(work))
-        copy_sentence_transformers_files(model_dir, work)
+        save_model_dir(work, trimmed, new_tokenizer, model_dir)
         write_manifest(work, manifest)
         _log(quiet, "reloading the saved model to check it on the corpus")
         block["corpus_check"] = _check_saved(work, base_of(full), tokenizer, counted, selection, pooling, family)
         _finish_manifest(work, model_dir, manifest, started)
-    _log(quiet, f"trimmed model written to {out} ({manifest['wall_time_s']} s)")
+    _log(quiet, f"trimmed model written to {out} ({manifest['metrics']['wall_time_s']} s)")
     return TrimReport(
         out_dir=out, kept_ids=selection.kept_ids, vocab_before=old_vocab, vocab_after=selection.size,
         unk_rate=change.unk_rate, changed_word_share=change.changed_word_share,
@@ -381,9 +365,9 @@ def _heldout_block(heldout: str | Path | None, change: Any, cos: np.ndarray, sen
 
 def _finish_manifest(work: Path, model_dir: Path, manifest: dict[str, Any], started: float) -> None:
     """Add the saved and source weight sizes and the wall time to the manifest and write it again."""
-    manifest["model_bytes"] = dir_size(work, [p.name for p in work.glob("*.safetensors")])
-    manifest["source_model_bytes"] = dir_size(model_dir, [p.name for p in model_dir.glob("*.safetensors")])
-    manifest["wall_time_s"] = round(time.perf_counter() - started, 2)
+    manifest["metrics"]["model_bytes"] = weights_bytes(work)
+    manifest["metrics"]["parent_model_bytes"] = weights_bytes(model_dir)
+    manifest["metrics"]["wall_time_s"] = round(time.perf_counter() - started, 2)
     write_manifest(work, manifest)
 
 
@@ -425,7 +409,7 @@ def _manifest(
     out: Path, model_dir: Path, source_manifest: dict[str, Any], trimmed: Any, family: Family, pooling: str,
     recipe: dict[str, Any], block: dict[str, Any], params: dict[str, int],
 ) -> dict[str, Any]:  # fmt: skip
-    """The trimmed model's edgebert.json (same shape as compress's: model, lineage, metrics, plus `vocab_trim`)."""
+    """The trimmed model's edgebert.json: the common fields (step "trim"), plus `vocab_trim` and `parameters`."""
     config = trimmed.config
     model_info = dict(source_manifest.get("model") or {})
     model_info.update({
@@ -437,23 +421,13 @@ def _manifest(
         "vocab_size": int(config.vocab_size),
         "parameters": count_parameters(getattr(trimmed, family.mlm_base_attr, trimmed)),
     })  # fmt: skip
-    return {
-        "kind": "model",
-        "name": out.name,
-        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "edgebert_version": __version__,
-        "model": model_info,
-        "lineage": {
-            "step": "trim_vocab",
-            "source": str(model_dir.absolute()),
-            "source_name": source_manifest.get("name") or getattr(config, "_name_or_path", None) or model_dir.name,
-            "source_manifest": source_manifest or None,
-            "recipe": recipe,
-        },
-        "vocab_trim": block,
-        "parameters": params,
-        "metrics": {"cosine_to_source": {**block["heldout"]["cosine_to_source"], "texts": "held-out"}},
-    }
+    manifest = new_manifest(
+        "model", "trim", out.name, model_dir.absolute(), source_manifest,
+        parent_name=source_manifest.get("name") or getattr(config, "_name_or_path", None) or model_dir.name,
+        recipe=recipe, model=model_info, outputs=embedding_outputs(config.hidden_size),
+        metrics={"cosine_to_source": {**block["heldout"]["cosine_to_source"], "texts": "held-out"}},
+    )  # fmt: skip
+    return {**manifest, "vocab_trim": block, "parameters": params}
 
 
 def _check_saved(

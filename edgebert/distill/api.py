@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import shutil
@@ -12,10 +11,10 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from edgebert import __version__
 from edgebert import validate
-from edgebert.artifact import MANIFEST, check_output_dir, read_manifest, write_manifest
+from edgebert.artifact import check_output_dir
 from edgebert.config import CE_POSITIONS, COS_LAYERS, LOSS_OPTIONS, MASKED_SHARE, DistillConfig, auto_losses
+from edgebert.modeldir import MANIFEST, read_manifest, write_manifest
 from edgebert.errors import UserError, kept_on_interrupt
 from edgebert.options import checked, keyword_options
 
@@ -207,7 +206,7 @@ class _Run:
     head_used: bool = False
     teacher_mlm: Any = None
     head_info: dict[str, Any] = field(default_factory=dict)
-    pooling: str = ""
+    pooling: Any = None  # edgebert.modeldir.Pooling: the teacher's, kept by the student
     student: Any = None
     s_family: Any = None
     save_head: bool = False
@@ -238,12 +237,14 @@ def _resolve_models(run: _Run) -> None:
     from transformers import AutoConfig
 
     from edgebert.distill.student import StudentSpec, parse_layer_map, resolve_shape
+    from edgebert.modeldir import resolve_pooling
     from edgebert.modelio import check_within_positions, inspect_model_dir
     from edgebert.sources import resolve_model
 
     a = run.a
     run.teacher_dir = resolve_model(a.teacher)
     run.config_dict, run.family = inspect_model_dir(run.teacher_dir)
+    run.pooling = resolve_pooling(run.teacher_dir, run.family.default_pooling)
     _choose_losses(run)
     a = run.a
     run.teacher_config = AutoConfig.from_pretrained(run.teacher_dir, trust_remote_code=False)
@@ -358,12 +359,11 @@ def _recipe(run: _Run) -> dict[str, Any]:
 
 
 def _load_teacher(run: _Run) -> None:
-    """The collators, the teacher as a masked-LM with its (fitted or cached) MLM head when a loss needs one, and the pooling."""
+    """The collators and the teacher as a masked-LM with its (fitted or cached) MLM head when a loss needs one."""
     import torch
 
     from edgebert.data import mlm_collator
     from edgebert.distill.teacher import HeadFitConfig, load_teacher_mlm, prepare_teacher
-    from edgebert.pooling import pooling_from_sentence_transformers
 
     a, shape, family = run.a, run.shape, run.family
     if a.threads:
@@ -387,7 +387,6 @@ def _load_teacher(run: _Run) -> None:
         run.teacher_mlm, teacher_own_head = load_teacher_mlm(run.teacher_dir, family)
         run.head_info = {"source": "unused", "mlm_accuracy": None}
         run.log("teacher MLM head: not needed (--alpha-mlm and --alpha-ce are 0)")
-    run.pooling = read_manifest(run.teacher_dir).get("model", {}).get("pooling") or pooling_from_sentence_transformers(run.teacher_dir) or family.default_pooling
     run.save_head = run.head_used or teacher_own_head
 
 
@@ -426,7 +425,7 @@ def _sts_score(run: _Run, model: Any, family: Any) -> float:
     from edgebert.evaluate import sts_spearman
 
     base = getattr(model, family.mlm_base_attr)
-    return round(sts_spearman(base, run.tokenizer, run.sts, run.pooling, uses_token_type_ids=family.uses_token_type_ids), 5)
+    return round(sts_spearman(base, run.tokenizer, run.sts, run.pooling.mode, uses_token_type_ids=family.uses_token_type_ids), 5)
 
 
 def _score_initial(run: _Run) -> None:
@@ -478,7 +477,7 @@ def _make_trainer(run: _Run, model: Any) -> Any:
         weights=run.weights,
         sts=run.sts,
         sts_tokenizer=run.tokenizer,
-        pooling=run.pooling,
+        pooling=run.pooling.mode,
         callbacks=a.callbacks,
         masker=run.collator,
         mask_seed=a.seed,
@@ -522,7 +521,7 @@ def _model_record(run: _Run) -> dict[str, Any]:
         "family": s_family.name,
         "architecture": s_family.mlm_class if run.save_head else type(base).__name__,
         "embedding_dim": shape.embedding_dim,
-        "pooling": run.pooling,
+        "pooling": run.pooling.mode,
         "hidden_size": shape.hidden,
         "layers": shape.layers,
         "heads": shape.heads,
@@ -535,43 +534,41 @@ def _model_record(run: _Run) -> dict[str, Any]:
 
 
 def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[str, Any]:
-    """The student's edgebert.json: model, lineage (teacher, recipe, corpus, init) and metrics (wall time filled on save)."""
+    """The student's edgebert.json: the common fields (parent = the teacher, recipe, metrics; wall time and size
+    filled on save) and the "distill" block (teacher fingerprint and head, corpus, steps, init)."""
     from edgebert.distill.teacher import weights_fingerprint
+    from edgebert.modeldir import embedding_outputs, new_manifest
 
     teacher_dir, head_info = run.teacher_dir, run.head_info
+    teacher_manifest = read_manifest(teacher_dir)
     losses = [
         {k: v for k, v in e.items() if k == "step" or k.startswith("loss") or k in ("learning_rate", "grad_norm")}
         for e in trainer.state.log_history
         if "loss" in e
     ]
-    return {
-        "kind": "student",
-        "name": run.out.name,
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "edgebert_version": __version__,
-        "model": _model_record(run),
-        "lineage": {
-            "teacher": str(teacher_dir),
-            "teacher_name": read_manifest(teacher_dir).get("name") or run.config_dict.get("_name_or_path") or teacher_dir.name,
-            "teacher_fingerprint": weights_fingerprint(teacher_dir),
-            "teacher_head": {k: v for k, v in head_info.items() if k not in ("config",)},
-            "recipe": run.recipe,
-            "corpus": run.corpus_info,
-            "steps": trainer.state.global_step,
-            "resumed_from": str(run.resume_from) if run.resume_from else None,
-            "init": run.init_info,
-        },
-        "metrics": {
+    manifest = new_manifest(
+        "model", "distill", run.out.name, teacher_dir, teacher_manifest,
+        parent_name=teacher_manifest.get("name") or run.config_dict.get("_name_or_path") or teacher_dir.name,
+        recipe=run.recipe, model=_model_record(run), outputs=embedding_outputs(run.shape.hidden),
+        metrics={
             "sts_spearman": run.sts_scores or None,
             "teacher_mlm_accuracy": head_info.get("mlm_accuracy"),
             "steps_per_second": train_metrics.get("train_steps_per_second"),
             "samples_per_second": train_metrics.get("train_samples_per_second"),
             "train_runtime_s": train_metrics.get("train_runtime"),
             "train_loss": train_metrics.get("train_loss"),
-            "wall_time_s": None,
             "losses": losses,
         },
+    )  # fmt: skip
+    manifest["distill"] = {
+        "teacher_fingerprint": weights_fingerprint(teacher_dir),
+        "teacher_head": {k: v for k, v in head_info.items() if k not in ("config",)},
+        "corpus": run.corpus_info,
+        "steps": trainer.state.global_step,
+        "resumed_from": str(run.resume_from) if run.resume_from else None,
+        "init": run.init_info,
     }
+    return manifest
 
 
 def _save(run: _Run, manifest: dict[str, Any]) -> None:
@@ -819,15 +816,15 @@ def _check_init_head(init_dir: Path, init_family: Any, family: Any, head_needed:
 
 
 def _write_student(
-    out: Path, student: Any, tokenizer: Any, pooling: str, teacher_dir: Path, hidden: int, seq_len: int,
+    out: Path, student: Any, tokenizer: Any, pooling: Any, teacher_dir: Path, hidden: int, seq_len: int,
     manifest: dict[str, Any], started: float,
 ) -> None:
-    """Student + tokenizer + sentence-transformers config + manifest into `out` (complete once the manifest exists)."""
+    """Student + tokenizer + sentence-transformers files + manifest into `out` (complete once the manifest exists)."""
+    from edgebert.modeldir import save_model_dir, weights_bytes
+
     tmp = Path(tempfile.mkdtemp(prefix=".student.tmp-", dir=out))
     try:
-        student.save_pretrained(tmp, safe_serialization=True)
-        tokenizer.save_pretrained(tmp)
-        _write_sentence_transformers_config(tmp, pooling, hidden, teacher_dir, seq_len)
+        save_model_dir(tmp, student, tokenizer, teacher_dir, pooling=pooling, hidden=hidden, seq_len=seq_len)
         for entry in tmp.iterdir():
             target = out / entry.name
             if target.is_dir():
@@ -835,32 +832,6 @@ def _write_student(
             os.replace(entry, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    manifest["metrics"]["model_bytes"] = weights_bytes(out)
     manifest["metrics"]["wall_time_s"] = round(time.perf_counter() - started, 2)
     write_manifest(out, manifest)
-
-
-def _write_sentence_transformers_config(directory: Path, pooling: str, hidden: int, teacher_dir: Path, seq_len: int) -> None:
-    modules = [
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
-    ]
-    (directory / "modules.json").write_text(json.dumps(modules, indent=2) + "\n")
-    (directory / "1_Pooling").mkdir(exist_ok=True)
-    (directory / "2_Normalize").mkdir(exist_ok=True)
-    pooling_cfg = {
-        "word_embedding_dimension": hidden,
-        "pooling_mode_cls_token": pooling == "cls",
-        "pooling_mode_mean_tokens": pooling == "mean",
-        "pooling_mode_max_tokens": pooling == "max",
-        "pooling_mode_mean_sqrt_len_tokens": False,
-    }
-    (directory / "1_Pooling" / "config.json").write_text(json.dumps(pooling_cfg, indent=2) + "\n")
-    st_config = {"max_seq_length": seq_len, "do_lower_case": False}
-    teacher_st = teacher_dir / "sentence_bert_config.json"
-    if teacher_st.exists():  # keep the teacher's inference settings (e.g. max_seq_length 256)
-        try:
-            st_config.update(json.loads(teacher_st.read_text()))
-        except json.JSONDecodeError:
-            pass
-    (directory / "sentence_bert_config.json").write_text(json.dumps(st_config, indent=2) + "\n")

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from edgebert import __version__
-from edgebert.artifact import MANIFEST, atomic_output_dir, check_output_dir
+from edgebert.artifact import atomic_output_dir, check_output_dir
 from edgebert.config import BenchConfig, BenchRecipe, PipelineConfig
 from edgebert.errors import UserError, kept_on_interrupt
+from edgebert.modeldir import MANIFEST
 from edgebert.options import checked, keyword_options
 from edgebert.pipeline.inputs import Input, is_dataset_spec, resolve_input
 from edgebert.pipeline.recipe import Recipe, resolve_path, validate_recipe
