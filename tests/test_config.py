@@ -132,7 +132,7 @@ def test_distill_chooses_losses_from_the_teachers_head(
         str(teacher), str(tiny_corpus), tmp_path / "s", student_layers=1, steps=1, batch_size=4, seq_len=24, head_steps=2,
         save_steps=1, cache_dir=tmp_path / "cache", quiet=True,
     )  # fmt: skip
-    recipe = json.loads((report.out_dir / "edgebert.json").read_text())["lineage"]["recipe"]
+    recipe = json.loads((report.out_dir / "edgebert.json").read_text())["recipe"]
     if with_head:
         assert recipe["losses"]["alpha_mlm"] == 2.0 and recipe["losses"]["alpha_ce"] == 5.0 and recipe["mlm_probability"] == 0.15
         assert "triple loss" in recipe["loss_choice"]
@@ -147,6 +147,6 @@ def test_explicit_losses_win(tiny_bert: Path, tiny_corpus: Path, tmp_path: Path)
         save_steps=1, alpha_mlm=1.0, alpha_ce=0.0, alpha_cos=0.5, alpha_pooled=0.0, mlm_probability=0.2,
         cache_dir=tmp_path / "cache", quiet=True,
     )  # fmt: skip
-    recipe = report.manifest["lineage"]["recipe"]
+    recipe = report.manifest["recipe"]
     assert recipe["losses"]["alpha_mlm"] == 1.0 and recipe["losses"]["alpha_cos"] == 0.5 and recipe["mlm_probability"] == 0.2
     assert recipe["loss_choice"] == "as given"
