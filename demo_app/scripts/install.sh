@@ -4,7 +4,7 @@
 #   - Debian's Chromium for the browser test (apt-get, only when missing and running as root; playwright's own
 #     browser download is not used). CHROMIUM=/path/to/chromium points the test at another build.
 # Idempotent: npm ci runs only when node_modules does not match package-lock.json.
-# Called from the repository's install.sh; then `demo_app/scripts/prepare.sh` puts a model into the app.
+# Called from the repository's install.sh (not with --python-only); then `demo_app/scripts/prepare.sh` puts a model into the app.
 set -euo pipefail
 APP_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 
