@@ -273,13 +273,15 @@ def _manifest(
     model = {
         "family": loaded.family.name,
         "pooling": loaded.pooling,
+        "sentence_stack": loaded.stack.describe(),
         "hidden_size": hidden,
         "layers": int(loaded.config.num_hidden_layers),
         "max_positions": loaded.max_positions,
         "do_lower_case": bool(getattr(loaded.tokenizer, "do_lower_case", False)),
     }
+    dim = loaded.embedding_dim
     outputs = [
-        {"name": "sentence_embedding", "dim": hidden, "dtype": "float32", "shape": [batch, hidden], "normalized": True},
+        {"name": "sentence_embedding", "dim": dim, "dtype": "float32", "shape": [batch, dim], "normalized": loaded.stack.normalize},
         {"name": "last_hidden_state", "dim": hidden, "dtype": "float32", "shape": [batch, seq, hidden]},
     ]
     manifest = new_manifest(

@@ -32,7 +32,7 @@ ARCHITECTURE_SUFFIXES = {
 }
 POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")
 # sentence-transformers < 5's boolean keys, in the order it concatenates them.
-_LEGACY_POOLING_KEYS = (
+LEGACY_POOLING_KEYS = (
     ("pooling_mode_cls_token", "cls"),
     ("pooling_mode_max_tokens", "max"),
     ("pooling_mode_mean_tokens", "mean"),
@@ -127,7 +127,7 @@ def read_sentence_stack(model_dir: Path) -> SentenceStack | None:
     for module, kind in zip(modules, kinds):
         path = model_dir / str(module.get("path", ""))
         if kind == "Pooling":
-            pooling = _read_pooling(path / "config.json")
+            pooling = read_pooling_config(path / "config.json")
         elif kind == "Dense":
             dense.append(_read_dense(path))
         elif kind == "Normalize":
@@ -156,7 +156,7 @@ def _read_json(path: Path, kind: type) -> Any:
     return value
 
 
-def _read_pooling(config_file: Path) -> tuple[str, ...]:
+def read_pooling_config(config_file: Path) -> tuple[str, ...]:
     """Pooling modes from a Pooling config.json (sentence-transformers 5's `pooling_mode` or the older booleans)."""
     config = _read_json(config_file, dict)
     if not config.get("include_prompt", True):
@@ -164,7 +164,7 @@ def _read_pooling(config_file: Path) -> tuple[str, ...]:
     raw = config.get("pooling_mode")
     modes = (raw,) if isinstance(raw, str) else tuple(raw or ())
     if not modes:
-        modes = tuple(mode for key, mode in _LEGACY_POOLING_KEYS if config.get(key))
+        modes = tuple(mode for key, mode in LEGACY_POOLING_KEYS if config.get(key))
     modes = tuple("mean_sqrt_len_tokens" if m == "mean_sqrt_len" else m for m in modes)
     if not modes:
         raise UserError(f"{config_file} selects no pooling mode; re-save the sentence-transformers model")

@@ -34,14 +34,15 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from edgebert.errors import UserError
+from edgebert.heads import LEGACY_POOLING_KEYS, SentenceStack
 
 MANIFEST = "edgebert.json"
 SCHEMA_VERSION = 2
 KINDS = ("model", "export")
 STEPS = ("distill", "compress", "trim", "export")
 FEATURE_EXTRACTION = "feature-extraction"
-# The pooling modes the embedder reproduces (edgebert.pooling computes them), as sentence-transformers flags them.
-POOLING_FLAGS = {"mean": "pooling_mode_mean_tokens", "cls": "pooling_mode_cls_token", "max": "pooling_mode_max_tokens"}
+# The pooling modes edgebert reproduces (edgebert.heads computes them) and sentence-transformers' flag for each.
+POOLING_FLAGS = {mode: flag for flag, mode in LEGACY_POOLING_KEYS}
 POOLING_MODES = tuple(POOLING_FLAGS)
 
 # sentence-transformers' files and module dirs beside the weights (those edgebert writes or carries over)
@@ -225,7 +226,6 @@ class Pooling:
             raise UserError(f"pooling '{mode}' is not supported; expected one of {', '.join(POOLING_MODES)}")
         config: dict[str, Any] = {"word_embedding_dimension": hidden} if hidden else {}
         config.update({flag: name == mode for name, flag in POOLING_FLAGS.items()})
-        config["pooling_mode_mean_sqrt_len_tokens"] = False
         return cls(mode, config, True, source)
 
     def st_config(self, hidden: int) -> dict[str, Any]:
@@ -233,64 +233,51 @@ class Pooling:
         return {**self.config, "word_embedding_dimension": int(hidden)}
 
 
-def resolve_pooling(model_dir: Path, default_mode: str, manifest: dict[str, Any] | None = None) -> Pooling:
-    """The pooling of the model in `model_dir`: its sentence-transformers stack (modules.json and the Pooling
-    module's config), else its manifest's `model.pooling`, else `default_mode` (the family's). UserError (one line)
-    when the stack is unreadable or computes something the embedder cannot reproduce."""
+def resolve_stack(model_dir: Path, default_mode: str, manifest: dict[str, Any] | None = None) -> SentenceStack:
+    """The sentence vector the model in `model_dir` computes: its sentence-transformers stack (modules.json: every
+    pooling mode, Dense, Normalize; a lone 1_Pooling/config.json), else its manifest's `model.pooling`, else
+    `default_mode` (the family's) with L2 normalisation. UserError (one line) for what edgebert cannot reproduce."""
+    from edgebert import heads
+
     model_dir = Path(model_dir)
-    found = _sentence_transformers_pooling(model_dir)
-    if found is not None:
-        return found
+    stack = heads.read_sentence_stack(model_dir)
+    if stack is not None:
+        return stack
+    lone = model_dir / ST_DIRS[0] / "config.json"
+    if lone.is_file():
+        return heads.SentenceStack(heads.read_pooling_config(lone), source="sentence-transformers")
     manifest = read_manifest(model_dir) if manifest is None else manifest
     mode = (manifest.get("model") or {}).get("pooling")
     if mode:
         if mode not in POOLING_MODES:
             raise UserError(f"{model_dir / MANIFEST} names pooling '{mode}', not one of {', '.join(POOLING_MODES)}; re-create the directory")
-        return Pooling.of_mode(mode, source="manifest")
-    return Pooling.of_mode(default_mode, source="family default")
+        return heads.default_stack(mode, source="manifest")
+    return heads.default_stack(default_mode, source="family default")
 
 
-def _sentence_transformers_pooling(model_dir: Path) -> Pooling | None:
-    """The Pooling module of `model_dir`'s sentence-transformers stack, or None when it has none."""
-    modules = _st_modules(model_dir)
-    if modules is None:  # no modules.json: a lone 1_Pooling/config.json still says the pooling
-        config_path, normalize = model_dir / ST_DIRS[0] / "config.json", True
-        if not config_path.exists():
-            return None
-    else:
-        pooling = [m for m in modules if m["type"] == "Pooling"]
-        if not pooling:
-            return None
-        config_path = model_dir / pooling[0]["path"] / "config.json"
-        normalize = any(m["type"] == "Normalize" for m in modules)
-    config = _read_json_object(config_path, "the sentence-transformers Pooling config")
-    modes = sorted(k for k, v in config.items() if k.startswith("pooling_mode_") and v is True)
-    supported = [name for name, flag in POOLING_FLAGS.items() if flag in modes]
-    if len(modes) != 1 or not supported:
-        what = "no pooling mode" if not modes else "pooling " + " + ".join(m.removeprefix("pooling_mode_") for m in modes)
+def resolve_pooling(model_dir: Path, default_mode: str, manifest: dict[str, Any] | None = None) -> Pooling:
+    """The one pooling mode of the model in `model_dir`, for the steps that train or rewrite its encoder (distill,
+    compress, trim): UserError (one line) when its stack is more than one pooling mode and a Normalize (several modes
+    concatenated, Dense layers), which `edgebert export` reproduces but those steps do not yet."""
+    model_dir = Path(model_dir)
+    stack = resolve_stack(model_dir, default_mode, manifest)
+    if stack.dense or len(stack.pooling) != 1:
         raise UserError(
-            f"{config_path} sets {what}; edgebert reproduces exactly one of {', '.join(POOLING_FLAGS.values())}; "
-            "use a model with one of those"
+            f"{model_dir}: its sentence-transformers stack ({' + '.join(stack.pooling)} pooling, {len(stack.dense)} Dense) "
+            "is reproduced by `edgebert export` but not yet by distill / compress / trim; use a model with one pooling mode and no Dense"
         )
-    return Pooling(supported[0], config, normalize, "sentence-transformers")
+    if stack.source != "sentence-transformers":
+        return Pooling.of_mode(stack.pooling[0], source=stack.source)
+    return Pooling(stack.pooling[0], _st_pooling_config(model_dir), stack.normalize, stack.source)
 
 
-def _st_modules(model_dir: Path) -> list[dict[str, str]] | None:
-    """modules.json as [{"type": short type, "path": ...}], None when absent; UserError on what edgebert cannot run."""
-    path = model_dir / ST_MODULES
-    if not path.exists():
-        return None
-    modules = _read_json(path, "the sentence-transformers module list")
-    if not isinstance(modules, list) or not all(isinstance(m, dict) and isinstance(m.get("type"), str) for m in modules):
-        raise UserError(f"{path} must be a JSON list of modules, each with a \"type\"; re-save the model with sentence-transformers")
-    stack = [{"type": m["type"].removeprefix(ST_PREFIX), "path": str(m.get("path") or "")} for m in modules]
-    other = [m["type"] for m in stack if m["type"] not in ST_STACK]
-    if other:
-        raise UserError(
-            f"{path} has a {other[0]} module; edgebert reproduces Transformer, Pooling and Normalize only, "
-            "so use a model without it"
-        )
-    return stack
+def _st_pooling_config(model_dir: Path) -> dict[str, Any]:
+    """The Pooling module's config.json as written (the path modules.json gives it, else 1_Pooling)."""
+    path = ST_DIRS[0]
+    if (model_dir / ST_MODULES).is_file():
+        modules = _read_json(model_dir / ST_MODULES, "the sentence-transformers module list")
+        path = next((str(m.get("path", "")) for m in modules if str(m.get("type", "")).endswith("Pooling")), path)
+    return _read_json_object(model_dir / path / "config.json", "the sentence-transformers Pooling config")
 
 
 def _read_json(path: Path, what: str) -> Any:
@@ -356,7 +343,11 @@ def _copy_sentence_transformers(parent: Path, directory: Path) -> None:
     for name in ST_FILES:
         if (parent / name).is_file():
             shutil.copy2(parent / name, directory / name)
-    for name in ST_DIRS:
+    names = set(ST_DIRS)
+    if (parent / ST_MODULES).is_file():
+        modules = _read_json(parent / ST_MODULES, "the sentence-transformers module list")
+        names |= {str(m.get("path") or "") for m in modules if isinstance(m, dict)} - {""}
+    for name in sorted(names):
         if (parent / name).is_dir():
             shutil.copytree(parent / name, directory / name, dirs_exist_ok=True)
 

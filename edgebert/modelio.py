@@ -11,7 +11,7 @@ from typing import Any
 
 from edgebert.errors import UserError
 from edgebert.families import Family, family_for
-from edgebert.modeldir import read_manifest, resolve_pooling
+from edgebert.modeldir import read_manifest, resolve_stack
 
 os.environ.setdefault("USE_TF", "0")  # transformers would otherwise import TensorFlow into torch-only processes
 
@@ -29,8 +29,13 @@ class LoadedModel:
     family: Family
     tokenizer: Any
     embedder: Any  # edgebert.pooling.SentenceEmbedder
-    pooling: str
+    pooling: str  # the stack's pooling modes, "+"-joined
     manifest: dict[str, Any]
+    stack: Any = None  # edgebert.heads.SentenceStack: pooling, Dense layers, Normalize
+
+    @property
+    def embedding_dim(self) -> int:
+        return self.stack.dim(int(self.config.hidden_size))
 
     @property
     def max_positions(self) -> int:
@@ -142,7 +147,7 @@ def load_model(path: Path) -> LoadedModel:
     path = Path(path)
     _, family = inspect_model_dir(path)
     manifest = read_manifest(path)
-    mode = resolve_pooling(path, family.default_pooling, manifest).mode
+    stack = resolve_stack(path, family.default_pooling, manifest)
     config = AutoConfig.from_pretrained(path, trust_remote_code=False)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
@@ -156,6 +161,18 @@ def load_model(path: Path) -> LoadedModel:
             f"the weights in {path} do not match its config ({len(missing)} tensors missing, e.g. {missing[0]}); "
             "re-save the model"
         )
-    embedder = SentenceEmbedder(encoder, pooling=mode, uses_token_type_ids=family.uses_token_type_ids).eval()
+    _check_dense_fits(stack, int(config.hidden_size), path)
+    embedder = SentenceEmbedder(encoder, pooling=stack, uses_token_type_ids=family.uses_token_type_ids).eval()
     name = manifest.get("name") or (path.parent.name if path.name == "model" else path.name)
-    return LoadedModel(path, name, config, family, tokenizer, embedder, mode, manifest)
+    return LoadedModel(path, name, config, family, tokenizer, embedder, embedder.pooling, manifest, stack)
+
+
+def _check_dense_fits(stack: Any, hidden: int, path: Path) -> None:
+    """UserError (one line) when the sentence-transformers Dense layers do not chain from the pooled width."""
+    width = hidden * len(stack.pooling)
+    for index, dense in enumerate(stack.dense):
+        if dense.weight.shape[1] != width:
+            raise UserError(
+                f"{path}: Dense module {index + 1} takes {dense.weight.shape[1]} inputs but receives {width}; re-save the model"
+            )
+        width = dense.out_features

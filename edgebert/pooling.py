@@ -5,31 +5,33 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from edgebert.heads import SentenceStack, default_stack, torch_pool, torch_sentence_head
 from edgebert.modeldir import POOLING_MODES as POOLINGS
 
 
 def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, mode: str) -> torch.Tensor:
-    """Pool token states [B, T, H] into sentence vectors [B, H] over the unmasked tokens."""
-    if mode == "cls":
-        return hidden[:, 0]
-    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-    if mode == "mean":
-        summed = (hidden * mask).sum(dim=1)
-        return summed / mask.sum(dim=1).clamp(min=1e-9)
-    if mode == "max":
-        return (hidden + (1.0 - mask) * -1e9).max(dim=1).values
-    raise ValueError(f"unknown pooling '{mode}'; expected one of {POOLINGS}")
+    """Pool token states [B, T, H] into sentence vectors [B, H] over the unmasked tokens (`edgebert.heads`)."""
+    if mode not in POOLINGS:
+        raise ValueError(f"unknown pooling '{mode}'; expected one of {POOLINGS}")
+    return torch_pool(hidden, attention_mask, mode)
 
 
 class SentenceEmbedder(nn.Module):
-    """Encoder + pooling + L2 normalisation: returns (sentence_embedding, last_hidden_state)."""
+    """Encoder + the model's sentence stack (pooling, Dense, Normalize): returns (sentence_embedding, last_hidden_state).
 
-    def __init__(self, encoder: nn.Module, pooling: str = "mean", uses_token_type_ids: bool = True) -> None:
+    `pooling` is the model's `SentenceStack` (`edgebert.modeldir.resolve_stack`) or one pooling mode, which means
+    that mode followed by L2 normalisation."""
+
+    def __init__(self, encoder: nn.Module, pooling: SentenceStack | str = "mean", uses_token_type_ids: bool = True) -> None:
         super().__init__()
-        if pooling not in POOLINGS:
-            raise ValueError(f"unknown pooling '{pooling}'; expected one of {POOLINGS}")
+        if isinstance(pooling, str):
+            if pooling not in POOLINGS:
+                raise ValueError(f"unknown pooling '{pooling}'; expected one of {POOLINGS}")
+            pooling = default_stack(pooling)
         self.encoder = encoder
-        self.pooling = pooling
+        self.stack = pooling
+        self.pooling = "+".join(pooling.pooling)
+        self.head = torch_sentence_head(pooling)
         self.uses_token_type_ids = uses_token_type_ids
 
     def forward(
@@ -42,5 +44,4 @@ class SentenceEmbedder(nn.Module):
         if self.uses_token_type_ids:
             kwargs["token_type_ids"] = token_type_ids if token_type_ids is not None else torch.zeros_like(input_ids)
         hidden = self.encoder(**kwargs).last_hidden_state
-        pooled = pool(hidden, attention_mask, self.pooling)
-        return nn.functional.normalize(pooled, p=2.0, dim=-1), hidden
+        return self.head(hidden, attention_mask), hidden

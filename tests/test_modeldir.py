@@ -168,11 +168,12 @@ def test_a_lone_pooling_config_without_modules_json_is_read(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("modules", "match"),
     [
-        ("{not json", "modules.json .*is not valid JSON"),
-        ('{"type": "x"}', "must be a JSON list of modules"),
-        ('[{"path": "1_Pooling"}]', "must be a JSON list of modules"),
-        (json.dumps([{"path": "", "type": ST + "Transformer"}, {"path": "2_Dense", "type": ST + "Dense"}]), "has a Dense module"),
-        (json.dumps([{"path": "missing", "type": ST + "Pooling"}]), "Pooling config\\) is missing"),
+        ("{not json", "cannot read .*modules.json \\(JSONDecodeError\\)"),
+        ('{"type": "x"}', "modules.json must hold a JSON list"),
+        ('[{"path": "1_Pooling"}]', "is not one edgebert can export"),
+        (json.dumps([{"path": "", "type": ST + "Transformer"}, {"path": "2_Dense", "type": ST + "Dense"}]), "got Transformer → Dense"),
+        (json.dumps([{"path": "", "type": ST + "Transformer"}, {"path": "x", "type": ST + "LSTM"}]), "LSTM' is not one edgebert can export"),
+        (json.dumps([{"path": "", "type": ST + "Transformer"}, {"path": "missing", "type": ST + "Pooling"}]), "cannot read .*missing/config.json"),
     ],
 )
 def test_a_bad_modules_json_is_one_clear_user_error(tmp_path: Path, modules: str, match: str) -> None:
@@ -183,12 +184,16 @@ def test_a_bad_modules_json_is_one_clear_user_error(tmp_path: Path, modules: str
     assert "\n" not in str(info.value)
 
 
+def test_weightedmean_is_one_pooling_mode(tmp_path: Path) -> None:
+    _st_dir(tmp_path, {"pooling_mode_weightedmean_tokens": True})
+    assert resolve_pooling(tmp_path, "mean").mode == "weightedmean"
+
+
 @pytest.mark.parametrize(
     ("flags", "match"),
     [
-        ({"pooling_mode_weightedmean_tokens": True}, "pooling weightedmean_tokens"),
-        ({"pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": True}, "pooling max_tokens \\+ mean_tokens"),
-        ({"pooling_mode_mean_tokens": False}, "sets no pooling mode"),
+        ({"pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": True}, "max \\+ mean pooling, 0 Dense.* not yet by distill"),
+        ({"pooling_mode_mean_tokens": False}, "selects no pooling mode"),
     ],
 )
 def test_a_pooling_the_embedder_cannot_reproduce_is_refused(tmp_path: Path, flags: dict, match: str) -> None:
@@ -227,7 +232,8 @@ def test_a_family_default_stack_is_what_sentence_transformers_writes(tmp_path: P
     write_sentence_transformers(tmp_path, Pooling.of_mode("mean"), 8, tmp_path / "no-parent", seq_len=32)
     assert json.loads((tmp_path / "1_Pooling" / "config.json").read_text()) == {
         "pooling_mode_mean_tokens": True, "pooling_mode_cls_token": False, "pooling_mode_max_tokens": False,
-        "pooling_mode_mean_sqrt_len_tokens": False, "word_embedding_dimension": 8,
+        "pooling_mode_mean_sqrt_len_tokens": False, "pooling_mode_weightedmean_tokens": False, "pooling_mode_lasttoken": False,
+        "word_embedding_dimension": 8,
     }  # fmt: skip
     assert json.loads((tmp_path / "sentence_bert_config.json").read_text()) == {"max_seq_length": 32, "do_lower_case": False}
 

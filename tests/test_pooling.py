@@ -27,6 +27,9 @@ EXPECTED = {
     "mean": np.array([[1.0, 1.0], [-2.0, 1.5]], dtype=np.float32),
     "cls": np.array([[1.0, -2.0], [2.0, 4.0]], dtype=np.float32),
     "max": np.array([[3.0, 5.0], [2.0, 4.0]], dtype=np.float32),
+    "mean_sqrt_len_tokens": np.array([[3.0, 3.0], [-4.0, 3.0]], dtype=np.float32) / np.sqrt([[3.0], [2.0]], dtype=np.float32),
+    "weightedmean": np.array([[4.0 / 6, 13.0 / 6], [-10.0 / 3, 2.0 / 3]], dtype=np.float32),  # weights 1, 2, 3 by position
+    "lasttoken": np.array([[-1.0, 5.0], [-6.0, -1.0]], dtype=np.float32),
 }
 
 

@@ -93,30 +93,26 @@ def build_saved_model(
     tf_class = getattr(transformers, tf_class_name or os.environ.get("EDGEBERT_TF_CLASS", "TFBertModel"))
     from edgebert.families import family_for
 
-    encoder = load_tf_model(tf_class, model_dir, family_for(_model_type(model_dir)))
+    family = family_for(_model_type(model_dir))
+    encoder = load_tf_model(tf_class, model_dir, family)
     config = encoder.config
     if getattr(config, "hidden_act", "gelu") not in ("gelu", "gelu_new", "relu", "gelu_fast", "quick_gelu"):
         raise SystemExit(f"unsupported hidden_act {config.hidden_act!r} for the TF.js path")
 
     specs = [tf.TensorSpec([1, seq_len], tf.int32, name=name) for name in input_names]
 
-    def pool(hidden: Any, mask: Any) -> Any:
-        if pooling == "cls":
-            return hidden[:, 0]
-        m = tf.cast(mask, hidden.dtype)[:, :, None]
-        if pooling == "mean":
-            return tf.reduce_sum(hidden * m, axis=1) / tf.maximum(tf.reduce_sum(m, axis=1), 1e-9)
-        if pooling == "max":
-            return tf.reduce_max(hidden + (1.0 - m) * -1e9, axis=1)
-        raise SystemExit(f"unknown pooling {pooling!r}")
+    from edgebert.heads import tf_sentence_vector
+    from edgebert.modeldir import resolve_stack
+
+    stack = resolve_stack(Path(model_dir), family.default_pooling)
+    if "+".join(stack.pooling) != pooling:
+        raise SystemExit(f"the model's pooling is {'+'.join(stack.pooling)}, the export asked for {pooling}")
 
     @tf.function(input_signature=specs)
     def serve(*tensors: Any) -> dict[str, Any]:
         feeds = dict(zip(input_names, tensors))
         hidden = encoder(**feeds, training=False).last_hidden_state
-        pooled = pool(hidden, feeds["attention_mask"])
-        norm = tf.sqrt(tf.reduce_sum(tf.square(pooled), axis=-1, keepdims=True))
-        embedding = pooled / tf.maximum(norm, 1e-12)  # torch.nn.functional.normalize(p=2, eps=1e-12)
+        embedding = tf_sentence_vector(tf, stack, hidden, feeds["attention_mask"])
         return {"sentence_embedding": embedding, "last_hidden_state": hidden}
 
     with per_head_attention(sys.modules[tf_class.__module__]) if per_head else contextlib.nullcontext():

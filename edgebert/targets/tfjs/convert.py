@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model-dir", required=True, type=Path)
     parser.add_argument("--seq-len", required=True, type=int)
-    parser.add_argument("--pooling", required=True, choices=("mean", "cls", "max"))
+    parser.add_argument("--pooling", required=True, help="the model's pooling modes, '+'-joined (checked against the model dir)")
     parser.add_argument("--input-names", required=True, help="comma-separated graph input names, in order")
     parser.add_argument("--quantize", default="none", choices=QUANTIZATIONS)
     parser.add_argument(
