@@ -12,6 +12,7 @@ from typing import Any
 from edgebert.artifact import atomic_output_dir, check_output_dir, dir_size
 from edgebert.config import DEFAULT_CALIBRATION_SAMPLES, ExportConfig
 from edgebert.errors import UserError, VerificationError
+from edgebert.heads import choose_task
 from edgebert.modeldir import MANIFEST, new_manifest, write_manifest
 from edgebert.options import checked, keyword_options
 from edgebert.modelio import LoadedModel, check_within_positions, inspect_model_dir, load_model
@@ -78,6 +79,7 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
             f"target {target} cannot export a {family.name} model yet; supported: " + ", ".join(exporter.supported_families)
         )
     check_within_positions("--seq-len", seq_len, config)
+    task, head_left_out = choose_task(config, (model_dir / "modules.json").is_file(), o.task, model_dir)
 
     stages = Stages(total=4, quiet=quiet)
     started = time.perf_counter()
@@ -97,6 +99,10 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
         if calibration_record is not None:
             result.extra.setdefault("quantization", {})["calibration"] = calibration_record
         manifest = _manifest(loaded, target, options, result, tokenizer_files, work, threshold)
+        manifest["task"] = task
+        if head_left_out:
+            manifest["model"]["head_left_out"] = head_left_out
+            stages.note(f"exporting the encoder's sentence embeddings only: the model's {head_left_out} head is left out (--task {task})")
         write_manifest(work, manifest)
         with stages.stage(f"verifying in the {target} runtime against PyTorch"):
             manifest["parity"] = verify_kernel_paths(exporter.kernel_paths(work, manifest), loaded, seq_len, result.static_shape, threshold)

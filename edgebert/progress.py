@@ -29,3 +29,7 @@ class Stages:
         elapsed = time.perf_counter() - start
         self.timings[label] = round(elapsed, 2)
         self.console.print(f"{prefix} [green]done[/green] in {elapsed:.1f} s")
+
+    def note(self, message: str) -> None:
+        """A line the user must see between stages (what the run chose or left out)."""
+        self.console.print(f"note: {message}")

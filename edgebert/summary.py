@@ -47,6 +47,10 @@ def print_export_summary(report: ExportReport, console: Console | None = None) -
     inputs = ", ".join(f"{i['name']}{i['shape']}" for i in m["inputs"])
     console.print(f"model bytes: {human_bytes(m['metrics']['model_bytes'])}; inputs: {inputs}; wall time {m['metrics']['wall_time_s']} s")
     console.print(f"written to: {report.out_dir}")
+    outputs = ", ".join(f"{o['name']}[{o['dim']}]" for o in m.get("outputs", []))
+    console.print(f"task: {m.get('task')}; outputs: {outputs}")
+    if (m.get("model") or {}).get("head_left_out"):
+        console.print(f"[yellow]the model's {m['model']['head_left_out']} head is NOT in this export (--task {m.get('task')})[/yellow]")
     if m["target"] == "tfjs":
         shards = m["target_details"].get("weight_shards", [])
         base = f"./{report.out_dir.name}"

@@ -81,3 +81,38 @@ def test_distill_refuses_a_stack_it_cannot_train(stack_dir: Path, tiny_corpus: P
 
     with pytest.raises(UserError, match="Dense"):
         edgebert.distill(str(stack_dir), str(tiny_corpus), tmp_path / "s", student_layers=1, steps=1, quiet=True)
+
+
+def _classifier(tiny_bert: Path, out: Path) -> Path:
+    import shutil
+
+    from transformers import BertForSequenceClassification
+
+    shutil.copytree(tiny_bert, out)
+    model = BertForSequenceClassification.from_pretrained(tiny_bert, num_labels=2, id2label={0: "neg", 1: "pos"})
+    model.save_pretrained(out, safe_serialization=True)
+    return out
+
+
+def test_a_classifier_is_refused_not_exported_without_its_head(tiny_bert: Path, tmp_path: Path) -> None:
+    from edgebert.export import export
+
+    model = _classifier(tiny_bert, tmp_path / "clf")
+    with pytest.raises(UserError, match="text-classification model .*BertForSequenceClassification.* --task feature-extraction"):
+        export("onnx", model=model, out=tmp_path / "out", quiet=True)
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(UserError, match="has no fill-mask head"):
+        export("onnx", model=model, out=tmp_path / "out", task="fill-mask", quiet=True)
+
+
+def test_feature_extraction_on_a_classifier_says_the_head_is_left_out(tiny_bert: Path, tmp_path: Path, capsys) -> None:
+    from edgebert.cli import main
+
+    model = _classifier(tiny_bert, tmp_path / "clf")
+    code = main(["export", "--target", "onnx", "--model", str(model), "--out", str(tmp_path / "out"), "--task", "feature-extraction", "--seq-len", "32"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    manifest = __import__("json").loads((tmp_path / "out" / "edgebert.json").read_text())
+    assert manifest["task"] == "feature-extraction" and manifest["model"]["head_left_out"] == "text-classification"
+    assert "text-classification head is left out" in captured.err
+    assert "head is NOT in this export" in captured.out
