@@ -316,3 +316,18 @@ def test_api_wrong_types_are_user_errors(tiny_bert: Path, tmp_path: Path) -> Non
     config = build_config([str(tiny_bert)])
     with pytest.raises(UserError, match="--out must be a path"):
         run_bench(config, 123)  # type: ignore[arg-type]
+
+
+def test_an_unsupported_model_is_a_failed_item_and_the_others_run(tiny_bert: Path, sts_csv: Path, tmp_path: Path) -> None:
+    """issue 13: one unsupported item aborted the whole bench (exit 2, no report)."""
+    import shutil
+
+    other = tmp_path / "other-family"
+    shutil.copytree(tiny_bert, other)
+    config_file = other / "config.json"
+    config_file.write_text(config_file.read_text().replace('"model_type": "bert"', '"model_type": "mpnet"'))
+    config = build_config([str(tiny_bert), str(other)], job=quick_job(sts_csv), isolate=False)
+    run_bench(config, tmp_path / "report", echo=lambda m: None)
+    items = {i["label"]: i for i in json.loads((tmp_path / "report" / "report.json").read_text())["items"]}
+    assert items["tiny-bert"]["status"] == "ok"
+    assert items["other-family"]["status"] == "failed" and "mpnet" in items["other-family"]["error"]

@@ -268,7 +268,9 @@ def run_bench(config: BenchRun, out: str | Path, force: bool = False, echo: Echo
             echo(f"[{n}/{len(order)}] {spec.label} ({spec.kind}{'' if spec.kind != 'export' else ' ' + spec.target})")
             load = [round(x, 2) for x in os.getloadavg()]
             try:
-                if config.isolate:
+                if spec.unsupported:
+                    result = {"label": spec.label, "spec": spec.as_dict(), "status": "failed", "stage": "load", "error": spec.unsupported}
+                elif config.isolate:
                     result = run_item_subprocess(spec, config.job, echo, config.timeout_s)
                 else:
                     result = run_item_in_process(spec, config.job, echo)

@@ -53,6 +53,7 @@ class ItemSpec:
     pooling: str = "mean"  # bare files without a sentence_embedding output
     target: str = ""  # export dirs: onnx | tflite | tfjs
     quantization: str = "none"
+    unsupported: str | None = None  # why edgebert cannot run this item: reported as a failed item, the others still run
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -123,6 +124,7 @@ def parse_items(
                     torch_int8=True,
                     quantization="int8-dynamic",
                     target="pytorch",
+                    unsupported=spec.unsupported,
                 )
             )
     seen: dict[str, int] = {}
@@ -183,9 +185,13 @@ def resolve_item(text: str, tokenizer: str | None = None, pooling: str = "mean")
     if (path / "config.json").exists():
         from edgebert.modelio import inspect_model_dir
 
-        inspect_model_dir(path)  # UserError when weights or tokenizer are missing
+        try:
+            inspect_model_dir(path)  # a model edgebert cannot run (family, missing weights) is a failed item, not an abort
+            unsupported = None
+        except UserError as exc:
+            unsupported = str(exc)
         name = manifest.get("name") or (path.parent.name if path.name == "model" else path.name)
-        return ItemSpec(label=label or name, path=str(path.absolute()), kind="pytorch", target="pytorch")
+        return ItemSpec(label=label or name, path=str(path.absolute()), kind="pytorch", target="pytorch", unsupported=unsupported)
     loose = sorted(p.name for p in path.glob("*.onnx")) + sorted(p.name for p in path.glob("*.tflite"))
     hint = f"; to bench {loose[0]}, pass the file itself with --tokenizer" if loose else ""
     raise UserError(f"item {path} is neither a model dir (no config.json) nor an export dir (no {MANIFEST}){hint}")
