@@ -1,18 +1,26 @@
-"""README.md and docs/: the quickstart is what CI runs, links resolve, and documented flags exist.
+"""README.md and docs/: the quickstart is what CI runs, links resolve, documented flags exist, documented defaults
+are the configs'.
 
 The two quickstart commands must stay verbatim (.ci/run runs them); every relative link (and #anchor) in the
 front page, the manual and benchmarks/README.md must point at something; every option in a documented
-`edgebert VERB ...` command or in the first column of a verb page's option table must be one of that verb's.
+`edgebert VERB ...` command or in the first column of a verb page's option table must be one of that verb's; and
+every value in the "default" column of an option table (verb pages: `--flag` rows; recipe.md: `key` rows under a
+`[section]` heading) must be that option's default in edgebert/config.py (or the recipe section's dataclass).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from edgebert import config
 from edgebert.cli import COMMANDS, build_parser
+from edgebert.pipeline import recipe as recipes
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -84,3 +92,107 @@ def test_documented_options_exist(verb: str) -> None:
         documented |= {flag for command in _commands(other, verb) for flag in FLAG.findall(command)}
     assert documented, f"docs/{verb}.md documents no option"
     assert documented <= options, f"not options of `edgebert {verb}`: {sorted(documented - options)}"
+
+
+# ---------------------------------------------------------------------------------------- documented defaults
+
+VERB_CONFIGS = {"distill": config.DistillConfig, "compress": config.CompressConfig, "export": config.ExportConfig,
+                "bench": config.BenchConfig, "pipeline": config.PipelineConfig}  # fmt: skip
+CELL = re.compile(r"(?<!\\)\|")  # a table cell border (not an escaped \| inside a cell)
+
+
+def _default_rows(text: str) -> list[tuple[str, str, str]]:
+    """(heading, first cell, default cell) of every row of every table whose header has a "default" column."""
+    rows, heading, column = [], "", None
+    for line in text.splitlines():
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+        if not line.startswith("|"):
+            column = None
+            continue
+        cells = [c.strip() for c in CELL.split(line.strip())[1:-1]]
+        if column is None:  # the header row
+            column = cells.index("default") if "default" in cells else -1
+        elif column >= 0 and not set(cells[0]) <= set("-: "):
+            rows.append((heading, cells[0], cells[column]))
+    return rows
+
+
+def _documented(cell: str, count: int) -> list[Any]:
+    """The `count` values of a default cell: parentheses dropped, `a, b` (or `a; b`) split when the row names
+    several options; each a TOML literal, on/off, or else the words as written."""
+    text = re.sub(r"\s*\([^)]*\)", "", cell).replace("`", "").strip()
+    pieces = [text] if count == 1 else re.split(r"[,;]\s+", text)
+    assert len(pieces) == count, f"default cell {cell!r} does not hold one value for each of its {count} options"
+    values: list[Any] = []
+    for piece in pieces:
+        if piece in ("on", "off"):
+            values.append(piece == "on")
+            continue
+        try:
+            values.append(tomllib.loads(f"v = {piece}")["v"])
+        except tomllib.TOMLDecodeError:
+            values.append(piece)
+    return values
+
+
+def _agrees(value: Any, default: Any, help_text: str) -> bool:
+    """Whether a documented value is the default: equal to it; for a None default (decided at run time) any words
+    describing it, or a number its help text names as the default."""
+    if default is None:
+        return isinstance(value, str) or re.search(rf"default:? {re.escape(str(value))}\b", help_text) is not None
+    if isinstance(default, bool) or isinstance(value, bool):
+        return value is default
+    return value == default
+
+
+def _flag_defaults(verb: str) -> dict[str, tuple[Any, str]]:
+    """flag -> (default, help): the verb config's field for flags it declares, else the parser's own default
+    (the healing and vocabulary flags read HealConfig / VocabConfig; test_config checks those agree)."""
+    fields = {f.name: f for f in dataclasses.fields(VERB_CONFIGS[verb])}
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    found = {}
+    for action in sub.choices[verb]._actions:
+        field = fields.get(action.dest)
+        if field is not None and field.metadata.get("cli"):
+            found.update({s: (_field_default(field), field.metadata["help"]) for s in action.option_strings})
+        elif action.dest in ("target", "model", "out", "help"):
+            continue  # arguments of the command, not options with a config default
+        else:
+            found.update({s: (action.default, action.help or "") for s in action.option_strings})
+    return found
+
+
+def _recipe_defaults(heading: str) -> dict[str, tuple[Any, str]]:
+    """key -> (default, "") of the recipe section a recipe.md heading names (`[distill]`; "Top level")."""
+    section = re.search(r"\[(\w+)\]", heading)
+    cls = recipes.SECTIONS[section.group(1)] if section else recipes.Recipe if heading == "Top level" else None
+    if cls is None:
+        return {}
+    return {f.name: (_field_default(f), "") for f in dataclasses.fields(cls)}
+
+
+def _field_default(f: dataclasses.Field[Any]) -> Any:
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+
+
+@pytest.mark.parametrize("page", [*VERB_CONFIGS, "recipe"])
+def test_documented_defaults_are_the_configs(page: str) -> None:
+    text = (DOCS / f"{page}.md").read_text()
+    checked, wrong = 0, []
+    for heading, first, cell in _default_rows(text):
+        if page == "recipe":
+            known, names = _recipe_defaults(heading), re.findall(r"`(\w+)`", first)
+        else:
+            known, names = _flag_defaults(page), FLAG.findall(first)
+        names = [n for n in names if n in known]
+        if not names:
+            continue
+        for name, value in zip(names, _documented(cell, len(names))):
+            default, help_text = known[name]
+            checked += 1
+            if not _agrees(value, default, help_text):
+                wrong.append(f"{name}: documented {cell!r}, the config says {default!r}")
+    assert not wrong, f"docs/{page}.md: " + "; ".join(wrong)
+    tables = bool(_default_rows(text))
+    assert checked or not tables, f"docs/{page}.md has option tables with a default column but no row was checked"
