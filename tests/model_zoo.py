@@ -1,0 +1,237 @@
+"""Offline builders of tiny random models of each family and head, and sentence-transformers stacks on top of them.
+
+Every builder writes a complete model directory (config.json, model.safetensors, tokenizer files) with a fixed seed:
+hidden 32, 2 layers, 4 heads, FFN 64, 128 positions. `head` picks the transformers class that is saved:
+None (the base model, as AutoModel loads it), "sequence-classification", "token-classification" or "fill-mask".
+They are plain functions, so fixtures and scripts can both call them (scripts: put tests/ on sys.path).
+
+- BERT, DistilBERT, ELECTRA: the WordPiece vocabulary of conftest.py. ELECTRA has embedding_size 16 (so it has
+  `embeddings_project`, 16 -> 32).
+- RoBERTa: a byte-level BPE trained with `tokenizers` on a few lines, saved as RobertaTokenizerFast files
+  (tokenizer.json, vocab.json, merges.txt); pad id 1, positions from 2 (130 position rows for 128 tokens).
+- ALBERT: layer-shared as published (num_hidden_groups 1, embedding_size 16) with a SentencePiece-style Unigram
+  tokenizer.json (Metaspace, lowercase, [CLS] ... [SEP]) trained with `tokenizers`: an AlbertTokenizerFast without
+  spiece.model, which a user's published ALBERT has beside it (the tokenizer.json is what the fast class reads).
+- `add_st_stack` adds Pooling / Dense / Normalize, written by sentence-transformers' own classes.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from conftest import WORDS, _vocab
+
+HIDDEN, LAYERS, HEADS, FFN, POSITIONS = 32, 2, 4, 64, 128
+HEADS_BY_TASK = {
+    None: "AutoModel",
+    "sequence-classification": "AutoModelForSequenceClassification",
+    "token-classification": "AutoModelForTokenClassification",
+    "fill-mask": "AutoModelForMaskedLM",
+}
+POOLING_MODES = {"mean": "mean", "cls": "cls", "max": "max", "mean_sqrt_len": "mean_sqrt_len_tokens",
+                 "mean_sqrt_len_tokens": "mean_sqrt_len_tokens", "weightedmean": "weightedmean",
+                 "lasttoken": "lasttoken"}
+
+
+def training_lines(count: int = 60, seed: int = 1) -> list[str]:
+    """Seeded lines of conftest's WORDS plus a few with capitals, digits and punctuation: tokenizer training text."""
+    rng = random.Random(seed)
+    lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12))) for _ in range(count)]
+    return lines + ["Hello World! Prices rose 3.5% in May.", "Why is EVERYONE shouting?", "A man plays the guitar."]
+
+
+def _save(directory: Path, config: Any, tokenizer: Any, head: str | None, seed: int) -> Path:
+    """Instantiate the head's Auto class from `config` with `seed`, save it and the tokenizer into `directory`."""
+    import torch
+    import transformers
+
+    if head not in HEADS_BY_TASK:
+        raise ValueError(f"head {head!r} is not one of {sorted(HEADS_BY_TASK, key=str)}")
+    directory.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(seed)
+    model = getattr(transformers, HEADS_BY_TASK[head]).from_config(config)
+    model.config.architectures = [type(model).__name__]
+    model.save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def _labels(head: str | None, num_labels: int, id2label: dict[int, str] | None) -> dict[str, Any]:
+    """Config keyword arguments for the labels of a classification head (none for other heads)."""
+    if head not in ("sequence-classification", "token-classification"):
+        return {}
+    id2label = id2label or {i: f"LABEL_{i}" for i in range(num_labels)}
+    return {"id2label": dict(id2label), "label2id": {v: k for k, v in id2label.items()}}
+
+
+def _wordpiece(directory: Path, tokenizer_class: str) -> Any:
+    """conftest's WordPiece vocabulary written to `directory`/vocab.txt, as the given fast tokenizer class."""
+    import transformers
+
+    directory.mkdir(parents=True, exist_ok=True)
+    vocab_file = directory / "vocab.txt"
+    vocab_file.write_text("\n".join(_vocab()) + "\n")
+    return getattr(transformers, tokenizer_class)(vocab_file=str(vocab_file), do_lower_case=True,
+                                                   model_max_length=POSITIONS)
+
+
+def build_bert(directory: Path, head: str | None = None, num_labels: int = 3,
+               id2label: dict[int, str] | None = None, seed: int = 0) -> Path:
+    """A tiny random BERT (type_vocab_size 2) with a WordPiece tokenizer."""
+    from transformers import BertConfig
+
+    tokenizer = _wordpiece(directory, "BertTokenizerFast")
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                        num_attention_heads=HEADS, intermediate_size=FFN, max_position_embeddings=POSITIONS,
+                        type_vocab_size=2, pad_token_id=tokenizer.pad_token_id, **_labels(head, num_labels, id2label))
+    return _save(directory, config, tokenizer, head, seed)
+
+
+def build_distilbert(directory: Path, head: str | None = None, num_labels: int = 3,
+                     id2label: dict[int, str] | None = None, seed: int = 0) -> Path:
+    """A tiny random DistilBERT (no token types) with a WordPiece tokenizer."""
+    from transformers import DistilBertConfig
+
+    tokenizer = _wordpiece(directory, "DistilBertTokenizerFast")
+    config = DistilBertConfig(vocab_size=len(tokenizer), dim=HIDDEN, n_layers=LAYERS, n_heads=HEADS, hidden_dim=FFN,
+                              max_position_embeddings=POSITIONS, pad_token_id=tokenizer.pad_token_id,
+                              **_labels(head, num_labels, id2label))
+    return _save(directory, config, tokenizer, head, seed)
+
+
+def build_electra(directory: Path, head: str | None = None, num_labels: int = 3,
+                  id2label: dict[int, str] | None = None, embedding_size: int = 16, seed: int = 0) -> Path:
+    """A tiny random ELECTRA; embedding_size != 32 gives it `embeddings_project`."""
+    from transformers import ElectraConfig
+
+    tokenizer = _wordpiece(directory, "ElectraTokenizerFast")
+    config = ElectraConfig(vocab_size=len(tokenizer), embedding_size=embedding_size, hidden_size=HIDDEN,
+                           num_hidden_layers=LAYERS, num_attention_heads=HEADS, intermediate_size=FFN,
+                           max_position_embeddings=POSITIONS, type_vocab_size=2, pad_token_id=tokenizer.pad_token_id,
+                           **_labels(head, num_labels, id2label))
+    return _save(directory, config, tokenizer, head, seed)
+
+
+def roberta_tokenizer(directory: Path, vocab_size: int = 400) -> Any:
+    """A byte-level BPE trained on `training_lines()`, as a RobertaTokenizerFast (vocab.json, merges.txt written)."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaTokenizerFast
+
+    directory.mkdir(parents=True, exist_ok=True)
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(training_lines(), vocab_size=vocab_size, min_frequency=1, show_progress=False,
+                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    bpe.save_model(str(directory))
+    return RobertaTokenizerFast(vocab_file=str(directory / "vocab.json"), merges_file=str(directory / "merges.txt"),
+                                model_max_length=POSITIONS)
+
+
+def build_roberta(directory: Path, head: str | None = None, num_labels: int = 3,
+                  id2label: dict[int, str] | None = None, seed: int = 0) -> Path:
+    """A tiny random RoBERTa with a byte-level BPE tokenizer (pad 1, positions from pad + 1, one token type)."""
+    from transformers import RobertaConfig
+
+    tokenizer = roberta_tokenizer(directory)
+    pad = tokenizer.pad_token_id
+    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                           num_attention_heads=HEADS, intermediate_size=FFN,
+                           max_position_embeddings=POSITIONS + pad + 1, type_vocab_size=1, pad_token_id=pad, bos_token_id=tokenizer.bos_token_id,
+                           eos_token_id=tokenizer.eos_token_id, **_labels(head, num_labels, id2label))
+    return _save(directory, config, tokenizer, head, seed)
+
+
+def albert_tokenizer(directory: Path, vocab_size: int = 300) -> Any:
+    """A SentencePiece-style Unigram tokenizer.json trained on `training_lines()`, as an AlbertTokenizerFast."""
+    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
+    from tokenizers.models import Unigram
+    from tokenizers.trainers import UnigramTrainer
+    from transformers import AlbertTokenizerFast
+
+    specials = ["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"]
+    unigram = Tokenizer(Unigram())
+    unigram.normalizer = normalizers.Sequence([normalizers.NFKD(), normalizers.StripAccents(), normalizers.Lowercase()])
+    unigram.pre_tokenizer = pre_tokenizers.Metaspace()
+    unigram.decoder = decoders.Metaspace()
+    unigram.train_from_iterator(training_lines(), UnigramTrainer(vocab_size=vocab_size, special_tokens=specials,
+                                                                 unk_token="<unk>", show_progress=False))
+    cls, sep = unigram.token_to_id("[CLS]"), unigram.token_to_id("[SEP]")
+    unigram.post_processor = processors.TemplateProcessing(
+        single="[CLS]:0 $A:0 [SEP]:0", pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    directory.mkdir(parents=True, exist_ok=True)
+    unigram.save(str(directory / "tokenizer.json"))
+    return AlbertTokenizerFast(tokenizer_file=str(directory / "tokenizer.json"), model_max_length=POSITIONS)
+
+
+def build_albert(directory: Path, head: str | None = None, num_labels: int = 3,
+                 id2label: dict[int, str] | None = None, num_hidden_groups: int = 1, seed: int = 0) -> Path:
+    """A tiny random ALBERT, layer-shared by default (num_hidden_groups 1), embedding_size 16, Unigram tokenizer."""
+    from transformers import AlbertConfig
+
+    tokenizer = albert_tokenizer(directory)
+    config = AlbertConfig(vocab_size=len(tokenizer), embedding_size=16, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                          num_hidden_groups=num_hidden_groups, inner_group_num=1, num_attention_heads=HEADS,
+                          intermediate_size=FFN, max_position_embeddings=POSITIONS, type_vocab_size=2,
+                          hidden_act="gelu_new", pad_token_id=tokenizer.pad_token_id,
+                          bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
+                          **_labels(head, num_labels, id2label))
+    return _save(directory, config, tokenizer, head, seed)
+
+
+BUILDERS = {"bert": build_bert, "distilbert": build_distilbert, "roberta": build_roberta,
+            "electra": build_electra, "albert": build_albert}
+
+
+def add_st_stack(model_dir: Path, pooling: str = "mean", dense_out: int | None = None,
+                 dense_activation: str = "torch.nn.modules.activation.Tanh", normalize: bool = True,
+                 seed: int = 0) -> Path:
+    """Add sentence-transformers files to `model_dir`: Transformer -> Pooling [-> Dense] [-> Normalize].
+
+    The stack is saved by SentenceTransformer.save into a scratch directory and its own files (modules.json,
+    sentence_bert_config.json, config_sentence_transformers.json, the module folders) are copied over, so the
+    model's weights, head and tokenizer stay exactly as built. `pooling` also accepts "mean_sqrt_len".
+    """
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import (
+        Dense,
+        Normalize,
+        Pooling,
+        Transformer,
+    )
+    from sentence_transformers.util import import_from_string
+
+    if pooling not in POOLING_MODES:
+        raise ValueError(f"pooling {pooling!r} is not one of {sorted(POOLING_MODES)}")
+    transformer = Transformer(str(model_dir), max_seq_length=POSITIONS)
+    width = transformer.get_embedding_dimension()
+    modules: list[torch.nn.Module] = [transformer, Pooling(width, pooling_mode=POOLING_MODES[pooling])]
+    if dense_out is not None:
+        torch.manual_seed(seed)
+        activation = import_from_string(dense_activation)()
+        modules.append(Dense(in_features=width, out_features=dense_out, activation_function=activation))
+    if normalize:
+        modules.append(Normalize())
+    with tempfile.TemporaryDirectory() as scratch:
+        SentenceTransformer(modules=modules, device="cpu").save(scratch)
+        _copy_st_files(Path(scratch), Path(model_dir))
+    return Path(model_dir)
+
+
+def _copy_st_files(saved: Path, model_dir: Path) -> None:
+    """Copy the sentence-transformers files of a saved stack (not the transformer's own files) into model_dir."""
+    import json
+
+    names = ["modules.json", "sentence_bert_config.json", "config_sentence_transformers.json"]
+    names += [m["path"] for m in json.loads((saved / "modules.json").read_text()) if m["path"]]
+    for name in names:
+        source, target = saved / name, model_dir / name
+        if source.is_dir():
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(source, target)
+        elif source.is_file():
+            shutil.copy2(source, target)
