@@ -1,72 +1,75 @@
 """What is architecture-specific, in one place per model family.
 
-Everything else in edgebert asks this module for a family's layer list, input names, pooling default
-and the classes that other runtimes use; adding RoBERTa, ALBERT, DistilBERT or ELECTRA means adding one
-`Family` here (and its tests), not editing the exporters.
+Everything else in edgebert asks this module for a family's layers, the parts of a layer by role, input names,
+pooling default and the classes that other runtimes use; no other module spells a module name or a weight-name
+pattern. Adding RoBERTa, DistilBERT or ELECTRA means adding one `Family` here (and its tests), not editing the
+steps or the exporters.
+
+Roles inside one transformer layer (`LAYER_ROLES`): "attention" is the self-attention module (it holds the head
+count and head size, which pruning and the importance gates read); the others are the Linear / LayerNorm modules of a post-LN layer, which is
+what copying a layer from one family into another maps by (`WEIGHT_ROLES`). DistilBERT fits them as
+attention.q_lin / k_lin / v_lin / out_lin, sa_layer_norm, ffn.lin1 / lin2, output_layer_norm; RoBERTa and ELECTRA
+are BERT's layout under their own base-model attribute (ELECTRA's `embeddings_project` is the "projection"
+embedding role when embedding_size != hidden_size).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from edgebert.errors import UserError
 
+LAYER_ROLES = ("attention", "query", "key", "value", "attention_output", "attention_norm", "ffn_input", "ffn_output", "output_norm")
+WEIGHT_ROLES = LAYER_ROLES[1:]
+EMBEDDING_ROLES = ("word", "position", "token_type", "norm", "projection")
+# Roles inside one layer of the TensorFlow mirror (`tf_model_class`) that edgebert reaches into: the self-attention
+# (head count, head size), its query/key/value Dense layers, and the Dense layer that takes the concatenated heads.
+TF_LAYER_ROLES = ("attention", "query", "key", "value", "attention_output")
+
+
+def get_path(root: Any, dotted: str) -> Any:
+    """`root.a.b.0.c` for "a.b.0.c" ("" is `root`); digits index into lists (ALBERT's `albert_layers.0`).
+
+    The one dotted-path walker: it serves torch modules and TensorFlow layers alike."""
+    for name in filter(None, dotted.split(".")):
+        root = root[int(name)] if name.isdigit() else getattr(root, name)
+    return root
+
+
+def set_path(root: Any, dotted: str, value: Any) -> None:
+    """Replace the object at `dotted` below `root` (see `get_path`)."""
+    parent, _, last = dotted.rpartition(".")
+    holder = get_path(root, parent)
+    if last.isdigit():
+        holder[int(last)] = value
+    else:
+        setattr(holder, last, value)
+
+
+def _lookup(table: tuple[tuple[str, str], ...], role: str, what: str) -> str:
+    paths = dict(table)
+    if role not in paths:
+        raise KeyError(f"no {what} role {role!r}; roles: {', '.join(paths)}")
+    return paths[role]
+
 
 @dataclass(frozen=True)
 class Family:
-    """Facts about one transformers model family that edgebert's steps rely on."""
+    """Facts about one transformers model family that edgebert's steps rely on (plain data plus small accessors)."""
 
     name: str
     model_types: tuple[str, ...]
     uses_token_type_ids: bool
     default_pooling: str = "mean"
-    # Attribute path from the base model to its list of transformer layers.
-    layers_path: tuple[str, ...] = ("encoder", "layer")
-    # The TensorFlow class that mirrors the PyTorch base model (TF.js / TFLite fallback paths).
-    tf_model_class: str | None = None
-    # The masked-LM class, for distillation.
-    mlm_class: str | None = None
-    # Module path, inside one layer, of the FFN output (down) projection; ONNX node names contain it
-    # with "/" separators. Quantization recipes keep it in float (see edgebert/targets/onnx/quantize.py).
-    ffn_output_module: str = "output.dense"
-    attention_output_module: str = "attention.output.dense"
-    # Structured pruning (edgebert/compress/prune.py): the self-attention module (inside one layer) that holds
-    # `num_attention_heads` and `prune_heads`. Importance gates (edgebert/compress/importance.py) sit on the inputs
-    # of attention_output_module (the concatenated heads) and ffn_output_module (the post-activation neurons);
-    # ffn_input_module is the FFN up projection, whose output rows are the neurons.
-    attention_context_module: str = "attention.self"
-    ffn_input_module: str = "intermediate.dense"
-    # The TensorFlow mirror (tf_model_class), whose layers ignore config.pruned_heads: attribute path from the TF
-    # model to its layer list, and inside one layer the self-attention (query/key/value Dense layers) and its
-    # output block (whose `dense` takes the concatenated heads). Used by `edgebert.targets.tf_savedmodel.load_tf_model`.
-    tf_layers_path: tuple[str, ...] = ("bert", "encoder", "layer")
-    tf_attention_context_module: str = "attention.self_attention"
-    tf_attention_output_module: str = "attention.dense_output"
-    # Distillation: attribute of the masked-LM class that holds the base model, and the state-dict prefix of its
-    # MLM head (whose decoder is tied to the word embeddings).
-    mlm_base_attr: str = "bert"
-    mlm_head_prefix: str = "cls"
-    # Head parameters fitted when a teacher has no MLM head (the tied decoder weight stays frozen).
-    mlm_head_fit_prefixes: tuple[str, ...] = ("cls.predictions.transform.", "cls.predictions.bias")
-    # Config fields for the student's shape: (layers, hidden, heads, ffn).
-    size_fields: tuple[str, str, str, str] = ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size")
-    # State-dict prefix (within the base model) of the embeddings, and of the word-embedding table.
-    embeddings_prefix: str = "embeddings."
-    word_embeddings_key: str = "embeddings.word_embeddings.weight"
-    # Path inside each entry of `layers_path` to the transformer layer itself (ALBERT nests one layer per group).
-    layer_inner_path: tuple[str, ...] = ()
-    # tensorflowjs_converter fnmatch patterns of the FFN down-projection weights kept float16 under uint8
-    # (graph weight names like `StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._5/output/dense/...`;
-    # fnmatch's "*" crosses "/", hence one pattern per layer-index width for BERT).
-    tfjs_ffn_output_patterns: tuple[str, ...] = ("*/layer_._[0-9]/output/dense/*", "*/layer_._[0-9][0-9]/output/dense/*")
-    # Config field of a factorised (ALBERT-style) embedding width, for families that have one.
-    embedding_size_field: str | None = None
-    # Whether edgebert.compress's head/FFN pruning understands this family's modules.
-    prunable: bool = True
-    # Module paths of each layer's parts by role, inside one layer (family.layers(...)[i]): what copying a layer
-    # from one family into another maps by (edgebert/distill/factorize.py), with shape asserts.
+    # Dotted path from the base model to its list of transformer layers, and inside each entry of that list the
+    # path to the transformer layer itself (ALBERT nests one layer per group).
+    layers_path: str = "encoder.layer"
+    layer_inner_path: str = ""
+    # Module paths of each layer's parts by role (`LAYER_ROLES`), inside one layer (family.layers(...)[i]).
     layer_modules: tuple[tuple[str, str], ...] = (
+        ("attention", "attention.self"),
         ("query", "attention.self.query"),
         ("key", "attention.self.key"),
         ("value", "attention.self.value"),
@@ -76,43 +79,110 @@ class Family:
         ("ffn_output", "output.dense"),
         ("output_norm", "output.LayerNorm"),
     )
-    # Module paths (within the base model) of the embedding parts by role; "projection" (ALBERT's
-    # embedding_size -> hidden_size Linear) only in factorised families.
+    # Module paths (within the base model) of the embedding parts by role (`EMBEDDING_ROLES`); "projection"
+    # (the embedding_size -> hidden_size Linear) only in factorised families.
     embedding_modules: tuple[tuple[str, str], ...] = (
         ("word", "embeddings.word_embeddings"),
         ("position", "embeddings.position_embeddings"),
         ("token_type", "embeddings.token_type_embeddings"),
         ("norm", "embeddings.LayerNorm"),
     )
-    # Parameter name (within the masked-LM model) of the MLM head's output bias.
+    # Modules of the base model that a checkpoint may lack (a student trains no pooler): missing-weight checks skip them.
+    optional_modules: tuple[str, ...] = ("pooler",)
+    # The TensorFlow class that mirrors the PyTorch base model (TF.js / TFLite fallback paths); in it, the dotted
+    # path from the TF model to its layer list and the `TF_LAYER_ROLES` inside one entry of that list. The TF layers
+    # ignore config.pruned_heads (see `edgebert.targets.tf_savedmodel.load_tf_model`).
+    tf_model_class: str | None = None
+    tf_layers_path: str = "bert.encoder.layer"
+    tf_layer_modules: tuple[tuple[str, str], ...] = (
+        ("attention", "attention.self_attention"),
+        ("query", "attention.self_attention.query"),
+        ("key", "attention.self_attention.key"),
+        ("value", "attention.self_attention.value"),
+        ("attention_output", "attention.dense_output.dense"),
+    )
+    # tensorflowjs_converter fnmatch patterns of the FFN down-projection weights kept float16 under uint8
+    # (graph weight names like `StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._5/output/dense/...`;
+    # fnmatch's "*" crosses "/", hence one pattern per layer-index width for BERT).
+    tfjs_ffn_output_patterns: tuple[str, ...] = ("*/layer_._[0-9]/output/dense/*", "*/layer_._[0-9][0-9]/output/dense/*")
+    # The masked-LM class, for distillation; its attribute holding the base model, and the state-dict prefix of its
+    # MLM head (whose decoder is tied to the word embeddings).
+    mlm_class: str | None = None
+    mlm_base_attr: str = "bert"
+    mlm_head_prefix: str = "cls"
+    # Head parameters fitted when a teacher has no MLM head (the tied decoder weight stays frozen).
+    mlm_head_fit_prefixes: tuple[str, ...] = ("cls.predictions.transform.", "cls.predictions.bias")
+    # Parameter names (within the masked-LM model) of the MLM head's output bias and tied decoder weight.
     mlm_bias_key: str = "cls.predictions.bias"
+    mlm_decoder_key: str = "cls.predictions.decoder.weight"
     # State-dict keys (within the masked-LM model) of the MLM head's tensors indexed by vocabulary id (the decoder
     # weight is tied to the word embeddings): vocabulary trimming (edgebert/compress/vocab.py) slices them with the
     # word table (`word_embeddings_key`). Keys a transformers version does not have are skipped.
     mlm_vocab_keys: tuple[str, ...] = ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias", "cls.predictions.bias")
+    # Config fields for the student's shape: (layers, hidden, heads, ffn).
+    size_fields: tuple[str, str, str, str] = ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size")
+    # State-dict prefix (within the base model) of the embeddings, and of the word-embedding table.
+    embeddings_prefix: str = "embeddings."
+    word_embeddings_key: str = "embeddings.word_embeddings.weight"
+    # Config field of a factorised (ALBERT-style) embedding width, for families that have one.
+    embedding_size_field: str | None = None
+    # Whether edgebert.compress's head/FFN pruning understands this family's modules.
+    prunable: bool = True
 
+    # ------------------------------------------------------------------------------------------- PyTorch modules
     def layer_module(self, role: str) -> str:
-        """Module path of `role` (see `layer_modules`) inside one layer."""
-        return dict(self.layer_modules)[role]
+        """Module path of `role` (see `LAYER_ROLES`) inside one layer."""
+        return _lookup(self.layer_modules, role, "layer")
+
+    def layers(self, base_model: Any) -> list[Any]:
+        """The transformer layers of a base (headless) model, in order."""
+        return [get_path(entry, self.layer_inner_path) for entry in get_path(base_model, self.layers_path)]
+
+    def module(self, layer: Any, role: str) -> Any:
+        """The submodule `role` of one layer (an entry of `layers(...)`)."""
+        return get_path(layer, self.layer_module(role))
+
+    def replace_module(self, layer: Any, role: str, new: Any) -> None:
+        """Put `new` where the submodule `role` of one layer is (e.g. a pruned Linear)."""
+        set_path(layer, self.layer_module(role), new)
 
     def embedding_module(self, role: str) -> str | None:
-        """Module path of embedding part `role` (see `embedding_modules`) within the base model, or None."""
+        """Module path of embedding part `role` (see `EMBEDDING_ROLES`) within the base model, or None."""
         return dict(self.embedding_modules).get(role)
-    extra: dict[str, Any] = field(default_factory=dict)
 
-    def layers(self, base_model: Any) -> Any:
-        """The module list holding the transformer layers of a base (headless) model."""
-        obj = base_model
-        for name in self.layers_path:
-            obj = getattr(obj, name)
-        if not self.layer_inner_path:
-            return obj
-        layers = []
-        for entry in obj:
-            for name in self.layer_inner_path:
-                entry = entry[int(name)] if name.isdigit() else getattr(entry, name)
-            layers.append(entry)
-        return layers
+    def embedding(self, base_model: Any, role: str) -> Any:
+        """The embedding part `role` of a base model, or None when the family has none."""
+        path = self.embedding_module(role)
+        return None if path is None else get_path(base_model, path)
+
+    def embedding_parts(self, base_model: Any) -> dict[str, Any]:
+        """Every embedding part of a base model by role (tables, LayerNorm, a factorised projection)."""
+        return {role: get_path(base_model, path) for role, path in self.embedding_modules}
+
+    def mlm_layers_prefix(self) -> str:
+        """State-dict prefix, within the masked-LM model, of the layer list (`bert.encoder.layer`): keys continue `.<i>.`."""
+        return f"{self.mlm_base_attr}.{self.layers_path}"
+
+    def required_missing(self, keys: Iterable[str]) -> list[str]:
+        """The missing weight names that matter: all but those of `optional_modules` (the pooler)."""
+        return [k for k in keys if not set(k.split(".")) & set(self.optional_modules)]
+
+    # ---------------------------------------------------------------------------------------- TensorFlow mirror
+    def tf_layers(self, tf_model: Any) -> list[Any]:
+        """The entries of the TF mirror's layer list (the `TF_LAYER_ROLES` paths start from one of them)."""
+        return list(get_path(tf_model, self.tf_layers_path))
+
+    def tf_layer_module(self, role: str) -> str:
+        """Path of `role` (see `TF_LAYER_ROLES`) inside one entry of `tf_layers(...)`."""
+        return _lookup(self.tf_layer_modules, role, "TensorFlow layer")
+
+    def tf_module(self, tf_layer: Any, role: str) -> Any:
+        """The TF layer `role` inside one entry of `tf_layers(...)`."""
+        return get_path(tf_layer, self.tf_layer_module(role))
+
+    def replace_tf_module(self, tf_layer: Any, role: str, new: Any) -> None:
+        """Put `new` where the TF layer `role` is (before the model's variables exist)."""
+        set_path(tf_layer, self.tf_layer_module(role), new)
 
     def input_names(self) -> list[str]:
         """The graph inputs an exported model takes, in order."""
@@ -137,23 +207,10 @@ ALBERT = Family(
     name="albert",
     model_types=("albert",),
     uses_token_type_ids=True,
-    layers_path=("encoder", "albert_layer_groups"),
-    layer_inner_path=("albert_layers", "0"),
-    tf_model_class="TFAlbertModel",
-    mlm_class="AlbertForMaskedLM",
-    ffn_output_module="ffn_output",
-    attention_output_module="attention.dense",
-    attention_context_module="attention",
-    ffn_input_module="ffn",
-    tf_layers_path=("albert", "encoder", "albert_layer_groups"),
-    tf_attention_context_module="albert_layers.0.attention",
-    tf_attention_output_module="albert_layers.0.attention",
-    mlm_base_attr="albert",
-    mlm_head_prefix="predictions",
-    mlm_head_fit_prefixes=("predictions.dense.", "predictions.LayerNorm.", "predictions.bias"),
-    tfjs_ffn_output_patterns=("*/ffn_output/*",),
-    embedding_size_field="embedding_size",
+    layers_path="encoder.albert_layer_groups",
+    layer_inner_path="albert_layers.0",
     layer_modules=(
+        ("attention", "attention"),
         ("query", "attention.query"),
         ("key", "attention.key"),
         ("value", "attention.value"),
@@ -170,8 +227,24 @@ ALBERT = Family(
         ("norm", "embeddings.LayerNorm"),
         ("projection", "encoder.embedding_hidden_mapping_in"),
     ),
+    tf_model_class="TFAlbertModel",
+    tf_layers_path="albert.encoder.albert_layer_groups",
+    tf_layer_modules=(
+        ("attention", "albert_layers.0.attention"),
+        ("query", "albert_layers.0.attention.query"),
+        ("key", "albert_layers.0.attention.key"),
+        ("value", "albert_layers.0.attention.value"),
+        ("attention_output", "albert_layers.0.attention.dense"),
+    ),
+    tfjs_ffn_output_patterns=("*/ffn_output/*",),
+    mlm_class="AlbertForMaskedLM",
+    mlm_base_attr="albert",
+    mlm_head_prefix="predictions",
+    mlm_head_fit_prefixes=("predictions.dense.", "predictions.LayerNorm.", "predictions.bias"),
     mlm_bias_key="predictions.bias",
+    mlm_decoder_key="predictions.decoder.weight",
     mlm_vocab_keys=("predictions.decoder.weight", "predictions.decoder.bias", "predictions.bias"),
+    embedding_size_field="embedding_size",
 )
 
 FAMILIES: tuple[Family, ...] = (BERT, ALBERT)
@@ -190,3 +263,11 @@ def family_for(model_type: str) -> Family:
     raise UserError(
         f"model_type '{model_type}' is not supported yet; supported: {', '.join(supported_model_types())}"
     )
+
+
+def family_named(name: str) -> Family:
+    """The family called `name` (`Family.name`, as a subprocess spec or a manifest records it)."""
+    for family in FAMILIES:
+        if family.name == name:
+            return family
+    raise UserError(f"unknown model family '{name}'; known: {', '.join(f.name for f in FAMILIES)}")

@@ -132,7 +132,7 @@ def load_for_rewrite(model_dir: Path, family: Family) -> tuple[Any, bool]:
     with_head = family.mlm_class is not None and has_mlm_head(model_dir, family)
     cls = getattr(transformers, family.mlm_class) if with_head else transformers.AutoModel
     model, info = load_weights(cls, model_dir)
-    missing = [k for k in info.get("missing_keys", []) if "pooler" not in k]
+    missing = family.required_missing(info.get("missing_keys", []))
     if missing:
         raise UserError(f"the weights in {model_dir} do not match its config (e.g. {missing[0]} missing); re-save the model")
     return model.eval(), with_head
@@ -155,7 +155,7 @@ def load_model(path: Path) -> LoadedModel:
         raise UserError(f"cannot load the tokenizer in {path} ({type(exc).__name__}: {exc}); re-save it") from exc
     check_tokenizer_fits(tokenizer, config, path)
     encoder, info = load_weights(AutoModel, path, config=config)
-    missing = [k for k in info.get("missing_keys", []) if "pooler" not in k]
+    missing = family.required_missing(info.get("missing_keys", []))
     if missing:
         raise UserError(
             f"the weights in {path} do not match its config ({len(missing)} tensors missing, e.g. {missing[0]}); "

@@ -117,8 +117,8 @@ def test_quantize_flags_patterns_skip_attention_output() -> None:
 
     assert quantize_flags("none") == []
     assert quantize_flags("float16") == ["--quantize_float16", "*"]
-    assert quantize_flags("uint8", "") == ["--quantize_uint8", "*"]
-    flags = quantize_flags("uint8", "output/dense")
+    assert quantize_flags("uint8") == ["--quantize_uint8", "*"]
+    flags = quantize_flags("uint8", BERT.tfjs_ffn_output_patterns)
     assert flags[-1] == "--quantize_uint8"  # bare: the fallthrough for everything else
     patterns = flags[1].split(",")
     base = "StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._{}/{}/Tensordot/ReadVariableOp"
@@ -181,11 +181,6 @@ def test_conversion_failure_surfaces_stderr_as_target_unavailable(tmp_path: Path
     with pytest.raises(TargetUnavailable, match="conversion failed") as info:
         tfjs.TFJSExporter().convert(bogus, tmp_path / "out", ExportOptions(seq_len=8))
     assert "no-such-model" in str(info.value) or "Error" in str(info.value)
-
-
-def test_tail_drops_tensorflow_startup_noise() -> None:
-    text = "E0000 00:00 cuda_dnn.cc] noise\nTraceback (most recent call last):\nOSError: boom\n"
-    assert tfjs._tail(text) == "Traceback (most recent call last):\nOSError: boom"
 
 
 # --- integration: the packaged all-MiniLM-L6-v2 teacher at the default length -------------------------------------

@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+import ast
 import fnmatch
+import re
+from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
 from edgebert.errors import UserError
-from edgebert.families import ALBERT, BERT, FAMILIES, family_for, supported_model_types
+import edgebert
+from edgebert.families import (
+    ALBERT,
+    BERT,
+    EMBEDDING_ROLES,
+    FAMILIES,
+    LAYER_ROLES,
+    TF_LAYER_ROLES,
+    WEIGHT_ROLES,
+    family_for,
+    family_named,
+    get_path,
+    set_path,
+    supported_model_types,
+)
 
 
 def _tiny(family_name: str) -> nn.Module:
@@ -24,18 +41,25 @@ def _tiny(family_name: str) -> nn.Module:
     ))  # fmt: skip
 
 
-def _get(module: nn.Module, path: str) -> nn.Module:
-    for name in path.split("."):
-        module = getattr(module, name)
-    return module
-
-
 def test_lookup_and_unknown_types() -> None:
     assert family_for("bert") is BERT and family_for("albert") is ALBERT
+    assert family_named("bert") is BERT and family_named("albert") is ALBERT
     assert {"bert", "albert"} <= set(supported_model_types())
     assert len({f.name for f in FAMILIES}) == len(FAMILIES)
     with pytest.raises(UserError, match="not supported yet; supported: bert, albert"):
         family_for("gpt2")
+    with pytest.raises(UserError, match="unknown model family 'gpt2'; known: bert, albert"):
+        family_named("gpt2")
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_every_family_names_every_role(family) -> None:
+    """Roles are the same vocabulary in every family (a new family fills the same table)."""
+    assert [role for role, _ in family.layer_modules] == list(LAYER_ROLES)
+    assert [role for role, _ in family.tf_layer_modules] == list(TF_LAYER_ROLES)
+    assert {role for role, _ in family.embedding_modules} <= set(EMBEDDING_ROLES)
+    with pytest.raises(KeyError, match="no layer role 'mlp'; roles: attention, query"):
+        family.layer_module("mlp")
 
 
 @pytest.mark.parametrize("family", [BERT, ALBERT], ids=lambda f: f.name)
@@ -43,18 +67,49 @@ def test_module_roles_resolve_on_a_real_model(family) -> None:
     model = _tiny(family.name)
     layers = family.layers(model)
     assert len(layers) == 3 and len({id(layer) for layer in layers}) == 3
+    assert all(type(layer).__name__ in ("BertLayer", "AlbertLayer") for layer in layers)
+    attention = family.module(layers[1], "attention")
+    assert int(attention.num_attention_heads) == 2 and int(attention.attention_head_size) == 8
     shapes = {}
-    for role, _ in family.layer_modules:
-        module = _get(layers[1], family.layer_module(role))
-        assert isinstance(module, (nn.Linear, nn.LayerNorm)), role
+    for role in WEIGHT_ROLES:
+        module = family.module(layers[1], role)
+        assert module is get_path(layers[1], family.layer_module(role))
+        assert isinstance(module, (nn.LayerNorm if role.endswith("_norm") else nn.Linear)), role
         shapes[role] = tuple(module.weight.shape)
     assert shapes["ffn_input"] == (32, 16) and shapes["ffn_output"] == (16, 32) and shapes["query"] == (16, 16)
-    assert family.layer_module("ffn_output") == family.ffn_output_module
-    assert family.layer_module("attention_output") == family.attention_output_module
-    for role, path in family.embedding_modules:
-        assert isinstance(_get(model, path), (nn.Embedding, nn.LayerNorm, nn.Linear)), role
+    assert shapes["attention_output"] == (16, 16) and shapes["output_norm"] == (16,)
+    kinds = {"word": nn.Embedding, "position": nn.Embedding, "token_type": nn.Embedding, "norm": nn.LayerNorm, "projection": nn.Linear}
+    parts = family.embedding_parts(model)
+    for role in EMBEDDING_ROLES:
+        part = family.embedding(model, role)
+        assert (part is None) == (family.embedding_module(role) is None) == (role not in parts), role
+        assert part is None or isinstance(part, kinds[role]), role
+    assert parts["word"].weight.shape == (50, 8 if family is ALBERT else 16)
     assert (family.embedding_module("projection") is not None) == (family.embedding_size_field is not None)
     assert family.input_names() == ["input_ids", "attention_mask", "token_type_ids"]
+
+
+@pytest.mark.parametrize("family", [BERT, ALBERT], ids=lambda f: f.name)
+def test_replace_module_and_missing_weights(family) -> None:
+    model = _tiny(family.name)
+    layer = family.layers(model)[2]
+    new = nn.Linear(16, 8)
+    family.replace_module(layer, "ffn_input", new)
+    assert family.module(layer, "ffn_input") is new and family.module(family.layers(model)[2], "ffn_input") is new
+    keys = list(model.state_dict())
+    assert any(".pooler." in f".{k}" for k in keys)
+    assert family.required_missing(keys) == [k for k in keys if not k.startswith("pooler.")]
+    assert family.required_missing(["pooler.dense.weight", "bert.pooler.dense.bias"]) == []
+
+
+def test_dotted_paths_index_lists() -> None:
+    tree = nn.Module()
+    tree.groups = nn.ModuleList([nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 3))])
+    assert get_path(tree, "groups.0.1").out_features == 3 and get_path(tree, "") is tree
+    set_path(tree, "groups.0.1", nn.Linear(2, 4))
+    assert tree.groups[0][1].out_features == 4
+    plain = {"a": [1, [2, 3]]}
+    assert get_path(type("Holder", (), plain), "a.1.0") == 2
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
@@ -81,6 +136,9 @@ def test_mlm_classes_match_the_fields(family) -> None:
     word_table = base.state_dict()[family.word_embeddings_key]
     assert word_table.shape[0] == vocab
     assert mlm.get_output_embeddings().weight is dict(base.named_parameters())[family.word_embeddings_key]  # tied
+    assert family.mlm_decoder_key in state and family.mlm_decoder_key in family.mlm_vocab_keys
+    layer_keys = [k for k in state if k.startswith(family.mlm_layers_prefix() + ".")]
+    assert {k[len(family.mlm_layers_prefix()) + 1 :].split(".")[0] for k in layer_keys} == {"0", "1", "2"}
     # The TensorFlow mirror: named after the PyTorch base class, and known to transformers (a typo raises here;
     # with USE_TF=0 the name resolves to a placeholder, so TensorFlow is not imported).
     assert family.tf_model_class == "TF" + type(base).__name__
@@ -112,7 +170,7 @@ def test_tfjs_keep_patterns_hit_only_ffn_down_projections() -> None:
         (ALBERT, albert, "ffn_output", ("attention/dense", "ffn", "attention/query")),
     ]
     for family, template, ffn_down, others in cases:
-        flags = quantize_flags("uint8", keep_patterns=list(family.tfjs_ffn_output_patterns))
+        flags = quantize_flags("uint8", family.tfjs_ffn_output_patterns)
         assert flags[0] == "--quantize_float16" and flags[-1] == "--quantize_uint8"
         patterns = flags[1].split(",")
 
@@ -121,4 +179,150 @@ def test_tfjs_keep_patterns_hit_only_ffn_down_projections() -> None:
 
         assert hits(template.format(3, ffn_down)) and hits(template.format(11, ffn_down))
         assert not any(hits(template.format(3, other)) for other in others)
-    assert quantize_flags("uint8", "output/dense", keep_patterns=[]) == ["--quantize_uint8", "*"]
+    assert quantize_flags("uint8", ()) == ["--quantize_uint8", "*"]
+
+
+TF_ROLES_SCRIPT = """
+import json, sys
+import transformers
+from edgebert.families import FAMILIES, TF_LAYER_ROLES
+
+found = {}
+for family in FAMILIES:
+    config_class = getattr(transformers, family.tf_model_class.replace("TF", "", 1).replace("Model", "Config"))
+    extra = {"embedding_size": 8, "num_hidden_groups": 3} if family.embedding_size_field else {}
+    config = config_class(vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2, intermediate_size=32, **extra)
+    model = getattr(transformers, family.tf_model_class)(config)
+    model.build_in_name_scope()
+    layers = family.tf_layers(model)
+    roles = {role: family.tf_module(layers[1], role) for role in TF_LAYER_ROLES}
+    found[family.name] = {
+        "layers": len(layers),
+        "heads": int(roles["attention"].num_attention_heads),
+        "units": {role: int(roles[role].units) for role in ("query", "key", "value", "attention_output")},
+        "inputs": int(roles["attention_output"].kernel.shape[0]),
+    }
+print(json.dumps(found))
+"""
+
+
+def test_tf_mirror_roles_resolve_on_real_tf_models() -> None:
+    """Every TF_LAYER_ROLES path resolves in transformers' TF class of each family (in a TensorFlow process)."""
+    import importlib.util
+    import json
+    import subprocess
+    import sys
+
+    from edgebert.targets.tf_subprocess import child_env
+
+    if importlib.util.find_spec("tensorflow") is None:
+        pytest.skip("tensorflow not installed")
+    proc = subprocess.run([sys.executable, "-c", TF_ROLES_SCRIPT], env=child_env(tensorflow=True), capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    for family in FAMILIES:
+        units = {"query": 16, "key": 16, "value": 16, "attention_output": 16}
+        assert found[family.name] == {"layers": 3, "heads": 2, "units": units, "inputs": 16}, family.name
+
+
+# --- nothing outside families.py knows a module name -----------------------------------------------------------
+
+# Module-path segments that are also ordinary words in edgebert's code (role names, edgebert's own attributes such
+# as SentenceEmbedder.encoder, pooling "cls"); a whole dotted path that contains them is still caught.
+COMMON_WORDS = {"attention", "self", "query", "key", "value", "output", "dense", "layer", "encoder", "embeddings",
+                "ffn", "ffn_output", "weight", "bias", "bert", "albert", "cls", "transform", "0", ""}  # fmt: skip
+
+
+def _known_module_names() -> tuple[set[str], set[str]]:
+    """(dotted paths of every family, distinctive single names) from the families' own tables."""
+    paths: set[str] = set()
+    for f in FAMILIES:
+        tables = [*f.layer_modules, *f.embedding_modules, *f.tf_layer_modules]
+        paths |= {p for _, p in tables} | {f.layers_path, f.tf_layers_path, f.layer_inner_path, f.word_embeddings_key}
+        paths |= {f.mlm_bias_key, f.mlm_decoder_key, *f.mlm_vocab_keys, *(p.rstrip(".") for p in f.mlm_head_fit_prefixes)}
+        paths |= {f"{f.mlm_base_attr}.{f.layers_path}"} | set(f.optional_modules)
+    segments = {s for p in paths for s in p.split(".")} - COMMON_WORDS
+    dotted = {p for p in paths if "." in p}
+    return dotted | {p.replace(".", "/") for p in dotted} | {"layer_._"}, segments
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+    return {
+        id(n.body[0].value)
+        for n in nodes
+        if n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)
+    }
+
+
+def module_name_uses(source: str, dotted: set[str], names: set[str]) -> list[str]:
+    """Module names in the code of `source` (string literals and attribute accesses; docstrings and comments are prose)."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    path_re = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(p) for p in sorted(dotted, key=len, reverse=True)) + r")(?![\w])")
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            if node.value in names or path_re.search(node.value):
+                found.append(f"line {node.lineno}: {node.value!r}")
+        elif isinstance(node, ast.Attribute) and node.attr in names and ast.unparse(node.value) not in ("nn", "torch.nn"):
+            found.append(f"line {node.lineno}: .{node.attr}")
+    return found
+
+
+def test_no_module_name_outside_families() -> None:
+    dotted, names = _known_module_names()
+    assert {"LayerNorm", "intermediate", "pooler", "albert_layer_groups", "full_layer_layer_norm"} <= names
+    assert {"attention.self.query", "output/dense", "encoder.layer", "bert.encoder.layer"} <= dotted
+    root = Path(edgebert.__file__).parent
+    offenders = {}
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "families.py" and path.parent == root:
+            continue
+        uses = module_name_uses(path.read_text(encoding="utf-8"), dotted, names)
+        if uses:
+            offenders[str(path.relative_to(root))] = uses
+    assert not offenders, f"module names outside edgebert/families.py (use the Family accessors): {offenders}"
+
+
+def test_the_module_name_check_catches_what_it_should() -> None:
+    dotted, names = _known_module_names()
+    caught = [
+        'path = "attention.self.query"',
+        'if "LayerNorm" in key: pass',
+        "x = layer.intermediate.dense",
+        'pattern = f"*/layer_._{i}/output/dense/*"',
+        'keep = "output/dense"',
+        'missing = [k for k in keys if "pooler" not in k]',
+    ]
+    for line in caught:
+        assert module_name_uses(line, dotted, names), line
+    prose = [
+        'def f():\n    """The LayerNorm of attention.self.query."""\n',
+        "# output.dense\nx = 1",
+        'mode = "cls"',
+        "y = model.encoder",
+        "ok = isinstance(m, nn.LayerNorm)",  # torch's class, not a module name
+    ]
+    for text in prose:
+        assert not module_name_uses(text, dotted, names), text
+
+
+def _walks_dotted_paths(source: str) -> list[int]:
+    """Lines of `for ... in <x>.split(".")` loops whose body calls getattr: hand-written dotted-path walkers."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.For) and "split('.')" in ast.unparse(node.iter):
+            calls = [n for n in ast.walk(node) if isinstance(n, ast.Call) and ast.unparse(n.func) == "getattr"]
+            if calls:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_one_dotted_path_walker() -> None:
+    """families.get_path is the only walker (torch's get_submodule / get_parameter are fine too)."""
+    assert _walks_dotted_paths('for name in path.split("."):\n    module = getattr(module, name)\n') == [1]
+    root = Path(edgebert.__file__).parent
+    walkers = {str(p.relative_to(root)): _walks_dotted_paths(p.read_text(encoding="utf-8")) for p in root.rglob("*.py")}
+    assert {k: v for k, v in walkers.items() if v} == {"families.py": walkers["families.py"]}
+    assert walkers["families.py"]

@@ -327,7 +327,6 @@ def test_export_of_pruned_model_passes_parity(pruned: Path, tmp_path: Path, targ
 def test_tf_model_from_pt_honours_pruned_heads(pruned: Path, tmp_path: Path) -> None:
     """TFBertModel ignores config.pruned_heads; edgebert.targets.tf_savedmodel.load_tf_model builds the small shapes."""
     import importlib.util
-    import os
     import subprocess
     import sys
 
@@ -348,11 +347,11 @@ def test_tf_model_from_pt_honours_pruned_heads(pruned: Path, tmp_path: Path) -> 
         "ids = np.load(sys.argv[2]); mask = (ids > 0).astype(np.int64)\n"
         "np.save(sys.argv[3], m(input_ids=ids, attention_mask=mask, training=False).last_hidden_state.numpy())\n"
     )
-    env = {**os.environ, "USE_TF": "1", "TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
-    env.pop("USE_TORCH", None)
+    from edgebert.targets.tf_subprocess import child_env
+
     proc = subprocess.run(
         [sys.executable, "-c", script, str(pruned), str(tmp_path / "ids.npy"), str(tmp_path / "tf.npy")],
-        env=env, capture_output=True, text=True, check=False,
+        env=child_env(tensorflow=True), capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = np.load(tmp_path / "tf.npy")

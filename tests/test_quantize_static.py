@@ -102,7 +102,7 @@ def test_onnx_static_manifest_records_recipe_and_calibration(onnx_static: Export
     assert manifest["quantization"] == STATIC
     details = manifest["target_details"]["quantization"]
     assert details["format"] == "QDQ" and "MinMax" in details["calibration_method"]
-    assert details["float_modules"] == {"ffn_input_module": BERT.ffn_input_module, "ffn_output_module": BERT.ffn_output_module}
+    assert details["float_modules"] == {"ffn_input_module": BERT.layer_module("ffn_input"), "ffn_output_module": BERT.layer_module("ffn_output")}
     record = details["calibration"]
     assert record["file"] == str(calibration.absolute()) and record["passages"] == 48
     assert len(record["file_fingerprint"]) == 16 and record["dropped_parity_sentences"] == 0

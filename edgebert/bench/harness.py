@@ -23,6 +23,7 @@ from edgebert.bench.items import ItemSpec, parse_items, resolve_item
 from edgebert.bench.measure import PARENT_ENV, MeasureJob, measure_item
 from edgebert.config import BENCH_TARGETS, BenchConfig
 from edgebert.errors import UserError
+from edgebert.targets import tf_subprocess
 
 INTERRUPT_GRACE_S = 15.0
 Echo = Callable[[str], None]
@@ -171,22 +172,12 @@ def run_item_in_process(spec: ItemSpec, job: MeasureJob, echo: Echo) -> dict[str
 
 
 def run_item_subprocess(spec: ItemSpec, job: MeasureJob, echo: Echo, timeout_s: float | None = None) -> dict[str, Any]:
-    """Measure `spec` in `python -m edgebert.bench.measure`; its last written result, whatever happens to it."""
+    """Measure `spec` in `python -m edgebert.bench.measure SPEC.json`; its last written result, whatever happens to it."""
     with tempfile.TemporaryDirectory(prefix="edgebert-bench-") as scratch:
-        job_file = Path(scratch) / "job.json"
-        result_file = Path(scratch) / "result.json"
-        job_file.write_text(json.dumps({"item": spec.as_dict(), "job": job.as_dict()}))
-        env = {**os.environ, "USE_TF": os.environ.get("USE_TF", "0"), "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
-        env[PARENT_ENV] = str(os.getpid())  # the worker dies with us (measure.die_with_parent)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "edgebert.bench.measure", str(job_file), str(result_file)],
-            stdin=subprocess.DEVNULL,  # nothing in the worker may prompt (e.g. to run a model's own code)
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            env=env,
-        )
+        job_file, result_file = tf_subprocess.write_spec(Path(scratch), {"item": spec.as_dict(), "job": job.as_dict()})
+        # stdin is empty (nothing in the worker may prompt, e.g. to run a model's own code); the worker dies with us
+        # (measure.die_with_parent).
+        proc = tf_subprocess.start("edgebert.bench.measure", job_file, tensorflow=False, extra_env={PARENT_ENV: str(os.getpid())})
         tail: collections.deque[str] = collections.deque(maxlen=30)
 
         def pump() -> None:

@@ -454,13 +454,16 @@ def die_with_parent(parent: int) -> None:
 
 
 def worker_main(argv: list[str]) -> int:
-    """`python -m edgebert.bench.measure JOB.json RESULT.json`: measure one item, keep RESULT.json current."""
+    """`python -m edgebert.bench.measure SPEC.json` (see edgebert.targets.tf_subprocess): measure one item, keep the
+    spec's "result" file current."""
+    from edgebert.targets.tf_subprocess import read_spec
+
     if os.environ.get(PARENT_ENV, "").isdigit():
         die_with_parent(int(os.environ[PARENT_ENV]))
-    job_file, result_file = Path(argv[0]), Path(argv[1])
-    payload = json.loads(job_file.read_text())
+    payload = read_spec(argv)
     spec = ItemSpec.from_dict(payload["item"])
     job = MeasureJob(**payload["job"])
+    result_file = Path(payload["result"])
     try:
         measure_item(spec, job, sink=lambda r: _write_json(result_file, r))
     except KeyboardInterrupt:
@@ -469,6 +472,7 @@ def worker_main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("USE_TF", "0")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from edgebert.targets.tf_subprocess import apply_env
+
+    apply_env(os.environ, tensorflow=False)
     raise SystemExit(worker_main(sys.argv[1:]))

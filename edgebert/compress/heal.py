@@ -124,11 +124,12 @@ def load_healed(full: Any, healed_dir: Path) -> list[str]:
     """Copy the healed weights into `full` in place (same class, same pruned shapes, checked by load_state_dict).
 
     The student trains no pooler: `full` keeps its own. Returns the keys kept from `full`."""
+    from edgebert.families import family_for
     from edgebert.modelio import load_weights
 
     healed, info = load_weights(type(full), healed_dir)  # the missing pooler is expected
     missing = set(info.get("missing_keys", []))
-    lacking = sorted(k for k in missing if "pooler" not in k)
+    lacking = sorted(family_for(full.config.model_type).required_missing(missing))
     if lacking:
         raise VerificationError(f"the healed model lacks {len(lacking)} tensors of the pruned one (e.g. {lacking[0]})")
     result = full.load_state_dict({k: v for k, v in healed.state_dict().items() if k not in missing}, strict=False)

@@ -102,12 +102,6 @@ def read_calibration(path: str | Path, max_passages: int | None = None) -> list[
     return texts
 
 
-def _submodule(module: torch.nn.Module, dotted: str) -> torch.nn.Module:
-    for name in dotted.split("."):
-        module = getattr(module, name)
-    return module
-
-
 class _Gates:
     """Forward pre-hooks that multiply each unit's output by a per-sequence gate of ones that records gradients.
 
@@ -122,9 +116,9 @@ class _Gates:
         self.ffn_gates: list[torch.Tensor | None] = [None] * len(layers)
         self.handles = []
         for i, layer in enumerate(layers):
-            attn = _submodule(layer, family.attention_context_module)
-            attention_output = _submodule(layer, family.attention_output_module)
-            ffn_output = _submodule(layer, family.ffn_output_module)
+            attn = family.module(layer, "attention")
+            attention_output = family.module(layer, "attention_output")
+            ffn_output = family.module(layer, "ffn_output")
             self.handles.append(attention_output.register_forward_pre_hook(self._head_hook(i, attn)))
             self.handles.append(ffn_output.register_forward_pre_hook(self._ffn_hook(i)))
 
@@ -265,7 +259,7 @@ def compute_importance(
     was_training = base_model.training
     requires = _freeze(base_model, mlm_head)
 
-    head_scores = [torch.zeros(int(_submodule(l, family.attention_context_module).num_attention_heads), dtype=torch.float64) for l in layers]
+    head_scores = [torch.zeros(int(family.module(l, "attention").num_attention_heads), dtype=torch.float64) for l in layers]
     ffn_scores: list[torch.Tensor | None] = [None] * len(layers)
     generator = torch.Generator().manual_seed(seed)
     gates = _Gates(layers, family)
@@ -284,7 +278,7 @@ def compute_importance(
             p.requires_grad_(flag)
         base_model.train(was_training)
     ffn = [
-        (s if s is not None else torch.zeros(int(_submodule(l, family.ffn_input_module).out_features), dtype=torch.float64)) / sequences
+        (s if s is not None else torch.zeros(int(family.module(l, "ffn_input").out_features), dtype=torch.float64)) / sequences
         for s, l in zip(ffn_scores, layers)
     ]
     return Importance(

@@ -177,19 +177,6 @@ def select_ffn(scores: list[torch.Tensor], fraction: float) -> list[list[int]] |
     return [sorted(_order(s)[width - keep :]) for s in scores]
 
 
-def _set_submodule(root: torch.nn.Module, dotted: str, module: torch.nn.Module) -> None:
-    *parents, last = dotted.split(".")
-    for name in parents:
-        root = getattr(root, name)
-    setattr(root, last, module)
-
-
-def _get_submodule(root: torch.nn.Module, dotted: str) -> torch.nn.Module:
-    for name in dotted.split("."):
-        root = getattr(root, name)
-    return root
-
-
 def apply_head_pruning(model: Any, plan: dict[int, list[int]]) -> None:
     """Physically remove heads (original ids) via transformers' `prune_heads`; records config.pruned_heads."""
     if plan:
@@ -206,10 +193,8 @@ def apply_ffn_pruning(base_model: torch.nn.Module, family: Family, config: Any, 
         raise ValueError("FFN pruning keeps the same number of neurons in every layer")
     for layer, indices in zip(layers, keep):
         index = torch.tensor(indices, dtype=torch.long)
-        up = _get_submodule(layer, family.ffn_input_module)
-        down = _get_submodule(layer, family.ffn_output_module)
-        _set_submodule(layer, family.ffn_input_module, prune_linear_layer(up, index, dim=0))
-        _set_submodule(layer, family.ffn_output_module, prune_linear_layer(down, index, dim=1))
+        family.replace_module(layer, "ffn_input", prune_linear_layer(family.module(layer, "ffn_input"), index, dim=0))
+        family.replace_module(layer, "ffn_output", prune_linear_layer(family.module(layer, "ffn_output"), index, dim=1))
     width = widths.pop()
     setattr(config, family.size_fields[3], width)
     return width

@@ -657,13 +657,7 @@ def _student_head_steps(student_head_steps: int | None, head_steps: int) -> int:
 
 def _embedding_parameters(base: Any, family: Any) -> int:
     """Parameters of the embedding block: tables + LayerNorm (+ the E → H projection of factorised families)."""
-    count = 0
-    for _, path in family.embedding_modules:
-        module = base
-        for name in path.split("."):
-            module = getattr(module, name)
-        count += sum(p.numel() for p in module.parameters())
-    return count
+    return sum(p.numel() for module in family.embedding_parts(base).values() for p in module.parameters())
 
 
 def _fit_student_head(student: Any, family: Any, dataset: Any, collator: Any, head_cfg: Any, steps: int, log: _Log) -> dict[str, Any]:

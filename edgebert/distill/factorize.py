@@ -32,7 +32,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from edgebert.families import ALBERT, Family
+from edgebert.families import ALBERT, WEIGHT_ROLES, Family
 
 ROLES_COPIED_FROM_EMBEDDINGS = ("word", "position", "token_type")
 WORD_WEIGHTING = "sqrt(corpus token count) + 1"
@@ -66,12 +66,6 @@ class EmbeddingFactorization:
     zero_sum: torch.Tensor  # Q [E, E-1], orthonormal, columns sum to zero
     target_map: torch.Tensor  # T [H_teacher, H_student]: centring (and narrowing) applied before P
     explained: float  # share of E[‖sT‖²] kept by P
-
-
-def _get(module: nn.Module, path: str) -> nn.Module:
-    for name in path.split("."):
-        module = module[int(name)] if name.isdigit() else getattr(module, name)
-    return module
 
 
 def zero_sum_basis(dim: int) -> torch.Tensor:
@@ -136,8 +130,8 @@ def factorize_embeddings(
 
     `word_weights` [V] (e.g. token counts + 1 in the distillation corpus) weights the word rows in the SVD, so the
     kept directions are those of the tokens that occur; None: every row counts the same."""
-    s_emb = {r: _get(student_base, p) for r, p in student_family.embedding_modules}
-    t_emb = {r: _get(teacher_base, p) for r, p in teacher_family.embedding_modules}
+    s_emb = student_family.embedding_parts(student_base)
+    t_emb = teacher_family.embedding_parts(teacher_base)
     e = s_emb["word"].weight.shape[1]
     h_student = s_emb["projection"].weight.shape[0]
     teacher_word = t_emb["word"].weight
@@ -169,23 +163,23 @@ def factorize_embeddings(
 
 def reconstructed_word_table(student_base: nn.Module, fact: EmbeddingFactorization, family: Family = ALBERT) -> torch.Tensor:
     """The student's word table mapped back to the (centred) teacher space: x' Q Pᵀ ≈ x T (for tests/reports)."""
-    word = _get(student_base, family.embedding_module("word")).weight.detach()
+    word = family.embedding(student_base, "word").weight.detach()
     return word @ fact.zero_sum @ fact.basis.T
 
 
 @torch.no_grad()
 def copy_layers(student_base: nn.Module, teacher_base: nn.Module, layer_map: list[int], student_family: Family, teacher_family: Family) -> list[str]:
-    """Student layer i ← teacher layer layer_map[i], role by role (families' `layer_modules`), shapes asserted."""
+    """Student layer i ← teacher layer layer_map[i], role by role (`families.WEIGHT_ROLES`), shapes asserted."""
     s_layers, t_layers = student_family.layers(student_base), teacher_family.layers(teacher_base)
     copied = []
     for i, t in enumerate(layer_map):
-        for role, s_path in student_family.layer_modules:
-            s_mod, t_mod = _get(s_layers[i], s_path), _get(t_layers[t], teacher_family.layer_module(role))
+        for role in WEIGHT_ROLES:
+            s_mod, t_mod = student_family.module(s_layers[i], role), teacher_family.module(t_layers[t], role)
             for name in ("weight", "bias"):
                 s_p, t_p = getattr(s_mod, name), getattr(t_mod, name)
                 assert s_p.shape == t_p.shape, f"layer {i} {role}.{name}: student {tuple(s_p.shape)} vs teacher layer {t} {tuple(t_p.shape)}"
                 s_p.copy_(t_p)
-                copied.append(f"{i}.{s_path}.{name}")
+                copied.append(f"{i}.{student_family.layer_module(role)}.{name}")
             if isinstance(t_mod, nn.LayerNorm):
                 s_mod.eps = t_mod.eps
     return copied

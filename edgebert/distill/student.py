@@ -146,7 +146,7 @@ def copy_from_teacher(student: nn.Module, teacher: nn.Module, layer_map: list[in
 
     Returns {"copied": [...], "random": [...]} (student keys), for the manifest and the tests.
     """
-    layers_prefix = f"{family.mlm_base_attr}." + ".".join(family.layers_path)
+    layers_prefix = family.mlm_layers_prefix()
     sd_s = student.state_dict()
     sd_t = teacher.state_dict()
     copied, random_init = [], []
@@ -171,6 +171,7 @@ def copy_from_teacher(student: nn.Module, teacher: nn.Module, layer_map: list[in
 def project_embeddings(student: nn.Module, teacher: nn.Module, family: Family) -> list[str]:
     """Narrow student: teacher embeddings (word, position, type) projected onto the word table's top directions."""
     prefix = f"{family.mlm_base_attr}.{family.embeddings_prefix}"
+    norm = f"{family.mlm_base_attr}.{family.embedding_module('norm')}."
     word_key = f"{family.mlm_base_attr}.{family.word_embeddings_key}"
     sd_s, sd_t = student.state_dict(), teacher.state_dict()
     hidden = sd_s[word_key].shape[1]
@@ -178,7 +179,7 @@ def project_embeddings(student: nn.Module, teacher: nn.Module, family: Family) -
     done = []
     with torch.no_grad():
         for key, tensor in sd_s.items():
-            if not key.startswith(prefix) or "LayerNorm" in key or key not in sd_t:
+            if not key.startswith(prefix) or key.startswith(norm) or key not in sd_t:
                 continue
             source = sd_t[key]
             if source.dim() == 2 and source.shape[0] == tensor.shape[0] and source.shape[1] == basis.shape[0]:
@@ -314,7 +315,7 @@ def copy_mlm_head(student: nn.Module, teacher: nn.Module, family: Family) -> lis
     copied = []
     with torch.no_grad():
         for key, tensor in student.state_dict().items():
-            if not key.startswith(prefix) or key.endswith("decoder.weight"):
+            if not key.startswith(prefix) or key == family.mlm_decoder_key:
                 continue
             source = sd_t[key]
             assert source.shape == tensor.shape, f"head shape mismatch {key} {tuple(tensor.shape)} vs {tuple(source.shape)}"
@@ -326,12 +327,8 @@ def copy_mlm_head(student: nn.Module, teacher: nn.Module, family: Family) -> lis
 
 def freeze_embedding_parameters(student: nn.Module, family: Family) -> int:
     """Stop training the embedding block (tables, LayerNorm, a factorised projection); returns the frozen count."""
-    base = getattr(student, family.mlm_base_attr)
     frozen = 0
-    for _, path in family.embedding_modules:
-        module = base
-        for name in path.split("."):
-            module = getattr(module, name)
+    for module in family.embedding_parts(getattr(student, family.mlm_base_attr)).values():
         for p in module.parameters():
             p.requires_grad_(False)
             frozen += p.numel()

@@ -1,7 +1,7 @@
 """A TensorFlow SavedModel of a model directory's sentence embedder, shared by the TF-based export paths.
 
-Runs only in a TensorFlow subprocess (see `edgebert.targets.tfjs.convert` and the TFLite fallback in
-`edgebert.targets.tflite.exporter`): transformers' TF class for the family is built from the PyTorch weights and wrapped
+Runs only in a TensorFlow subprocess (`edgebert.targets.tf_subprocess`: `edgebert.targets.tfjs.convert` and the
+TFLite fallback in `edgebert.targets.tflite.exporter`): transformers' TF class for the family is built from the PyTorch weights and wrapped
 in a `tf.function` with int32 inputs of fixed shape [1, seq_len] that pools like
 `edgebert.pooling.SentenceEmbedder` and L2-normalises.
 """
@@ -9,7 +9,6 @@ in a `tf.function` with int32 inputs of fixed shape [1, seq_len] that pools like
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,26 +78,25 @@ def build_saved_model(
     model_dir: Path,
     seq_len: int,
     pooling: str,
-    input_names: list[str],
+    family: Family,
     saved_dir: Path,
     erf_gelu: bool = True,
-    tf_class_name: str | None = None,
     per_head: bool = False,
 ) -> dict:
-    """Write a SavedModel whose serving signature maps int32 [1, seq_len] inputs to the two named outputs."""
+    """Write a SavedModel whose serving signature maps the family's int32 [1, seq_len] inputs to the two named outputs."""
     import tensorflow as tf
     import transformers
 
     gelu = _use_erf_gelu() if erf_gelu else "keras"
-    tf_class = getattr(transformers, tf_class_name or os.environ.get("EDGEBERT_TF_CLASS", "TFBertModel"))
-    from edgebert.families import family_for
-
-    family = family_for(_model_type(model_dir))
+    if family.tf_model_class is None:
+        raise SystemExit(f"the {family.name} family has no TensorFlow class")
+    tf_class = getattr(transformers, family.tf_model_class)
     encoder = load_tf_model(tf_class, model_dir, family)
     config = encoder.config
     if getattr(config, "hidden_act", "gelu") not in ("gelu", "gelu_new", "relu", "gelu_fast", "quick_gelu"):
         raise SystemExit(f"unsupported hidden_act {config.hidden_act!r} for the TF.js path")
 
+    input_names = family.input_names()
     specs = [tf.TensorSpec([1, seq_len], tf.int32, name=name) for name in input_names]
 
     from edgebert.heads import tf_sentence_vector
@@ -130,12 +128,6 @@ def build_saved_model(
     }
 
 
-def _model_type(model_dir: Path) -> str:
-    import json
-
-    return str(json.loads((Path(model_dir) / "config.json").read_text()).get("model_type", ""))
-
-
 def load_tf_model(tf_class: Any, model_dir: str | Path, family: Family) -> Any:
     """`tf_class.from_pretrained(model_dir, from_pt=True)` that also honours `config.pruned_heads`.
 
@@ -160,54 +152,40 @@ def load_tf_model(tf_class: Any, model_dir: str | Path, family: Family) -> Any:
     if not weights:
         raise FileNotFoundError(f"no PyTorch weights in {model_dir}")
     model = tf_class(config)
-    layers = model
-    for name in family.tf_layers_path:
-        layers = getattr(layers, name)
-    for index, layer in enumerate(layers):
-        if not pruned.get(index):
-            continue
-        attention = _attribute_path(layer, family.tf_attention_context_module)
-        output = _attribute_path(layer, family.tf_attention_output_module)
-        heads = int(attention.num_attention_heads) - len(pruned[index])
-        width = heads * int(attention.attention_head_size)
-        attention.num_attention_heads = heads
-        attention.all_head_size = width
-        for name in ("query", "key", "value"):
-            old = getattr(attention, name)
-            setattr(attention, name, type(old).from_config({**old.get_config(), "units": width}))
-        output.build = _narrowed_build(output, width, int(config.hidden_size))
+    for index, layer in enumerate(family.tf_layers(model)):
+        if pruned.get(index):
+            _narrow_attention(layer, family, len(pruned[index]))
     model.build_in_name_scope()
     load_pytorch_checkpoint_in_tf2_model(model, [str(w) for w in weights], allow_missing_keys=True)
     return model
 
 
-def _attribute_path(root: Any, dotted: str) -> Any:
-    """`root.a.b.0.c` for "a.b.0.c" (digits index into layer lists, as in ALBERT's `albert_layers.0`)."""
-    for name in dotted.split("."):
-        root = root[int(name)] if name.isdigit() else getattr(root, name)
-    return root
+def _narrow_attention(layer: Any, family: Family, removed: int) -> None:
+    """Shrink one (unbuilt) TF layer's attention to its remaining heads: query/key/value Dense layers with fewer
+    units, and an attention-output Dense that takes that many inputs."""
+    attention = family.tf_module(layer, "attention")
+    heads = int(attention.num_attention_heads) - removed
+    width = heads * int(attention.attention_head_size)
+    attention.num_attention_heads = heads
+    attention.all_head_size = width
+    for role in ("query", "key", "value"):
+        old = family.tf_module(layer, role)
+        family.replace_tf_module(layer, role, type(old).from_config({**old.get_config(), "units": width}))
+    output = family.tf_module(layer, "attention_output")
+    output.build = _narrowed_build(output.build, width)
 
 
-def _narrowed_build(block: Any, width: int, hidden: int) -> Any:
-    """A `build` for the attention-output block whose `dense` takes `width` (the remaining heads) inputs.
+def _narrowed_build(build: Any, width: int) -> Any:
+    """`build` of a Dense layer that ignores the input width it is given and takes `width` inputs.
 
-    The block's own sublayers are built in their name scopes, as transformers' TF build methods do, so the
-    PyTorch weights load by name. In ALBERT the block is the attention layer itself, which also owns
-    query/key/value (fed by the hidden states, already narrowed to `width` outputs).
+    transformers' TF build methods build each sublayer, in its name scope, from `config.hidden_size`; the
+    attention-output Dense takes the concatenated remaining heads instead. Replacing only its build keeps the
+    enclosing block's own code (and so the variable names the PyTorch weights load by).
     """
     import tensorflow as tf
 
-    def build(self: Any, input_shape: Any = None) -> None:
-        if self.built:
-            return
-        self.built = True
-        for name in ("query", "key", "value"):
-            if getattr(self, name, None) is not None:
-                with tf.name_scope(getattr(self, name).name):
-                    getattr(self, name).build([None, None, hidden])
-        with tf.name_scope(self.dense.name):
-            self.dense.build([None, None, width])
-        with tf.name_scope(self.LayerNorm.name):
-            self.LayerNorm.build([None, None, hidden])
+    def narrowed(input_shape: Any = None) -> None:
+        shape = tf.TensorShape(input_shape) if input_shape is not None else tf.TensorShape([None, None, None])
+        build(shape[:-1].concatenate([width]))
 
-    return build.__get__(block)
+    return narrowed

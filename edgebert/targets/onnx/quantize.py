@@ -8,7 +8,7 @@
 - ``int8-static``: static QDQ. Per-channel asymmetric uint8 weights (U8U8), per-tensor asymmetric uint8 activations with
   ranges calibrated on the caller's sentences (each at its natural length, as the dynamic-shape graph is used).
   Every MatMul (the attention-score ones too) and the embedding Gathers are quantized, except the FFN
-  projections (`STATIC_FLOAT_MODULES`). Range estimator: MinMax averaged over the calibration sentences (ORT
+  projections (`STATIC_FLOAT_ROLES`). Range estimator: MinMax averaged over the calibration sentences (ORT
   ``CalibMovingAverage``; with all sentences collected in one pass this is the mean of the per-sentence minima
   and maxima). Measured on all-MiniLM-L6-v2 (seq 128, parity sentences, min cosine): everything static, global
   MinMax: 0.848; FFN down-projections float: 0.980; FFN down- and up-projections float: 0.991-0.993 with global
@@ -48,8 +48,8 @@ from edgebert.families import Family
 STATIC = "int8-static"
 # 7-bit int8 weights for the dynamic recipe: no u8 x s8 pair can saturate int16 on x86 without VNNI (module doc).
 DYNAMIC_REDUCE_RANGE = True
-# Family fields naming the modules whose MatMuls stay float under int8-static (measured, see the module doc).
-STATIC_FLOAT_MODULES = ("ffn_input_module", "ffn_output_module")
+# Layer roles (edgebert.families.LAYER_ROLES) whose MatMuls stay float under int8-static (measured, see the module doc).
+STATIC_FLOAT_ROLES = ("ffn_input", "ffn_output")
 
 
 def quantize_onnx(
@@ -207,7 +207,7 @@ def weight_only_int8(model: Any, node_names: Iterable[str]) -> list[str]:
 def _quantize_static(src: Path, dst: Path, family: Family, feeds: list[dict[str, np.ndarray]]) -> dict[str, Any]:
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
-    modules = [getattr(family, field) for field in STATIC_FLOAT_MODULES]
+    modules = [family.layer_module(role) for role in STATIC_FLOAT_ROLES]
     excluded = module_matmuls(src, family, modules)
     with _quiet_ort_logging():
         quantize_static(
@@ -230,7 +230,7 @@ def _quantize_static(src: Path, dst: Path, family: Family, feeds: list[dict[str,
         "activations": "uint8, per-tensor, asymmetric, static",
         "ops_quantized": ["MatMul", "Gather"],
         "calibration_method": "MinMax, averaged over calibration sentences (onnxruntime CalibMovingAverage)",
-        "float_modules": {field: getattr(family, field) for field in STATIC_FLOAT_MODULES},
+        "float_modules": {f"{role}_module": family.layer_module(role) for role in STATIC_FLOAT_ROLES},
         "excluded_nodes": excluded,
     }
 
@@ -275,7 +275,7 @@ def _quiet_ort_logging() -> Iterator[None]:
 
 def ffn_down_projections(path: Path, family: Family) -> list[str]:
     """Names of the MatMul nodes of each layer's FFN output projection (torch.onnx names nodes by module path)."""
-    return module_matmuls(path, family, [family.ffn_output_module])
+    return module_matmuls(path, family, [family.layer_module("ffn_output")])
 
 
 def module_matmuls(path: Path, family: Family, modules: list[str]) -> list[str]:
@@ -286,7 +286,7 @@ def module_matmuls(path: Path, family: Family, modules: list[str]) -> list[str]:
     """
     import onnx
 
-    attention = "/" + family.attention_output_module.replace(".", "/") + "/"
+    attention = "/" + family.layer_module("attention_output").replace(".", "/") + "/"
     patterns = ["/" + m.replace(".", "/") + "/" for m in modules]
     graph = onnx.load(str(path), load_external_data=False).graph
     return [

@@ -1,62 +1,45 @@
 """The TensorFlow half of the TF.js target, run as its own process: PyTorch dir -> SavedModel -> tfjs graph model.
 
-`edgebert.targets.tfjs.exporter` starts this module with `USE_TF=1` and `TF_ENABLE_ONEDNN_OPTS=0` in a fresh interpreter,
-because the edgebert process has torch loaded and transformers set to torch-only. It builds `TFBertModel`
-from the PyTorch weights, wraps it in a `tf.function` with int32 inputs of fixed shape [1, seq_len] that pools
-like `edgebert.pooling.SentenceEmbedder` (then L2-normalises), computes attention as one 2-D product per head
-(`tf_savedmodel.per_head_attention`: tfjs' wasm backend runs those on XNNPACK), saves a SavedModel in scratch
-space and runs the tensorflowjs converter on it with one weight shard. A JSON summary goes to `--result`.
-
-    python -m edgebert.targets.tfjs.convert --model-dir DIR --seq-len 128 --pooling mean \
-        --input-names input_ids,attention_mask,token_type_ids --quantize none --out-dir OUT --result R.json
+`edgebert.targets.tfjs.exporter` starts this module through `edgebert.targets.tf_subprocess.run_tf` (a fresh
+interpreter with TensorFlow enabled in transformers, because the edgebert process has torch loaded and transformers
+set to torch-only). It builds the family's TF class (`TFBertModel`, ...) from the PyTorch weights, wraps it in a
+`tf.function` with int32 inputs of fixed shape [1, seq_len] that pools like `edgebert.pooling.SentenceEmbedder`
+(then L2-normalises), computes attention as one 2-D product per head (`tf_savedmodel.per_head_attention`: tfjs'
+wasm backend runs those on XNNPACK), saves a SavedModel in scratch space and runs the tensorflowjs converter on it
+with one weight shard. The spec (JSON): model_dir, seq_len, pooling, family, quantize, attention, out_dir, result.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from edgebert.families import family_named
 from edgebert.targets.tf_savedmodel import build_saved_model
+from edgebert.targets.tf_subprocess import tf_main
 
-ENV = {
-    "USE_TF": "1",  # transformers 4.57 exposes TFBertModel only when TF is allowed
-    "TF_ENABLE_ONEDNN_OPTS": "0",  # else grappler fuses LayerNorm into _MklLayerNorm, which tfjs cannot run
-    "TF_CPP_MIN_LOG_LEVEL": "2",
-    "TF_USE_LEGACY_KERAS": "1",  # transformers' TF classes are tf_keras (Keras 2) models
-    "CUDA_VISIBLE_DEVICES": "",
-}
 # One shard: React Native's bundleResourceIO takes a single weights file (2 GiB - 1 is far above BERT sizes).
 WEIGHT_SHARD_SIZE_BYTES = 2**31 - 1
 # uint8 is tfjs' per-tensor affine weight quantization. Applied to every weight, all-MiniLM-L6-v2 drops to cos 0.961:
-# the FFN down-projection kernels (layer_._N/output/dense, 1536x384) have outliers that one scale per tensor cannot
-# hold (each alone costs up to 0.03 cos). They stay float16 (+3.5 MB on the teacher, cos 0.995); the rest is uint8.
-# The module is the family's `ffn_output_module` ("output.dense"), passed as --uint8-keep-float16 "output/dense".
-DEFAULT_UINT8_KEEP = "output/dense"
+# the FFN down-projection kernels (1536x384) have outliers that one scale per tensor cannot hold (each alone costs
+# up to 0.03 cos). They stay float16 (+3.5 MB on the teacher, cos 0.995); the rest is uint8. Which graph weights
+# they are is the family's `tfjs_ffn_output_patterns`.
 QUANTIZATIONS = ("none", "uint8", "float16")
+ATTENTIONS = ("per-head", "batched")
 
 
-def quantize_flags(quantize: str, uint8_keep: str = DEFAULT_UINT8_KEEP, keep_patterns: list[str] | None = None) -> list[str]:
-    """tensorflowjs_converter flags for a quantization (patterns match graph weight names such as
-    `StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._5/output/dense/Tensordot/ReadVariableOp`).
-
-    `keep_patterns` (the family's `tfjs_ffn_output_patterns`, e.g. ALBERT's `*/ffn_output/*`) overrides the
-    BERT-layout patterns built from `uint8_keep`."""
+def quantize_flags(quantize: str, keep_patterns: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """tensorflowjs_converter flags for a quantization; under uint8 the graph weights matching `keep_patterns`
+    (fnmatch, e.g. the family's `tfjs_ffn_output_patterns`) stay float16."""
     if quantize == "none":
         return []
     if quantize == "float16":
         return ["--quantize_float16", "*"]
-    if keep_patterns is not None:
-        keep = [p for p in keep_patterns if p]
-    elif uint8_keep:
-        # One digit, two digits: fnmatch's "*" crosses "/", so "layer_._*/output/dense" would also catch attention/output.
-        keep = [f"*/layer_._{digits}/{uint8_keep}/*" for digits in ("[0-9]", "[0-9][0-9]")]
-    else:
-        keep = []
+    keep = [p for p in keep_patterns if p]
     if not keep:
         return ["--quantize_uint8", "*"]
     # A bare --quantize_uint8 is the converter's fallthrough: every float32 weight not matched by another flag.
@@ -66,7 +49,7 @@ def quantize_flags(quantize: str, uint8_keep: str = DEFAULT_UINT8_KEEP, keep_pat
 OUTPUT_KEYS = ("sentence_embedding", "last_hidden_state")
 
 
-def convert_to_tfjs(saved_dir: Path, out_dir: Path, quantize: str, uint8_keep: str, keep_patterns: list[str] | None = None) -> list[str]:
+def convert_to_tfjs(saved_dir: Path, out_dir: Path, quantize: str, keep_patterns: tuple[str, ...] = ()) -> list[str]:
     """Run tensorflowjs_converter (in this process) and return its argument list."""
     from tensorflowjs.converters import converter
 
@@ -76,7 +59,7 @@ def convert_to_tfjs(saved_dir: Path, out_dir: Path, quantize: str, uint8_keep: s
         "--signature_name=serving_default",
         "--saved_model_tags=serve",
         # Before another option: a bare --quantize_uint8 would swallow the next positional argument.
-        *quantize_flags(quantize, uint8_keep, keep_patterns),
+        *quantize_flags(quantize, keep_patterns),
         f"--weight_shard_size_bytes={WEIGHT_SHARD_SIZE_BYTES}",
         str(saved_dir),
         str(out_dir),
@@ -97,64 +80,35 @@ def signature_of(model_json: dict, input_names: list[str]) -> dict[str, dict[str
     return {"inputs": inputs, "outputs": outputs}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model-dir", required=True, type=Path)
-    parser.add_argument("--seq-len", required=True, type=int)
-    parser.add_argument("--pooling", required=True, help="the model's pooling modes, '+'-joined (checked against the model dir)")
-    parser.add_argument("--input-names", required=True, help="comma-separated graph input names, in order")
-    parser.add_argument("--quantize", default="none", choices=QUANTIZATIONS)
-    parser.add_argument(
-        "--uint8-keep-float16",
-        default=DEFAULT_UINT8_KEEP,
-        help="per-layer module (with '/') whose weights stay float16 under uint8; '' quantizes everything",
-    )
-    parser.add_argument(
-        "--uint8-keep-patterns",
-        default=None,
-        help="comma-separated fnmatch patterns of graph weights kept float16 under uint8 (overrides --uint8-keep-float16)",
-    )
-    parser.add_argument(
-        "--attention",
-        default="per-head",
-        choices=("per-head", "batched"),
-        help="attention products as one 2-D matmul per head (fast on tfjs' wasm backend) or as batched matmuls",
-    )
-    parser.add_argument("--out-dir", required=True, type=Path)
-    parser.add_argument("--result", required=True, type=Path)
-    args = parser.parse_args(argv)
-    forced = ("USE_TF", "TF_ENABLE_ONEDNN_OPTS")  # importing edgebert sets USE_TF=0 by default
-    for key, value in ENV.items():
-        if key in forced:
-            os.environ[key] = value
-        else:
-            os.environ.setdefault(key, value)
-    os.environ.pop("USE_TORCH", None)  # USE_TORCH=1 would make transformers hide its TF classes
-    input_names = [n for n in args.input_names.split(",") if n]
-
-    args.out_dir.mkdir(parents=True, exist_ok=True)
+def convert(spec: dict[str, Any]) -> dict[str, Any]:
+    """Convert the model dir of `spec` into `spec["out_dir"]`; the summary for the export manifest."""
+    family = family_named(spec["family"])
+    if spec["quantize"] not in QUANTIZATIONS or spec.get("attention", "per-head") not in ATTENTIONS:
+        raise SystemExit(f"unknown quantize {spec['quantize']!r} or attention {spec.get('attention')!r}")
+    out_dir = Path(spec["out_dir"])
+    out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
         saved = Path(scratch) / "saved_model"
         converted = Path(scratch) / "tfjs"
-        info = build_saved_model(
-            args.model_dir, args.seq_len, args.pooling, input_names, saved, per_head=args.attention == "per-head"
-        )
-        keep_patterns = None if args.uint8_keep_patterns is None else args.uint8_keep_patterns.split(",")
-        converter_args = convert_to_tfjs(saved, converted, args.quantize, args.uint8_keep_float16, keep_patterns)
+        per_head = spec.get("attention", "per-head") == "per-head"
+        info = build_saved_model(Path(spec["model_dir"]), int(spec["seq_len"]), spec["pooling"], family, saved, per_head=per_head)
+        converter_args = convert_to_tfjs(saved, converted, spec["quantize"], family.tfjs_ffn_output_patterns)
         model_json = json.loads((converted / "model.json").read_text())
         shards = [p for group in model_json["weightsManifest"] for p in group["paths"]]
         for name in ["model.json", *shards]:
-            shutil.move(str(converted / name), str(args.out_dir / name))
+            shutil.move(str(converted / name), str(out_dir / name))
+    return {**info, **_describe(model_json, converter_args, shards, family.input_names())}
 
+
+def _describe(model_json: dict, converter_args: list[str], shards: list[str], input_names: list[str]) -> dict[str, Any]:
+    """What the converter wrote: its arguments, shards, weight dtypes, signature and version fields."""
     import tensorflowjs
 
-    weights = [w for group in model_json["weightsManifest"] for w in group["weights"]]
-    stored = {}
-    for w in weights:
+    stored: dict[str, int] = {}
+    for w in (w for group in model_json["weightsManifest"] for w in group["weights"]):
         dtype = (w.get("quantization") or {}).get("dtype", w["dtype"])
         stored[dtype] = stored.get(dtype, 0) + 1
-    result = {
-        **info,
+    return {
         "tensorflowjs": tensorflowjs.__version__,
         "converter_args": ["tensorflowjs_converter", *converter_args[:-2], "<saved_model>", "<out_dir>"],
         "weight_shards": shards,
@@ -164,9 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         "generated_by": model_json.get("generatedBy"),
         "converted_by": model_json.get("convertedBy"),
     }
-    args.result.write_text(json.dumps(result, indent=2))
-    return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # python -m edgebert.targets.tfjs.convert SPEC.json (see edgebert.targets.tf_subprocess)
+    sys.exit(tf_main(convert))

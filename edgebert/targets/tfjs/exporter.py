@@ -1,7 +1,8 @@
 """TF.js target: a tfjs graph model (`model.json` + one weight shard) with int32 [1, seq_len] inputs, run in Node.
 
-Conversion happens in a separate Python process (`edgebert.targets.tfjs.convert`) because it needs TensorFlow with
-`USE_TF=1` and `TF_ENABLE_ONEDNN_OPTS=0`, while this process runs torch with transformers set to torch-only.
+Conversion happens in a separate Python process (`edgebert.targets.tfjs.convert`, started by
+`edgebert.targets.tf_subprocess.run_tf`) because it needs TensorFlow enabled in transformers, while this process runs
+torch with transformers set to torch-only.
 Verification runs the artifact in Node with @tensorflow/tfjs 4.22.0 on the wasm backend (`js/run_tfjs.mjs`).
 """
 
@@ -13,7 +14,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ import numpy as np
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
 from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
+from edgebert.targets.tf_subprocess import run_tf, tail
 
 MODEL_FILE = "model.json"
 JS_DIR = Path(__file__).resolve().parent / "js"
@@ -34,17 +35,9 @@ CONVERT_TIMEOUT_S = 3600
 QUANTIZATION_RECIPES = {
     "none": "float32 weights",
     "uint8": "tfjs per-tensor affine uint8 weights, except the FFN down-projection kernels "
-    "(the family's tfjs_ffn_output_patterns, e.g. layer_._N/output/dense) kept float16: per-tensor uint8 cannot hold their outliers",
+    "(the family's tfjs_ffn_output_patterns: {patterns}) kept float16: per-tensor uint8 cannot hold their outliers",
     "float16": "float16 weights (--quantize_float16 '*')",
 }
-STDERR_TAIL_LINES = 15
-
-
-def _tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
-    """The last meaningful lines of a subprocess's stderr (TF's C++ start-up chatter dropped)."""
-    noise = ("E0000 ", "W0000 ", "I0000 ", "WARNING: All log messages before absl")
-    kept = [line for line in text.strip().splitlines() if line.strip() and not line.startswith(noise)]
-    return "\n".join(kept[-lines:])
 
 
 def find_node() -> str:
@@ -133,7 +126,7 @@ class TFJSRunner(Runner):
         if self._stderr is None:
             return ""
         self._stderr.seek(0)
-        return _tail(self._stderr.read())
+        return tail(self._stderr.read())
 
     def close(self) -> None:
         """Stop the Node process (closing its stdin ends it)."""
@@ -180,42 +173,16 @@ class TFJSExporter(Exporter):
     def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
         if model.family.tf_model_class is None:
             raise TargetUnavailable(f"the tfjs target needs a TensorFlow class for the {model.family.name} family")
-        input_names = model.family.input_names()
-        with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
-            result_file = Path(scratch) / "result.json"
-            command = [
-                sys.executable,
-                "-m",
-                "edgebert.targets.tfjs.convert",
-                "--model-dir", str(Path(model.path).resolve()),
-                "--seq-len", str(options.seq_len),
-                "--pooling", model.pooling,
-                "--input-names", ",".join(input_names),
-                "--quantize", options.quantize,
-                "--uint8-keep-float16", getattr(model.family, "ffn_output_module", "output.dense").replace(".", "/"),
-                "--uint8-keep-patterns", ",".join(model.family.tfjs_ffn_output_patterns),
-                "--out-dir", str(Path(work_dir).resolve()),
-                "--result", str(result_file),
-            ]  # fmt: skip
-            try:
-                proc = subprocess.run(
-                    command,
-                    env=self._convert_env(model.family.tf_model_class),
-                    cwd=str(Path(__file__).resolve().parents[1]),
-                    capture_output=True,
-                    text=True,
-                    timeout=CONVERT_TIMEOUT_S,
-                )
-            except subprocess.TimeoutExpired as exc:
-                stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
-                raise TargetUnavailable(
-                    f"TensorFlow/tensorflowjs conversion took over {CONVERT_TIMEOUT_S} s:\n{_tail(stderr)}"
-                ) from exc
-            if proc.returncode != 0 or not result_file.exists():
-                raise TargetUnavailable(
-                    f"TensorFlow/tensorflowjs conversion failed (exit {proc.returncode}):\n{_tail(proc.stderr)}"
-                )
-            info = json.loads(result_file.read_text())
+        spec = {
+            "model_dir": str(Path(model.path).resolve()),
+            "seq_len": options.seq_len,
+            "pooling": model.pooling,
+            "family": model.family.name,
+            "quantize": options.quantize,
+            "attention": "per-head",
+            "out_dir": str(Path(work_dir).resolve()),
+        }
+        info = run_tf("edgebert.targets.tfjs.convert", spec, "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S)
         shards = info.pop("weight_shards")
         signature = info.pop("signature")
         extra = {
@@ -226,30 +193,14 @@ class TFJSExporter(Exporter):
             "signature": signature,
             "output_nodes": signature["outputs"],
             "input_nodes": signature["inputs"],
-            "quantization_recipe": QUANTIZATION_RECIPES[options.quantize],
+            "quantization_recipe": QUANTIZATION_RECIPES[options.quantize].format(
+                patterns=", ".join(model.family.tfjs_ffn_output_patterns)
+            ),
             "runtime": f"@tensorflow/tfjs {TFJS_VERSION} (wasm backend in Node for verification)",
             "react_native": _bundle_resource_line(shards),
             **info,
         }
         return ConvertResult(files=[MODEL_FILE, *shards], input_dtype="int32", static_shape=True, extra=extra)
-
-    @staticmethod
-    def _convert_env(tf_model_class: str) -> dict[str, str]:
-        env = dict(os.environ)
-        env.pop("USE_TORCH", None)  # USE_TORCH=1 hides transformers' TF classes
-        env.update(
-            {
-                "USE_TF": "1",
-                "TF_ENABLE_ONEDNN_OPTS": "0",
-                "TF_CPP_MIN_LOG_LEVEL": "2",
-                "TF_USE_LEGACY_KERAS": "1",
-                "CUDA_VISIBLE_DEVICES": "",
-                "EDGEBERT_TF_CLASS": tf_model_class,
-            }
-        )
-        root = str(Path(__file__).resolve().parents[1])
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        return env
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         return TFJSRunner(export_dir, manifest, threads=threads)

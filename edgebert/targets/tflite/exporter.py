@@ -2,9 +2,10 @@
 
 Primary path: `litert_torch.convert` of a small wrapper around the `SentenceEmbedder` that takes int32
 inputs and returns a dict of the two named outputs. Fallback (only when the primary fails, or when
-`EDGEBERT_TFLITE_CONVERTER=tensorflow`): `TFBertModel.from_pretrained(from_pt=True)` -> `tf.function` with
-int32 inputs -> SavedModel -> `tf.lite.TFLiteConverter`, run in a subprocess because TensorFlow must be
-enabled in transformers before it is first imported (edgebert sets USE_TF=0 in torch processes).
+`EDGEBERT_TFLITE_CONVERTER=tensorflow`): the family's TF class (`TFBertModel`, ...) `from_pretrained(from_pt=True)`
+-> `tf.function` with int32 inputs -> SavedModel -> `tf.lite.TFLiteConverter`, run in a subprocess
+(`edgebert.targets.tf_subprocess`) because TensorFlow must be enabled in transformers before it is first imported
+(edgebert sets USE_TF=0 in torch processes).
 Quantization (int8 dynamic range, fp16 weights, int8-static calibrated on `--calibration` sentences) is a
 post-conversion rewrite of the flatbuffer by ai-edge-quantizer (`edgebert.targets.tflite.quantize`), the same
 for both paths.
@@ -13,9 +14,7 @@ for both paths.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -26,6 +25,7 @@ import numpy as np
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
 from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, KernelPath, Runner
+from edgebert.targets.tf_subprocess import run_tf, tf_main
 from edgebert.targets.tflite.runner import KERNEL_PATHS, SIGNATURE, TFLiteRunner, _set_env
 
 MODEL_FILE = "model.tflite"
@@ -68,7 +68,7 @@ class TFLiteExporter(Exporter):
                     primary_error = f"{type(exc).__name__}: {str(exc)[:300]}"
             if "converter" not in extra:
                 self._convert_tensorflow(model, fp32, options.seq_len)
-                extra["converter"] = "tensorflow (TFBertModel from_pt + TFLiteConverter)"
+                extra["converter"] = f"tensorflow ({model.family.tf_model_class} from_pt + TFLiteConverter)"
                 if primary_error:
                     extra["litert_torch_error"] = primary_error
             data = self._quantize(fp32.read_bytes(), model, options, extra)
@@ -120,25 +120,14 @@ class TFLiteExporter(Exporter):
             raise TargetUnavailable(f"no TensorFlow class for the {model.family.name} family: no TFLite fallback")
         spec = {
             "model_dir": str(Path(model.path).absolute()),
-            "tf_class": model.family.tf_model_class,
+            "family": model.family.name,
             "pooling": model.pooling,
-            "input_names": model.family.input_names(),
             "seq_len": seq_len,
-            "out": str(path),
+            "out": str(path.absolute()),
         }
-        # transformers only offers TF classes when neither USE_TF=0 nor USE_TORCH=1 is set: AUTO for both.
-        env = {**os.environ, "USE_TF": "AUTO", "USE_TORCH": "AUTO", "TF_ENABLE_ONEDNN_OPTS": "0"}
-        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        proc = subprocess.run(
-            [sys.executable, "-m", "edgebert.targets.tflite.exporter", json.dumps(spec)],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if proc.returncode != 0 or not path.exists():
-            tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-            raise TargetUnavailable(f"the TensorFlow fallback failed to convert the model:\n{tail}")
+        run_tf("edgebert.targets.tflite.exporter", spec, "the TensorFlow fallback (TFLiteConverter)")
+        if not path.exists():
+            raise TargetUnavailable(f"the TensorFlow fallback wrote no {path.name}")
 
     @staticmethod
     def _check_signature(path: Path, names: list[str], seq_len: int) -> None:
@@ -221,26 +210,22 @@ def _int32_wrapper(embedder: Any) -> Any:
     return Int32Embedder(embedder).eval()
 
 
-def _tensorflow_fallback(spec: dict[str, Any]) -> None:
+def _tensorflow_fallback(spec: dict[str, Any]) -> dict[str, Any]:
     """Subprocess body of the fallback path: TF SavedModel (Keras GELU: TFLite has a GELU builtin, no Erf)
     -> TFLiteConverter."""
     import tensorflow as tf
 
+    from edgebert.families import family_named
     from edgebert.targets.tf_savedmodel import build_saved_model
 
     with tempfile.TemporaryDirectory(prefix="edgebert-tflite-tf-") as saved:
-        build_saved_model(
-            Path(spec["model_dir"]),
-            int(spec["seq_len"]),
-            spec["pooling"],
-            spec["input_names"],
-            Path(saved),
-            erf_gelu=False,
-            tf_class_name=spec["tf_class"],
+        info = build_saved_model(
+            Path(spec["model_dir"]), int(spec["seq_len"]), spec["pooling"], family_named(spec["family"]), Path(saved), erf_gelu=False
         )
         converter = tf.lite.TFLiteConverter.from_saved_model(saved, signature_keys=[SIGNATURE])
         Path(spec["out"]).write_bytes(converter.convert())
+    return info
 
 
-if __name__ == "__main__":  # the fallback subprocess: python -m edgebert.targets.tflite.exporter '<json spec>'
-    _tensorflow_fallback(json.loads(sys.argv[1]))
+if __name__ == "__main__":  # the fallback subprocess: python -m edgebert.targets.tflite.exporter SPEC.json
+    sys.exit(tf_main(_tensorflow_fallback))

@@ -36,11 +36,13 @@ from typing import Any
 import numpy as np
 
 from edgebert.families import Family
+from edgebert.targets.tflite.runner import _set_env
 
 STATIC = "int8-static"
 RECIPES = ("int8", "fp16", STATIC)
 LAYER_NORM_OPS = ("MEAN", "SQUARED_DIFFERENCE", "RSQRT", "ADD", "SUB", "MUL", "RESHAPE")
 HEAD_OPS = ("RESHAPE", "MUL", "SUM", "MAXIMUM", "DIV", "SQRT", "SUB", "ADD")
+FFN_ROLES = ("ffn_input", "ffn_output")  # layer roles (edgebert.families.LAYER_ROLES) of the FFN projections
 # Scopes of ops that belong to edgebert's own wrappers rather than to a transformer module: the base model
 # (attribute `encoder` of edgebert.pooling.SentenceEmbedder: the attention-mask arithmetic) and the
 # SentenceEmbedder itself (attribute `embedder` of edgebert.targets.tflite.exporter's int32 wrapper: pooling + L2 norm).
@@ -56,14 +58,9 @@ class FloatRule:
     reason: str
 
 
-def _quiet_env() -> None:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    os.environ.setdefault("LITERT_TORCH_SHOW_PROGRESS", "n")
-
-
 def quantization_recipe(recipe: str) -> Any:
     """The ai-edge-quantizer recipe (a list of op configs) for a weight-only edgebert quantization name."""
-    _quiet_env()
+    _set_env()
     if recipe == "int8":
         from ai_edge_quantizer import recipe as aeq_recipe
 
@@ -82,7 +79,7 @@ def quantization_recipe(recipe: str) -> Any:
 
 def quantize_tflite(model: bytes, recipe: str) -> bytes:
     """A quantized copy of the float32 TFLite flatbuffer `model` under `recipe` ('int8' or 'fp16')."""
-    _quiet_env()
+    _set_env()
     from ai_edge_quantizer import quantizer
 
     qt = quantizer.Quantizer(bytearray(model), quantization_recipe(recipe))
@@ -148,7 +145,7 @@ def static_float_rules(family: Family, signature: str, outputs: tuple[str, ...])
         rules.append(FloatRule(module_scope(_parent(embedding_norm), False), ("ADD",), ln_reason))
     rules += [
         FloatRule(
-            module_scope(family.attention_context_module, True),
+            module_scope(family.layer_module("attention"), True),
             ("ADD", "SOFTMAX"),
             "attention-mask addition (finfo.min) and softmax",
         ),
@@ -167,7 +164,7 @@ def static_float_rules(family: Family, signature: str, outputs: tuple[str, ...])
 
 
 def _ffn_modules(family: Family) -> list[str]:
-    return list(dict.fromkeys([family.ffn_input_module, family.ffn_output_module]))
+    return list(dict.fromkeys(family.layer_module(role) for role in FFN_ROLES))
 
 
 def quantize_tflite_static(
@@ -178,7 +175,7 @@ def quantize_tflite_static(
     outputs: tuple[str, ...],
 ) -> bytes:
     """int8-static copy of the float32 flatbuffer `model`, calibrated on `calibration` (signature inputs)."""
-    _quiet_env()
+    _set_env()
     if not calibration:
         raise ValueError("int8-static needs calibration inputs")
     from ai_edge_quantizer import qtyping, quantizer
@@ -207,7 +204,7 @@ def static_recipe_details(family: Family, signature: str, outputs: tuple[str, ..
         "weights": "int8, channel-wise, symmetric (embedding tables int8, float output)",
         "activations": "int8, per-tensor, asymmetric, static",
         "calibration_method": "min/max over the calibration sentences, each padded to seq_len",
-        "float_modules": {"ffn_input_module": family.ffn_input_module, "ffn_output_module": family.ffn_output_module},
+        "float_modules": {f"{role}_module": family.layer_module(role) for role in FFN_ROLES},
         "kept_float": [
             {"scope": r.regex, "ops": list(r.ops), "reason": r.reason} for r in static_float_rules(family, signature, outputs)
         ],

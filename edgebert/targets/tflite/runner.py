@@ -13,9 +13,11 @@ SIGNATURE = "serving_default"
 
 
 def _set_env() -> None:
-    """Quiet the converters; must run before litert_torch / tensorflow are imported."""
+    """Quiet LiteRT, litert_torch and TensorFlow's C++ logging; must run before they are imported."""
+    from edgebert.targets.tf_subprocess import apply_env
+
     os.environ.setdefault("LITERT_TORCH_SHOW_PROGRESS", "n")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    apply_env(os.environ, tensorflow=False)
 
 
 # LiteRT's kernel paths: the XNNPACK delegate it applies by default, and its built-in kernels (what runs where
@@ -66,7 +68,7 @@ class BareTFLiteRunner(Runner):
     """Any TFLite sentence encoder with a signature: static [1, T] inputs, rows run one at a time."""
 
     def __init__(self, path: Path, pooling: str, threads: int | None) -> None:
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        _set_env()
         from ai_edge_litert.interpreter import Interpreter
 
         self.interpreter = Interpreter(model_path=str(path), num_threads=threads)

@@ -1,0 +1,79 @@
+"""The one way edgebert starts a worker process: its environment, the JSON spec and result, failures as one error."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from edgebert.errors import TargetUnavailable
+from edgebert.targets import tf_subprocess
+from edgebert.targets.tf_subprocess import TF_ENV, apply_env, child_env, run_tf, tail
+
+# A TF child that imports no TensorFlow: it reports its environment, echoes its spec, or fails as asked.
+PROBE = '''
+import os, sys, time
+from edgebert.targets.tf_subprocess import tf_main
+
+
+def body(spec):
+    sys.stderr.write("E0000 00:00:00 cuda_dnn.cc] start-up noise\\n")
+    if spec.get("sleep"):
+        time.sleep(spec["sleep"])
+    if spec.get("fail"):
+        raise ValueError("probe failed: " + spec["fail"])
+    keys = ["USE_TF", "USE_TORCH", "TF_ENABLE_ONEDNN_OPTS", "TF_CPP_MIN_LOG_LEVEL", "TF_USE_LEGACY_KERAS",
+            "CUDA_VISIBLE_DEVICES", "PYTHONUNBUFFERED"]
+    return {"env": {k: os.environ.get(k) for k in keys}, "echo": spec["echo"], "stdin": sys.stdin.read()}
+
+
+sys.exit(tf_main(body))
+'''
+
+
+@pytest.fixture
+def probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The module name of the probe child, importable through PYTHONPATH (which child_env keeps)."""
+    (tmp_path / "edgebert_tf_probe.py").write_text(PROBE)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    return "edgebert_tf_probe"
+
+
+def test_child_gets_the_tf_settings_and_the_spec(probe: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("USE_TF", "0")  # what edgebert's torch side sets
+    monkeypatch.setenv("USE_TORCH", "1")  # would hide transformers' TF classes
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    result = run_tf(probe, {"echo": {"a": [1, 2]}}, "the probe")
+    assert result["echo"] == {"a": [1, 2]} and result["stdin"] == ""
+    assert result["env"] == {**TF_ENV, "USE_TORCH": None, "PYTHONUNBUFFERED": "1"}
+
+
+def test_child_failure_is_one_clear_error(probe: str) -> None:
+    with pytest.raises(TargetUnavailable) as info:
+        run_tf(probe, {"echo": None, "fail": "boom"}, "the probe")
+    first, *rest = str(info.value).splitlines()
+    assert first == "the probe failed (exit 1): ValueError: probe failed: boom"
+    assert "Traceback (most recent call last):" in rest and not any("E0000" in line for line in rest)
+
+
+def test_child_timeout_is_one_clear_error(probe: str) -> None:
+    with pytest.raises(TargetUnavailable, match=r"^the probe took over 0.5 s"):
+        run_tf(probe, {"echo": None, "sleep": 30}, "the probe", timeout_s=0.5)
+
+
+def test_torch_workers_keep_the_users_choices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("USE_TF", raising=False)
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "0")
+    env = child_env(tensorflow=False, extra={"EDGEBERT_BENCH_PARENT": "1"})
+    assert env["USE_TF"] == "0" and env["TF_CPP_MIN_LOG_LEVEL"] == "0" and env["EDGEBERT_BENCH_PARENT"] == "1"
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(tf_subprocess.EDGEBERT_ROOT)
+    assert (tf_subprocess.EDGEBERT_ROOT / "edgebert" / "families.py").is_file()
+    assert apply_env({"USE_TF": "1"}, tensorflow=False) == {"USE_TF": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    assert apply_env({"USE_TORCH": "1", "USE_TF": "0"}, tensorflow=True) == TF_ENV
+
+
+def test_tail_drops_tensorflow_startup_noise() -> None:
+    text = "E0000 00:00 cuda_dnn.cc] noise\nTraceback (most recent call last):\nOSError: boom\n"
+    assert tail(text) == "Traceback (most recent call last):\nOSError: boom"
+    assert tail(text, 1) == "OSError: boom" and tail("") == ""
