@@ -242,12 +242,15 @@ EXPORTABLE_TASKS = (FEATURE_EXTRACTION,)
 def choose_task(config: dict[str, Any], has_sentence_stack: bool, requested: str | None, where: Path) -> tuple[str, str | None]:
     """(the task to export, the task of the model's head left out, or None) for the model in `where`.
 
-    A head is never dropped silently: a task model is refused (one line) unless `requested` is feature-extraction,
-    which ships its encoder's sentence embeddings and says the head is left out."""
+    A head is never dropped silently: a classifier is refused (one line) unless `requested` is feature-extraction,
+    which ships its encoder's sentence embeddings and says the head is left out; a masked-LM model exports as an
+    encoder unless fill-mask is requested (not exportable yet: refused), and the head left out is reported."""
     detected = detect_task(config, has_sentence_stack)
     if requested is not None:
         check_task(requested)
-    task = requested or detected
+    # A masked-LM head is most checkpoints' pre-training head (bert-base-uncased, edgebert's own students), not what
+    # the app asked for: such a model exports as an encoder by default, and the summary says the head is left out.
+    task = requested or (FEATURE_EXTRACTION if detected == "fill-mask" else detected)
     if task != detected and task != FEATURE_EXTRACTION:
         raise UserError(f"--task {task}: {where} is a {detected} model, it has no {task} head")
     if task not in EXPORTABLE_TASKS:
@@ -293,30 +296,44 @@ def torch_activation(name: str) -> Any:
     }[name]
 
 
+def torch_dense_layers(stack: SentenceStack) -> Any:
+    """The stack's Dense layers (Linear + activation each) as one `nn.Sequential` (empty without Dense)."""
+    import torch
+    from torch import nn
+
+    layers = []
+    for dense in stack.dense:
+        linear = nn.Linear(dense.weight.shape[1], dense.weight.shape[0], bias=dense.bias is not None)
+        with torch.no_grad():
+            linear.weight.copy_(torch.as_tensor(dense.weight))
+            if dense.bias is not None:
+                linear.bias.copy_(torch.as_tensor(dense.bias))
+        layers += [linear, torch_activation(dense.activation)]
+    return nn.Sequential(*layers)
+
+
+def torch_sentence_vector(stack: SentenceStack, dense: Any, hidden: Any, mask: Any) -> Any:
+    """The stack on token states [B, T, H]: pooling modes (concatenated), `dense` (`torch_dense_layers`), Normalize.
+
+    Called from the module that owns `dense`, so that its ops sit in that module's scope in traced graphs."""
+    import torch
+
+    pooled = [torch_pool(hidden, mask, mode) for mode in stack.pooling]
+    vector = dense(pooled[0] if len(pooled) == 1 else torch.cat(pooled, dim=-1))
+    return torch.nn.functional.normalize(vector, p=2.0, dim=-1) if stack.normalize else vector
+
+
 def torch_sentence_head(stack: SentenceStack) -> Any:
     """A torch module mapping (hidden [B, T, H], mask [B, T]) to the stack's sentence vectors."""
-    import torch
     from torch import nn
 
     class SentenceHead(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.modes = stack.pooling
-            self.normalize = stack.normalize
-            layers = []
-            for dense in stack.dense:
-                linear = nn.Linear(dense.weight.shape[1], dense.weight.shape[0], bias=dense.bias is not None)
-                with torch.no_grad():
-                    linear.weight.copy_(torch.as_tensor(dense.weight))
-                    if dense.bias is not None:
-                        linear.bias.copy_(torch.as_tensor(dense.bias))
-                layers += [linear, torch_activation(dense.activation)]
-            self.dense = nn.Sequential(*layers)
+            self.dense = torch_dense_layers(stack)
 
-        def forward(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-            pooled = [torch_pool(hidden, mask, mode) for mode in self.modes]
-            vector = self.dense(pooled[0] if len(pooled) == 1 else torch.cat(pooled, dim=-1))
-            return nn.functional.normalize(vector, p=2.0, dim=-1) if self.normalize else vector
+        def forward(self, hidden: Any, mask: Any) -> Any:
+            return torch_sentence_vector(stack, self.dense, hidden, mask)
 
     return SentenceHead()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from edgebert.heads import SentenceStack, default_stack, torch_pool, torch_sentence_head
+from edgebert.heads import SentenceStack, default_stack, torch_dense_layers, torch_pool, torch_sentence_vector
 from edgebert.modeldir import POOLING_MODES as POOLINGS
 
 
@@ -31,7 +31,7 @@ class SentenceEmbedder(nn.Module):
         self.encoder = encoder
         self.stack = pooling
         self.pooling = "+".join(pooling.pooling)
-        self.head = torch_sentence_head(pooling)
+        self.dense = torch_dense_layers(pooling)  # ops inline in forward: traced graphs scope them to the embedder
         self.uses_token_type_ids = uses_token_type_ids
 
     def forward(
@@ -44,4 +44,4 @@ class SentenceEmbedder(nn.Module):
         if self.uses_token_type_ids:
             kwargs["token_type_ids"] = token_type_ids if token_type_ids is not None else torch.zeros_like(input_ids)
         hidden = self.encoder(**kwargs).last_hidden_state
-        return self.head(hidden, attention_mask), hidden
+        return torch_sentence_vector(self.stack, self.dense, hidden, attention_mask), hidden

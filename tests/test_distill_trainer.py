@@ -202,7 +202,7 @@ def test_packaged_teacher_few_steps(packaged_teacher: Path, shared_data: Path, t
     (tmp_path / "c.txt").write_text("".join(lines))
     out = tmp_path / "student"
     report = distill("default", tmp_path / "c.txt", out, student_layers=2, steps=3, batch_size=4, seq_len=64,
-                     head_steps=3, head_batch_size=4, logging_steps=1, cache_dir=tmp_path / "cache", quiet=True)
+                     head_steps=3, head_batch_size=4, logging_steps=1, cache_dir=tmp_path / "cache", quiet=True, **TRIPLE_LOSS)
     loaded = load_model(out)
     assert loaded.config.num_hidden_layers == 2 and loaded.config.hidden_size == 384 and loaded.pooling == "mean"
     assert report.manifest["recipe"]["student"]["layer_map"] == [0, 5]

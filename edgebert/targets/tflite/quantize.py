@@ -41,12 +41,15 @@ from edgebert.targets.tflite.runner import _set_env
 STATIC = "int8-static"
 RECIPES = ("int8", "fp16", STATIC)
 LAYER_NORM_OPS = ("MEAN", "SQUARED_DIFFERENCE", "RSQRT", "ADD", "SUB", "MUL", "RESHAPE")
-HEAD_OPS = ("RESHAPE", "MUL", "SUM", "MAXIMUM", "DIV", "SQRT", "SUB", "ADD")
+# (ai_edge_quantizer's op names; its REDUCE_MAX has none: max pooling runs on int8 activations under int8-static)
+HEAD_OPS = ("RESHAPE", "MUL", "SUM", "MAXIMUM", "DIV", "SQRT", "SUB", "ADD", "CONCATENATION", "GATHER", "GATHER_ND",
+            "FULLY_CONNECTED", "TANH", "RELU", "LOGISTIC", "GELU", "RSQRT")
 FFN_ROLES = ("ffn_input", "ffn_output")  # layer roles (edgebert.families.LAYER_ROLES) of the FFN projections
 # Scopes of ops that belong to edgebert's own wrappers rather than to a transformer module: the base model
 # (attribute `encoder` of edgebert.pooling.SentenceEmbedder: the attention-mask arithmetic) and the
-# SentenceEmbedder itself (attribute `embedder` of edgebert.targets.tflite.exporter's int32 wrapper: pooling + L2 norm).
-WRAPPER_SCOPES = r"_(?:encoder|embedder);"
+# SentenceEmbedder itself (attribute `embedder` of edgebert.targets.tflite.exporter's int32 wrapper: pooling, the
+# sentence-transformers Dense layers (attribute `dense`), L2 norm).
+WRAPPER_SCOPES = r"_(?:encoder|embedder);|_embedder/[^/;]*Sequential_dense/"
 
 
 @dataclass(frozen=True)
