@@ -74,10 +74,7 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     model_dir = resolve_model(model)
     inputs["--model"] = model_dir
     config, family = inspect_model_dir(model_dir)
-    if family.name not in exporter.supported_families:
-        raise UserError(
-            f"target {target} cannot export a {family.name} model yet; supported: " + ", ".join(exporter.supported_families)
-        )
+    family.require("export")
     check_within_positions("--seq-len", seq_len, config)
     task, head_left_out = choose_task(config, (model_dir / "modules.json").is_file(), o.task, model_dir)
 

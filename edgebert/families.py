@@ -121,6 +121,8 @@ class Family:
     mlm_vocab_keys: tuple[str, ...] = ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias", "cls.predictions.bias")
     # Config fields for the student's shape: (layers, hidden, heads, ffn).
     size_fields: tuple[str, str, str, str] = ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size")
+    # Config field naming the FFN activation ("gelu", ...).
+    activation_field: str = "hidden_act"
     # State-dict prefix (within the base model) of the embeddings, and of the word-embedding table.
     embeddings_prefix: str = "embeddings."
     word_embeddings_key: str = "embeddings.word_embeddings.weight"
@@ -128,6 +130,17 @@ class Family:
     embedding_size_field: str | None = None
     # Whether edgebert.compress's head/FFN pruning understands this family's modules.
     prunable: bool = True
+    # The verbs verified on this family (tests/test_families_export.py and the families' own tests); the others refuse
+    # a model of this family with one line (`require`) rather than run untested code on it.
+    verbs: tuple[str, ...] = ("distill", "compress", "trim", "export", "bench")
+
+    def require(self, verb: str) -> None:
+        """UserError (one line) when `verb` is not verified on this family."""
+        if verb not in self.verbs:
+            able = [f.name for f in FAMILIES if verb in f.verbs]
+            raise UserError(
+                f"{verb} does not support {self.name} models yet ({', '.join(self.verbs)} do); {verb} supports: {', '.join(able)}"
+            )
 
     # ------------------------------------------------------------------------------------------- PyTorch modules
     def layer_module(self, role: str) -> str:
@@ -247,7 +260,70 @@ ALBERT = Family(
     embedding_size_field="embedding_size",
 )
 
-FAMILIES: tuple[Family, ...] = (BERT, ALBERT)
+# BERT's layout under the base-model attribute `roberta`; no token types (RoBERTa tokenizers give none), positions
+# counted from padding_idx + 1 inside the model (traced with it).
+ROBERTA = Family(
+    name="roberta",
+    model_types=("roberta",),
+    uses_token_type_ids=False,
+    tf_model_class="TFRobertaModel",
+    tf_layers_path="roberta.encoder.layer",
+    mlm_class=None,
+    verbs=("export", "bench"),
+)
+
+# BERT's layout under `electra`; when embedding_size != hidden_size the embeddings pass through `embeddings_project`.
+ELECTRA = Family(
+    name="electra",
+    model_types=("electra",),
+    uses_token_type_ids=True,
+    embedding_modules=(*BERT.embedding_modules, ("projection", "embeddings_project")),
+    embedding_size_field="embedding_size",
+    tf_model_class="TFElectraModel",
+    tf_layers_path="electra.encoder.layer",
+    mlm_class=None,
+    verbs=("export", "bench"),
+)
+
+DISTILBERT = Family(
+    name="distilbert",
+    model_types=("distilbert",),
+    uses_token_type_ids=False,
+    layers_path="transformer.layer",
+    layer_modules=(
+        ("attention", "attention"),
+        ("query", "attention.q_lin"),
+        ("key", "attention.k_lin"),
+        ("value", "attention.v_lin"),
+        ("attention_output", "attention.out_lin"),
+        ("attention_norm", "sa_layer_norm"),
+        ("ffn_input", "ffn.lin1"),
+        ("ffn_output", "ffn.lin2"),
+        ("output_norm", "output_layer_norm"),
+    ),
+    embedding_modules=(
+        ("word", "embeddings.word_embeddings"),
+        ("position", "embeddings.position_embeddings"),
+        ("norm", "embeddings.LayerNorm"),
+    ),
+    tf_model_class="TFDistilBertModel",
+    tf_layers_path="distilbert.transformer.layer",
+    tf_layer_modules=(
+        ("attention", "attention"),
+        ("query", "attention.q_lin"),
+        ("key", "attention.k_lin"),
+        ("value", "attention.v_lin"),
+        ("attention_output", "attention.out_lin"),
+    ),
+    tfjs_ffn_output_patterns=("*/layer_._[0-9]/ffn/lin2/*", "*/layer_._[0-9][0-9]/ffn/lin2/*"),
+    mlm_class=None,
+    size_fields=("n_layers", "dim", "n_heads", "hidden_dim"),
+    activation_field="activation",
+    prunable=False,
+    verbs=("export", "bench"),
+)
+
+FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, ELECTRA, DISTILBERT)
 
 
 def supported_model_types() -> list[str]:

@@ -252,6 +252,7 @@ def _resolve_source(req: _Request) -> _Source:
     req.inputs["--model"] = model_dir
     check_not_input(req.out, req.inputs)
     _, family = inspect_model_dir(model_dir)
+    family.require("compress")
     if not family.prunable:
         prunable = ", ".join(f.name for f in FAMILIES if f.prunable)
         raise UserError(f"structured pruning of {family.name} models is not supported yet; supported: {prunable}")

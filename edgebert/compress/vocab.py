@@ -277,6 +277,7 @@ def trim_vocab(
     _check_args(min_count, max_size)
     out, inputs, model_dir = _resolve_paths(model, out, corpus, heldout, force)
     _, family = inspect_model_dir(model_dir)
+    family.require("trim")
     texts = load_corpus(corpus)
     counted, held = (texts, load_corpus(heldout)) if heldout is not None else split_heldout(texts)
     tokenizer = _load_tokenizer(model_dir)

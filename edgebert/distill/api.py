@@ -244,6 +244,7 @@ def _resolve_models(run: _Run) -> None:
     a = run.a
     run.teacher_dir = resolve_model(a.teacher)
     run.config_dict, run.family = inspect_model_dir(run.teacher_dir)
+    run.family.require("distill")
     run.pooling = resolve_pooling(run.teacher_dir, run.family.default_pooling)
     _choose_losses(run)
     a = run.a
@@ -602,6 +603,7 @@ def _student_init_shape(
         raise UserError(f"{given[0]} cannot be combined with --student-init: the student is the model in {student_init} as it is")
     init_dir = resolve_model(student_init)
     _, init_family = inspect_model_dir(init_dir)
+    init_family.require("distill")
     try:
         init_config = AutoConfig.from_pretrained(init_dir, trust_remote_code=False)
     except Exception as exc:  # noqa: BLE001

@@ -71,8 +71,6 @@ class Exporter(ABC):
     name: ClassVar[str]
     quantizations: ClassVar[tuple[str, ...]]  # besides "none"
     install_hint: ClassVar[str]
-    # Families whose names every target resolves through edgebert.families (ALBERT: factorised-embedding students).
-    supported_families: ClassVar[tuple[str, ...]] = ("bert", "albert")
 
     @abstractmethod
     def check_available(self) -> None:

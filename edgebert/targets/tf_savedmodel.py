@@ -93,8 +93,9 @@ def build_saved_model(
     tf_class = getattr(transformers, family.tf_model_class)
     encoder = load_tf_model(tf_class, model_dir, family)
     config = encoder.config
-    if getattr(config, "hidden_act", "gelu") not in ("gelu", "gelu_new", "relu", "gelu_fast", "quick_gelu"):
-        raise SystemExit(f"unsupported hidden_act {config.hidden_act!r} for the TF.js path")
+    activation = getattr(config, family.activation_field, "gelu")
+    if activation not in ("gelu", "gelu_new", "relu", "gelu_fast", "quick_gelu"):
+        raise SystemExit(f"unsupported {family.activation_field} {activation!r} for the TF.js path")
 
     input_names = family.input_names()
     specs = [tf.TensorSpec([1, seq_len], tf.int32, name=name) for name in input_names]
@@ -123,7 +124,7 @@ def build_saved_model(
         "tensorflow": tf.__version__,
         "transformers": transformers.__version__,
         "tf_model_class": tf_class.__name__,
-        "gelu": gelu if config.hidden_act == "gelu" else config.hidden_act,
+        "gelu": gelu if activation == "gelu" else activation,
         "attention_products": "per_head_2d" if per_head else "batched",
     }
 

@@ -1,0 +1,67 @@
+"""DistilBERT, RoBERTa (byte-level BPE) and ELECTRA (with its embedding projection) through `export` in every target
+(issue 13: each was refused), and a one-line refusal from the verbs not yet verified on them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from model_zoo import add_st_stack, build_distilbert, build_electra, build_roberta
+
+from edgebert.errors import UserError
+
+SEQ_LEN = 32
+BUILD = {"distilbert": build_distilbert, "roberta": build_roberta, "electra": build_electra}
+
+
+@pytest.fixture(scope="module")
+def family_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One tiny model per new family; the RoBERTa one carries a sentence-transformers stack (cls pooling)."""
+    root = tmp_path_factory.mktemp("families")
+    models = {name: build(root / name) for name, build in BUILD.items()}
+    add_st_stack(models["roberta"], pooling="cls")
+    return models
+
+
+@pytest.mark.parametrize("family", list(BUILD))
+@pytest.mark.parametrize(("target", "quantize"), [("onnx", "none"), ("onnx", "int8"), ("tflite", "none"), ("tfjs", "none")])
+def test_new_family_exports_and_passes_parity(family_models: dict[str, Path], tmp_path: Path, family: str, target: str, quantize: str) -> None:
+    from edgebert.export import export
+
+    report = export(target, model=family_models[family], out=tmp_path / "out", quantize=quantize, seq_len=SEQ_LEN, quiet=True)
+    manifest = report.manifest
+    assert manifest["parity"]["passed"] and manifest["model"]["family"] == family
+    names = [i["name"] for i in manifest["inputs"]]
+    assert names == (["input_ids", "attention_mask", "token_type_ids"] if family == "electra" else ["input_ids", "attention_mask"])
+    if family == "roberta":
+        assert manifest["model"]["pooling"] == "cls"
+
+
+@pytest.mark.parametrize("family", list(BUILD))
+def test_unverified_verbs_refuse_with_one_line(family_models: dict[str, Path], tiny_corpus: Path, tmp_path: Path, family: str) -> None:
+    import edgebert
+
+    with pytest.raises(UserError, match=f"distill does not support {family} models yet") as info:
+        edgebert.distill(str(family_models[family]), str(tiny_corpus), tmp_path / "s", student_layers=1, steps=1, quiet=True)
+    assert "\n" not in str(info.value)
+    with pytest.raises(UserError, match=f"compress does not support {family} models yet"):
+        edgebert.compress(str(family_models[family]), tmp_path / "c", prune_heads=0.25, calibration=str(tiny_corpus), quiet=True)
+
+
+@pytest.mark.parametrize("family", list(BUILD))
+def test_every_role_resolves_on_the_real_model(family_models: dict[str, Path], family: str) -> None:
+    from torch import nn
+    from transformers import AutoModel
+
+    from edgebert.families import LAYER_ROLES, family_for
+
+    model = AutoModel.from_pretrained(family_models[family])
+    fam = family_for(model.config.model_type)
+    layers = fam.layers(model)
+    assert len(layers) == 2
+    for role in LAYER_ROLES:
+        assert isinstance(fam.module(layers[0], role), nn.Module), role
+    parts = fam.embedding_parts(model)
+    assert all(isinstance(m, nn.Module) for m in parts.values())
+    assert ("projection" in parts) == (family == "electra")  # the tiny ELECTRA has embedding_size 16 != hidden 32
