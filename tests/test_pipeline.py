@@ -592,8 +592,8 @@ def test_wheel_runs_a_preset_outside_the_checkout() -> None:
     import subprocess
     import sys
 
-    if not (shutil.which("git") and shutil.which("unzip")):
-        pytest.skip("needs git and unzip")
+    if not (shutil.which("git") and shutil.which("unzip") and shutil.which("npm")):
+        pytest.skip("needs git, unzip and npm")
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "wheel_check.sh"
     venv = Path(sys.executable).parents[1]
     done = subprocess.run([str(script), str(venv)], capture_output=True, text=True, timeout=300)

@@ -335,6 +335,9 @@ def test_cli_trims_alone_and_after_pruning(models, corpus, heldout, tmp_path, ru
     assert both["vocab_size"] == trimmed["vocab_size"]
     assert both["pruned_heads"] == {"0": [1]}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["both", "corpus", "dev.csv", "trim"]  # no staging dir left
+    manifest = json.loads((tmp_path / "both" / "edgebert.json").read_text())
+    assert manifest["step"] == "trim" and manifest["parent"] is None  # the pruned scratch model was not kept
+    assert manifest["parent_manifest"]["step"] == "compress" and manifest["parent_manifest"]["parent"] == str(src.resolve())
 
 
 def test_cli_refuses_existing_out_before_pruning(models, corpus, tmp_path, run_cli) -> None:

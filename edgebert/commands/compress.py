@@ -4,6 +4,7 @@ optionally healed by a short distillation from the unpruned model, optionally ma
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 SPARSITY = "magnitude sparsity (optional; compressed size only)"  # the --help group of CompressConfig.magnitude_sparsity
 
@@ -55,8 +56,14 @@ class CompressCommand:
                 freeze_embeddings=not args.heal_train_embeddings,
                 cache_dir=args.cache_dir,
             )
-        staged = _Staging(args) if args.trim_vocab else None
-        report = compress(args.model, staged.path if staged else args.out, **from_args(CompressConfig, args), heal=heal)
+        options = {**from_args(CompressConfig, args), "heal": heal}
+        trimmed = None
+        if args.trim_vocab:
+            from edgebert.compress.chain import compress_then_trim
+
+            report, trimmed = compress_then_trim(args.model, args.out, _trim_request(args), _inputs(args), **options)
+        else:
+            report = compress(args.model, args.out, **options)
         m = report.manifest
         params = m["parameters"]
         summary = {
@@ -78,12 +85,9 @@ class CompressCommand:
                 "raw_bytes": mag["model_safetensors_bytes"],
                 "note": mag["note"],
             }
-        if staged:
-            try:
-                summary["vocab_trim"] = _trim(args, staged.path, args.out)
-            finally:
-                staged.cleanup()
-            summary["out"] = args.out
+        if trimmed is not None:
+            summary["vocab_trim"] = _trim_summary(trimmed)
+            summary["out"] = str(trimmed.out_dir)
         print(json.dumps(summary))
         return 0
 
@@ -162,32 +166,21 @@ def _prunes(args: argparse.Namespace) -> bool:
     return bool(args.prune_heads or args.prune_ffn or args.heads_to_prune or args.magnitude_sparsity or args.heal_steps)
 
 
-class _Staging:
-    """A scratch directory beside --out for the pruned model that vocabulary trimming then reads."""
+def _inputs(args: argparse.Namespace) -> dict[str, object]:
+    """The command's input paths by flag (an output must not overwrite one)."""
+    return {
+        "--model": args.model,
+        "--calibration": args.calibration,
+        "--heal-corpus": args.heal_corpus,
+        "--trim-vocab": args.trim_vocab,
+        "--vocab-heldout": args.vocab_heldout,
+    }
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        import os
-        import tempfile
-        from pathlib import Path
 
-        from edgebert.artifact import check_output_dir
+def _trim_request(args: argparse.Namespace) -> object:
+    from edgebert.compress.chain import TrimRequest
 
-        out = Path(args.out)
-        inputs = {
-            "--model": args.model,
-            "--calibration": args.calibration,
-            "--heal-corpus": args.heal_corpus,
-            "--trim-vocab": args.trim_vocab,
-            "--vocab-heldout": args.vocab_heldout,
-        }
-        check_output_dir(out, args.force, inputs)  # fail before pruning, not after
-        out.absolute().parent.mkdir(parents=True, exist_ok=True)
-        # named like atomic_output_dir's temp dirs, so a later run removes it if this one is killed
-        self._tmp = tempfile.TemporaryDirectory(prefix=f".{out.name}.pruned-{os.getpid()}-", dir=out.absolute().parent)
-        self.path = str(Path(self._tmp.name) / out.name)  # the trimmed manifest names its source after --out
-
-    def cleanup(self) -> None:
-        self._tmp.cleanup()
+    return TrimRequest(list(args.trim_vocab), args.vocab_min_count, args.vocab_max_size, args.vocab_heldout)
 
 
 def _trim(args: argparse.Namespace, model: str | None, out: str) -> dict[str, object]:
@@ -204,6 +197,11 @@ def _trim(args: argparse.Namespace, model: str | None, out: str) -> dict[str, ob
         force=args.force,
         quiet=args.quiet,
     )
+    return _trim_summary(report)
+
+
+def _trim_summary(report: Any) -> dict[str, object]:
+    """The summary fields of a vocabulary trim, as the command prints them."""
     return {
         "out": str(report.out_dir),
         "vocab": {"before": report.vocab_before, "after": report.vocab_after},

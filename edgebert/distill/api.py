@@ -483,6 +483,10 @@ def _make_trainer(run: _Run, model: Any) -> Any:
         masker=run.collator,
         mask_seed=a.seed,
     )
+    if a.quiet:  # without tqdm, transformers prints every log dict to stdout instead
+        from transformers import PrinterCallback
+
+        trainer.remove_callback(PrinterCallback)
     run.log(f"training {a.steps} steps × batch {a.batch_size}×{a.grad_accum} (seq ≤ {a.seq_len}); checkpoints every {args.save_steps} steps in {run.checkpoint_dir}")
     return trainer
 

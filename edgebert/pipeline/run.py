@@ -371,6 +371,14 @@ def _check_inputs(corpus: list[Input], eval_sts: Input | None, bench_sts: Input 
         validate.text_file("compress.calibration", calibration)
 
 
+def _check_targets(recipe: Recipe) -> None:
+    """Every export target's toolchain is installed: found before distillation runs for minutes, not after it."""
+    from edgebert.targets import get_exporter
+
+    for target in sorted({t for t, _ in recipe.export.student_exports()} | set(recipe.export.teacher_targets)):
+        get_exporter(target).check_available()
+
+
 @dataclass
 class Plan:
     """A checked run: the effective recipe, resolved inputs, where it writes, what it skips; nothing written yet."""
@@ -413,6 +421,7 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
     if calibration is not None and not calibration.is_file():
         raise UserError(f"compress.calibration {calibration} does not exist")
     _check_inputs(corpus_inputs, eval_input, bench_input, calibration)
+    _check_targets(recipe)
     teacher = _resolve_teacher(recipe.teacher, base)
     from edgebert.sources import resolve_model
 
