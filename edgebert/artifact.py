@@ -173,3 +173,21 @@ def dir_size(directory: Path, files: list[str] | None = None) -> int:
     directory = Path(directory)
     paths = [directory / f for f in files] if files is not None else [p for p in directory.rglob("*") if p.is_file()]
     return sum(p.stat().st_size for p in paths)
+
+
+def report_json(data: object) -> str:
+    """`data` as indented JSON that every parser reads: a NaN or infinite number (a statistic that could not be
+    computed, e.g. a Spearman correlation of constant scores) is written as null, not as the non-standard NaN."""
+    import json
+    import math
+
+    def finite(value: object) -> object:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {k: finite(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [finite(v) for v in value]
+        return value
+
+    return json.dumps(finite(data), indent=2, default=str, allow_nan=False) + "\n"

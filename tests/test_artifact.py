@@ -113,3 +113,13 @@ def test_stale_temp_dirs_of_dead_runs_are_removed(tmp_path: Path) -> None:
         assert work.name.startswith(f".out.tmp-{os.getpid()}-")
     assert not any(d.exists() for d in stale)
     assert all(d.exists() for d in kept)
+
+
+def test_report_json_writes_non_finite_numbers_as_null() -> None:
+    import json
+
+    from edgebert.artifact import report_json
+
+    text = report_json({"spearman": float("nan"), "rows": [1.5, float("inf"), {"x": -float("inf")}], "ok": (1, "a")})
+    assert json.loads(text) == {"spearman": None, "rows": [1.5, None, {"x": None}], "ok": [1, "a"]}
+    assert "NaN" not in text and "Infinity" not in text

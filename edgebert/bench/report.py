@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebert import __version__
+from edgebert.artifact import report_json
 from edgebert.bench.metrics import pareto_front, ratio
 
 SCHEMA = "edgebert.bench/1"
@@ -263,7 +264,7 @@ def write_report(directory: Path, report: dict[str, Any], echo: Any = None) -> l
         report["plot"] = f"failed: {type(exc).__name__}: {exc}"
         if echo:
             echo(f"warning: report.png not written ({type(exc).__name__}: {exc})")
-    paths[0].write_text(json.dumps(report, indent=2, default=str) + "\n")
+    paths[0].write_text(report_json(report))
     paths[1].write_text(render_markdown(report))
     return paths
 
@@ -489,10 +490,10 @@ def plot_report(report: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def rerender(report_json: Path) -> None:
+def rerender(path: Path) -> None:
     """Write report.md and report.png again from a report.json (same numbers, current rendering)."""
-    report = json.loads(Path(report_json).read_text())
-    write_report(Path(report_json).parent, report)
+    report = json.loads(Path(path).read_text())
+    write_report(Path(path).parent, report)
 
 
 if __name__ == "__main__":  # python -m edgebert.bench.report DIR/report.json

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebert import __version__
-from edgebert.artifact import atomic_output_dir, check_output_dir
+from edgebert.artifact import atomic_output_dir, check_output_dir, report_json
 from edgebert.config import BenchConfig, BenchRecipe, PipelineConfig
 from edgebert.errors import UserError, kept_on_interrupt
 from edgebert.modeldir import MANIFEST
@@ -79,7 +79,7 @@ class State:
 
     def save(self) -> None:
         tmp = self.path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(self.data, indent=2, default=str) + "\n")
+        tmp.write_text(report_json(self.data))
         os.replace(tmp, self.path)
 
     @property
@@ -636,7 +636,7 @@ def _write_report(plan: Plan, force: bool, bench_dir: Path, summary: dict[str, A
                 shutil.copy2(bench_dir / name, tmp / name)
         if plan.recipe.source and Path(plan.recipe.source).is_file():
             shutil.copy2(plan.recipe.source, tmp / "recipe.toml")
-        (tmp / "pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+        (tmp / "pipeline.json").write_text(report_json(summary))
 
 
 def _headline(report: dict[str, Any], student_labels: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
