@@ -179,8 +179,17 @@ class Family:
         return None if path is None else get_path(base_model, path)
 
     def embedding_parts(self, base_model: Any) -> dict[str, Any]:
-        """Every embedding part of a base model by role (tables, LayerNorm, a factorised projection)."""
-        return {role: get_path(base_model, path) for role, path in self.embedding_modules}
+        """Every embedding part of a base model by role (tables, LayerNorm, a factorised projection).
+
+        ELECTRA builds `embeddings_project` only when embedding_size != hidden_size: an absent projection is left out."""
+        parts = {}
+        for role, path in self.embedding_modules:
+            try:
+                parts[role] = get_path(base_model, path)
+            except AttributeError:
+                if role != "projection":
+                    raise
+        return parts
 
     def mlm_head(self, model: Any) -> Any:
         """The masked-LM head of a masked-LM model as one module (hidden states -> vocabulary logits)."""

@@ -44,3 +44,103 @@ def _hidden(model_dir: Path, texts: list[str]) -> torch.Tensor:
     batch = AutoTokenizer.from_pretrained(model_dir)(texts, padding=True, return_tensors="pt")
     with torch.no_grad():
         return model(**batch).last_hidden_state
+
+
+@pytest.mark.parametrize("family", ["distilbert", "roberta", "electra"])
+def test_distill_within_family(family: str, zoo: dict[str, Path], corpus: Path, tmp_path: Path) -> None:
+    """A 1-layer student of the family's own teacher: copied layer, trained a few steps, the stock class loads it."""
+    from edgebert.distill.api import distill
+
+    report = distill(zoo[family], corpus, tmp_path / "student", student_layers=1, **STEPS)
+    model = report.manifest["model"]
+    assert model["family"] == family and model["layers"] == 1
+    assert report.manifest["distill"]["init"]["random_tensors"] == 0
+    hidden = _hidden(tmp_path / "student", ["hello world", "a man plays the guitar"])
+    assert hidden.shape[-1] == 32 and torch.isfinite(hidden).all()
+
+
+def test_narrow_electra_student_keeps_its_factorised_embeddings(zoo: dict[str, Path], corpus: Path, tmp_path: Path) -> None:
+    """ELECTRA's tables are embedding_size wide already: a narrower student copies them as they are (no rotation),
+    and --embedding-dim on it is refused with one line."""
+    from edgebert.distill.api import distill
+
+    from edgebert.distill.student import StudentSpec, build_student
+    from edgebert.distill.teacher import load_teacher_mlm
+    from edgebert.families import ELECTRA
+
+    teacher, _ = load_teacher_mlm(zoo["electra"], ELECTRA)
+    student, _, _ = build_student(teacher, StudentSpec(layers=1, hidden=16), ELECTRA)
+    for role in ("word", "position", "token_type", "norm"):
+        assert torch.equal(ELECTRA.embedding(student.electra, role).weight, ELECTRA.embedding(teacher.electra, role).weight)
+    report = distill(zoo["electra"], corpus, tmp_path / "narrow", student_layers=1, student_hidden=16, **STEPS)
+    assert report.manifest["model"]["hidden_size"] == 16
+    with pytest.raises(UserError, match="already factorised"):
+        distill(zoo["electra"], corpus, tmp_path / "x", student_layers=1, embedding_dim=8, **STEPS)
+    with pytest.raises(UserError, match="cannot factorise a distilbert"):
+        distill(zoo["distilbert"], corpus, tmp_path / "y", student_layers=1, embedding_dim=8, **STEPS)
+
+
+@pytest.mark.parametrize("family", ["distilbert", "roberta", "electra"])
+def test_compress_prunes_heads_and_ffn(family: str, zoo: dict[str, Path], corpus: Path, tmp_path: Path) -> None:
+    """Heads and FFN neurons physically removed; the stock class reloads the smaller matrices from the config."""
+    from transformers import AutoConfig
+
+    from edgebert.compress.compress import compress
+
+    report = compress(zoo[family], tmp_path / "pruned", prune_heads=0.25, head_scope="layer", prune_ffn=0.5, calibration=corpus,
+                      calibration_samples=16, seq_len=24, quiet=True)
+    assert report.manifest["pruning"]["heads_per_layer"] == {"before": [4, 4], "after": [3, 3]}
+    config = AutoConfig.from_pretrained(tmp_path / "pruned")
+    assert {int(k): len(v) for k, v in config.pruned_heads.items()} == {0: 1, 1: 1}
+    hidden = _hidden(tmp_path / "pruned", ["hello world"])
+    assert torch.isfinite(hidden).all()
+    assert report.manifest["metrics"]["cosine_to_source"]["mean"] > 0.5
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_shared_albert_student_keeps_the_shared_layer(albert4: Path, corpus: Path, tmp_path: Path, layers: int) -> None:
+    """Published ALBERT (one layer, 4 passes): the student runs the same layer for fewer passes, recorded as such."""
+    from edgebert.distill.api import distill
+
+    report = distill(albert4, corpus, tmp_path / "student", student_layers=layers, **STEPS)
+    config = json.loads((tmp_path / "student" / "config.json").read_text())
+    assert config["num_hidden_layers"] == layers and config["num_hidden_groups"] == 1
+    init = report.manifest["distill"]["init"]
+    assert init["random_tensors"] == 0 and "run for num_hidden_layers passes" in init["layer_sharing"]
+    assert report.manifest["model"]["heads_per_layer"] == [4]
+
+
+def test_shared_albert_prunes_the_one_layer_once(albert4: Path, corpus: Path, tmp_path: Path) -> None:
+    """25 % of the shared layer's 4 heads is 1 head, counted once; its score sums every pass (the gate is shared)."""
+    from edgebert.compress.compress import compress
+    from edgebert.compress.importance import compute_importance
+    from edgebert.families import ALBERT
+    from transformers import AutoModel, AutoTokenizer
+
+    for scope in ("global", "layer"):
+        report = compress(albert4, tmp_path / scope, prune_heads=0.25, prune_ffn=0.5, head_scope=scope, calibration=corpus,
+                          calibration_samples=16, seq_len=24, quiet=True)
+        assert report.manifest["pruning"]["heads_per_layer"] == {"before": [4], "after": [3]}
+        assert report.manifest["model"]["shared_layers"] == {"layer_modules": 1, "passes": 4}
+        assert torch.isfinite(_hidden(tmp_path / scope, ["hello world"])).all()
+    model = AutoModel.from_pretrained(albert4, attn_implementation="eager")
+    tokenizer = AutoTokenizer.from_pretrained(albert4)
+    texts = training_lines(8, seed=5)
+    full = compute_importance(model, ALBERT, tokenizer, texts, method="output-sensitivity", seq_len=24)
+    model.config.num_hidden_layers = 1  # the same layer, one pass: a score over one pass only differs
+    one = compute_importance(model, ALBERT, tokenizer, texts, method="output-sensitivity", seq_len=24)
+    assert len(full.heads) == 1 and not torch.allclose(full.heads[0], one.heads[0])
+
+
+def test_onnx_int8_quantizes_every_pass_of_a_shared_layer(albert4: Path, tmp_path: Path) -> None:
+    """Each pass reads the shared weights through an Identity in the fp32 graph; int8 must cover them all, once."""
+    import onnx
+
+    from edgebert.export import export
+
+    export("onnx", albert4, tmp_path / "int8", quantize="int8")
+    graph = onnx.load(str(tmp_path / "int8" / "model.onnx")).graph
+    query = [n for n in graph.node if "/attention/query" in n.name and n.op_type.startswith("MatMul")]
+    assert len(query) == 4 and {n.op_type for n in query} == {"MatMulInteger"}
+    assert len({n.input[1] for n in query}) == 1  # one quantized copy, read by every pass
+    assert not [n for n in graph.node if n.op_type == "Identity"]

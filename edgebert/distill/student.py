@@ -218,7 +218,9 @@ def copy_from_teacher(student: nn.Module, teacher: nn.Module, layer_map: list[in
 
 
 def project_embeddings(student: nn.Module, teacher: nn.Module, family: Family) -> list[str]:
-    """Narrow student: teacher embeddings (word, position, type) projected onto the word table's top directions."""
+    """Narrow student: teacher embeddings (word, position, type) projected onto the word table's top directions.
+
+    Tables whose width does not change (a factorised family's embedding_size) were copied and stay as they are."""
     prefix = f"{family.mlm_base_attr}.{family.embeddings_prefix}"
     norm = f"{family.mlm_base_attr}.{family.embedding_module('norm')}."
     word_key = f"{family.mlm_base_attr}.{family.word_embeddings_key}"
@@ -231,6 +233,8 @@ def project_embeddings(student: nn.Module, teacher: nn.Module, family: Family) -
             if not key.startswith(prefix) or key.startswith(norm) or key not in sd_t:
                 continue
             source = sd_t[key]
+            if source.shape == tensor.shape:  # factorised tables (ELECTRA, ALBERT) keep their width: copied as they are
+                continue
             if source.dim() == 2 and source.shape[0] == tensor.shape[0] and source.shape[1] == basis.shape[0]:
                 tensor.copy_(source.float() @ basis)
                 done.append(key)
@@ -275,7 +279,7 @@ def build_student(
             "projected_embeddings": projected,
             "random_tensors": len([k for k in report["random"] if k not in projected]),
         }
-    if family.shares_layers(config):
+    if family.layer_groups_field and shared_layout(teacher.config, family):
         init["layer_sharing"] = SHARED_STUDENT
     student.tie_weights()
     return student, shape, init
