@@ -138,6 +138,11 @@ class Family:
     # Modules of the masked-LM class applied in order to the last hidden state to give vocabulary logits, and the
     # state-dict prefixes of the head's parameters (all of them, including a tied decoder).
     mlm_head_modules: tuple[str, ...] = ("cls",)
+    # The MLM head's dense transform and its LayerNorm (module paths within the masked-LM model), which a re-layout
+    # into another family maps by role (edgebert/relayout.py); the output bias is `mlm_bias_key`.
+    mlm_head_parts: tuple[tuple[str, str], ...] = (("transform", "cls.predictions.transform.dense"), ("transform_norm", "cls.predictions.transform.LayerNorm"))
+    # Position ids start at pad_token_id + 1 (RoBERTa) instead of 0: the position table has pad id + 1 extra rows.
+    positions_from_pad: bool = False
     # Whether edgebert.compress's head/FFN pruning understands this family's modules.
     prunable: bool = True
     # The verbs verified on this family (tests/test_families_export.py and the families' own tests); the others refuse
@@ -197,6 +202,14 @@ class Family:
 
         parts = [getattr(model, name) for name in self.mlm_head_modules]
         return parts[0] if len(parts) == 1 else nn.Sequential(*parts)
+
+    def mlm_head_part(self, model: Any, role: str) -> Any:
+        """The MLM head's module `role` ("transform", "transform_norm") of a masked-LM model."""
+        return get_path(model, _lookup(self.mlm_head_parts, role, "MLM head"))
+
+    def position_offset(self, config: Any) -> int:
+        """Position id of the first token: pad id + 1 for RoBERTa, else 0."""
+        return int(config.pad_token_id) + 1 if self.positions_from_pad else 0
 
     def is_mlm_head_key(self, key: str) -> bool:
         """Whether a state-dict key of the masked-LM model belongs to its MLM head."""
@@ -322,6 +335,7 @@ ALBERT = Family(
     mlm_class="AlbertForMaskedLM",
     mlm_base_attr="albert",
     mlm_head_modules=("predictions",),
+    mlm_head_parts=(("transform", "predictions.dense"), ("transform_norm", "predictions.LayerNorm")),
     layer_groups_field="num_hidden_groups",
     inner_layers_field="inner_group_num",
     mlm_head_fit_prefixes=("predictions.dense.", "predictions.LayerNorm.", "predictions.bias"),
@@ -342,6 +356,8 @@ ROBERTA = Family(
     mlm_class="RobertaForMaskedLM",
     mlm_base_attr="roberta",
     mlm_head_modules=("lm_head",),
+    mlm_head_parts=(("transform", "lm_head.dense"), ("transform_norm", "lm_head.layer_norm")),
+    positions_from_pad=True,
     mlm_head_fit_prefixes=("lm_head.dense.", "lm_head.layer_norm.", "lm_head.bias"),
     mlm_bias_key="lm_head.bias",
     mlm_decoder_key="lm_head.decoder.weight",
@@ -362,6 +378,7 @@ ELECTRA = Family(
     mlm_class="ElectraForMaskedLM",
     mlm_base_attr="electra",
     mlm_head_modules=("generator_predictions", "generator_lm_head"),
+    mlm_head_parts=(("transform", "generator_predictions.dense"), ("transform_norm", "generator_predictions.LayerNorm")),
     mlm_head_fit_prefixes=("generator_predictions.", "generator_lm_head.bias"),
     mlm_bias_key="generator_lm_head.bias",
     mlm_decoder_key="generator_lm_head.weight",
@@ -405,6 +422,7 @@ DISTILBERT = Family(
     mlm_class="DistilBertForMaskedLM",
     mlm_base_attr="distilbert",
     mlm_head_modules=("vocab_transform", "activation", "vocab_layer_norm", "vocab_projector"),
+    mlm_head_parts=(("transform", "vocab_transform"), ("transform_norm", "vocab_layer_norm")),
     mlm_head_fit_prefixes=("vocab_transform.", "vocab_layer_norm.", "vocab_projector.bias"),
     mlm_bias_key="vocab_projector.bias",
     mlm_decoder_key="vocab_projector.weight",
