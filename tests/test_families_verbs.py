@@ -144,3 +144,46 @@ def test_onnx_int8_quantizes_every_pass_of_a_shared_layer(albert4: Path, tmp_pat
     assert len(query) == 4 and {n.op_type for n in query} == {"MatMulInteger"}
     assert len({n.input[1] for n in query}) == 1  # one quantized copy, read by every pass
     assert not [n for n in graph.node if n.op_type == "Identity"]
+
+
+def test_bert_teacher_into_a_distilbert_student(tiny_bert: Path, corpus: Path, tmp_path: Path) -> None:
+    """--student-family distilbert: the teacher re-laid exactly (type 0 folded into positions), a 1-layer DistilBERT
+    student distilled from it that DistilBertModel loads; ALBERT and bad combinations refused with one line."""
+    from transformers import DistilBertModel
+
+    from edgebert.distill.api import distill
+
+    report = distill(tiny_bert, corpus, tmp_path / "student", student_layers=1, student_family="distilbert", **STEPS)
+    init = report.manifest["distill"]["init"]
+    assert report.manifest["model"]["family"] == "distilbert" and init["random_tensors"] == 0
+    assert init["relayout"]["to"] == "distilbert" and "token type 0" in init["relayout"]["notes"][0]
+    DistilBertModel.from_pretrained(tmp_path / "student")
+    assert torch.isfinite(_hidden(tmp_path / "student", ["hello world"])).all()
+    from edgebert.export import export
+
+    export("onnx", tmp_path / "student", tmp_path / "onnx")  # parity-checked against PyTorch by the export itself
+    with pytest.raises(UserError, match="re-layout covers"):
+        distill(tiny_bert, corpus, tmp_path / "x", student_layers=1, student_family="albert", **STEPS)
+    with pytest.raises(UserError, match="do not go together"):
+        distill(tiny_bert, corpus, tmp_path / "y", student_layers=1, student_family="roberta", embedding_dim=8, **STEPS)
+
+
+@pytest.mark.parametrize("target", ["distilbert", "roberta", "electra"])
+def test_relayout_is_exact_and_refuses_what_is_not(zoo: dict[str, Path], target: str) -> None:
+    """BERT (masked-LM) re-laid into each family gives the same hidden states and logits; a DistilBERT target for a
+    teacher whose LayerNorm eps DistilBERT cannot express is refused."""
+    from transformers import BertForMaskedLM
+
+    from edgebert.families import BERT, family_named
+    from edgebert.relayout import relayout, verify_relayout
+
+    teacher = BertForMaskedLM.from_pretrained(zoo["bert"], attn_implementation="eager")
+    new, _ = relayout(teacher, BERT, family_named(target), with_head=True)
+    assert verify_relayout(teacher, new, BERT, family_named(target), with_head=True, seed=3) <= 1e-5
+    if target == "distilbert":
+        teacher.config.layer_norm_eps = 1e-3
+        for module in teacher.modules():
+            if isinstance(module, torch.nn.LayerNorm):
+                module.eps = 1e-3
+        with pytest.raises(UserError, match="not a pure re-layout"):
+            relayout(teacher, BERT, family_named(target), with_head=True)
