@@ -101,6 +101,10 @@ class Family:
         ("value", "attention.self_attention.value"),
         ("attention_output", "attention.dense_output.dense"),
     )
+    # Attributes of the TF mirror's attention holding its head count and its total width (heads x head size), which
+    # a pruned model's TF mirror narrows (edgebert/targets/tf_savedmodel.py).
+    tf_heads_attr: str = "num_attention_heads"
+    tf_width_attr: str = "all_head_size"
     # tensorflowjs_converter fnmatch patterns of the FFN down-projection weights kept float16 under uint8
     # (graph weight names like `StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._5/output/dense/...`;
     # fnmatch's "*" crosses "/", hence one pattern per layer-index width for BERT).
@@ -430,6 +434,8 @@ DISTILBERT = Family(
     size_fields=("n_layers", "dim", "n_heads", "hidden_dim"),
     activation_field="activation",
     heads_attr="n_heads",
+    tf_heads_attr="n_heads",
+    tf_width_attr="dim",
 )
 
 FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, ELECTRA, DISTILBERT)
