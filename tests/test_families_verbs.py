@@ -187,3 +187,19 @@ def test_relayout_is_exact_and_refuses_what_is_not(zoo: dict[str, Path], target:
                 module.eps = 1e-3
         with pytest.raises(UserError, match="not a pure re-layout"):
             relayout(teacher, BERT, family_named(target), with_head=True)
+
+
+def test_tflite_int8_quantizes_the_shared_layer_once(albert4: Path, tmp_path: Path) -> None:
+    """TFLite: the FULLY_CONNECTED ops of all 4 passes read int8 weights, and only 7 distinct weight tensors exist
+    (the shared layer's 6 and the embedding projection's): the layer is stored once."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    from edgebert.export import export
+    from edgebert.targets.tflite.quantize import weight_dtypes
+
+    export("tflite", albert4, tmp_path / "int8", quantize="int8")
+    path = str(next((tmp_path / "int8").glob("*.tflite")))
+    assert weight_dtypes(path)["FULLY_CONNECTED"] == {"int8": 4 * 6 + 2}
+    ops = Interpreter(model_path=path)._get_ops_details()  # noqa: SLF001 - no public op listing
+    weights = [op["inputs"][1] for op in ops if op["op_name"] == "FULLY_CONNECTED"]
+    assert len(set(weights)) == 6 + 1
