@@ -203,3 +203,16 @@ def test_tflite_int8_quantizes_the_shared_layer_once(albert4: Path, tmp_path: Pa
     ops = Interpreter(model_path=path)._get_ops_details()  # noqa: SLF001 - no public op listing
     weights = [op["inputs"][1] for op in ops if op["op_name"] == "FULLY_CONNECTED"]
     assert len(set(weights)) == 6 + 1
+
+
+@pytest.mark.integration
+def test_packaged_teacher_into_a_distilbert_student(packaged_teacher: Path, corpus: Path, tmp_path: Path) -> None:
+    """all-MiniLM-L6-v2 re-laid exactly into DistilBERT, a 3-layer DistilBERT student distilled 20 steps, exported."""
+    from edgebert.distill.api import distill
+    from edgebert.export import export
+
+    report = distill(packaged_teacher, corpus, tmp_path / "student", student_layers=3, student_family="distilbert",
+                     steps=20, batch_size=8, seq_len=64, head_steps=20, quiet=True)
+    assert report.manifest["model"]["family"] == "distilbert" and report.manifest["model"]["layers"] == 3
+    assert report.manifest["distill"]["init"]["random_tensors"] == 0
+    export("onnx", tmp_path / "student", tmp_path / "onnx", quantize="int8")
