@@ -216,3 +216,43 @@ def test_packaged_teacher_into_a_distilbert_student(packaged_teacher: Path, corp
     assert report.manifest["model"]["family"] == "distilbert" and report.manifest["model"]["layers"] == 3
     assert report.manifest["distill"]["init"]["random_tensors"] == 0
     export("onnx", tmp_path / "student", tmp_path / "onnx", quantize="int8")
+
+
+def test_a_pruned_teachers_layers_keep_their_heads_in_the_student(tmp_path: Path) -> None:
+    """Student module j takes teacher module layer_map[j] with that module's pruned heads, copied exactly."""
+    import transformers
+
+    from edgebert.distill.student import StudentSpec, build_student
+    from edgebert.families import BERT
+    from model_zoo import build_bert
+
+    teacher = transformers.BertForMaskedLM.from_pretrained(build_bert(tmp_path / "bert", head="fill-mask"))
+    teacher.prune_heads({0: [3], 1: [0, 2]})
+    student, _, init = build_student(teacher, StudentSpec(layers=1, layer_map=[1]), BERT)
+    assert student.config.pruned_heads == {0: [0, 2]} and init["random_tensors"] == 0
+    assert torch.equal(student.bert.encoder.layer[0].attention.self.query.weight, teacher.bert.encoder.layer[1].attention.self.query.weight)
+
+
+@pytest.mark.parametrize("family", ["distilbert", "electra", "roberta"])
+def test_vocab_trim_slices_each_familys_head(family: str, corpus: Path, tmp_path: Path) -> None:
+    """WordPiece families (DistilBERT, ELECTRA): the MLM head's vocabulary tensors sliced with the word table, logits
+    of the kept ids unchanged. RoBERTa's byte-level BPE is refused with one line."""
+    import transformers
+
+    from edgebert.compress.vocab import trim_vocab
+    from edgebert.families import family_named
+
+    model_dir = BUILDERS[family](tmp_path / "model", head="fill-mask")
+    if family == "roberta":
+        with pytest.raises(UserError, match="supports WordPiece"):
+            trim_vocab(model_dir, tmp_path / "trimmed", [corpus], quiet=True)
+        return
+    report = trim_vocab(model_dir, tmp_path / "trimmed", [corpus], quiet=True)
+    cls = getattr(transformers, family_named(family).mlm_class)
+    before, after = cls.from_pretrained(model_dir).eval(), cls.from_pretrained(tmp_path / "trimmed").eval()
+    assert after.get_output_embeddings().weight is after.get_input_embeddings().weight
+    text = training_lines(4, seed=9)
+    old = transformers.AutoTokenizer.from_pretrained(model_dir)(text, padding=True, return_tensors="pt")
+    new = transformers.AutoTokenizer.from_pretrained(tmp_path / "trimmed")(text, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        torch.testing.assert_close(after(**new).logits, before(**old).logits[..., report.kept_ids], atol=1e-5, rtol=1e-5)

@@ -264,10 +264,13 @@ def build_student(
         init.pop("_factorization", None)
         return student, shape, init
     config = student_config(teacher.config, shape, family)
+    modules = module_layer_map(teacher.config, config, shape.layer_map, family)
+    if shape.same_width:  # a pruned teacher's layers keep their heads in the student (module j ← teacher module)
+        pruned = {int(k): list(v) for k, v in (teacher.config.pruned_heads or {}).items()}
+        config.pruned_heads = {j: pruned[m] for j, m in enumerate(modules) if pruned.get(m)}
     torch.manual_seed(seed)
     student = getattr(transformers, family.mlm_class)(config)
-    modules = module_layer_map(teacher.config, config, shape.layer_map, family)
-    if shape.same_width and shape.ffn == int(getattr(teacher.config, family.size_fields[3])) and not teacher.config.pruned_heads:
+    if shape.same_width and shape.ffn == int(getattr(teacher.config, family.size_fields[3])):
         report = copy_from_teacher(student, teacher, modules, family, strict=True)
         init = {"kind": shape.kind, "copied_tensors": len(report["copied"]), "random_tensors": 0}
     else:
