@@ -82,13 +82,17 @@ def test_narrow_electra_student_keeps_its_factorised_embeddings(zoo: dict[str, P
 
 @pytest.mark.parametrize("family", ["distilbert", "roberta", "electra"])
 def test_compress_prunes_heads_and_ffn(family: str, zoo: dict[str, Path], corpus: Path, tmp_path: Path) -> None:
-    """Heads and FFN neurons physically removed; the stock class reloads the smaller matrices from the config."""
+    """Heads and FFN neurons physically removed; the stock class reloads the smaller matrices from the config; a
+    DistilBERT is healed too (a short distillation from the unpruned model, through --student-init)."""
     from transformers import AutoConfig
 
     from edgebert.compress.compress import compress
+    from edgebert.config import HealConfig
 
+    heal = HealConfig(steps=2, corpus=[str(corpus)], batch_size=4, seq_len=24) if family == "distilbert" else None
     report = compress(zoo[family], tmp_path / "pruned", prune_heads=0.25, head_scope="layer", prune_ffn=0.5, calibration=corpus,
-                      calibration_samples=16, seq_len=24, quiet=True)
+                      calibration_samples=16, seq_len=24, heal=heal, quiet=True)
+    assert ("healing" in report.manifest) == (heal is not None)
     assert report.manifest["pruning"]["heads_per_layer"] == {"before": [4, 4], "after": [3, 3]}
     config = AutoConfig.from_pretrained(tmp_path / "pruned")
     assert {int(k): len(v) for k, v in config.pruned_heads.items()} == {0: 1, 1: 1}
