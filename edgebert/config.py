@@ -65,6 +65,10 @@ class DistillRecipe:
     embedding_dim: int | None = option(
         None, "ALBERT-style factorised embeddings: vocab×E then E×hidden, from a truncated SVD of the teacher's tables", group="student"
     )
+    student_family: str | None = option(
+        None, "the student's family if not the teacher's (bert, distilbert, roberta, electra): the teacher re-laid "
+        "into it, refused unless that is exact", group="student", metavar="FAMILY",
+    )  # fmt: skip
     layer_map: list[int] | None = option(
         None, "teacher layer per student layer, e.g. 0,2,5 (default: evenly spaced)", group="student", type=str
     )

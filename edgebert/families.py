@@ -101,15 +101,17 @@ class Family:
         ("value", "attention.self_attention.value"),
         ("attention_output", "attention.dense_output.dense"),
     )
+    # Attributes of the TF mirror's attention holding its head count and its total width (heads x head size), which
+    # a pruned model's TF mirror narrows (edgebert/targets/tf_savedmodel.py).
+    tf_heads_attr: str = "num_attention_heads"
+    tf_width_attr: str = "all_head_size"
     # tensorflowjs_converter fnmatch patterns of the FFN down-projection weights kept float16 under uint8
     # (graph weight names like `StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._5/output/dense/...`;
     # fnmatch's "*" crosses "/", hence one pattern per layer-index width for BERT).
     tfjs_ffn_output_patterns: tuple[str, ...] = ("*/layer_._[0-9]/output/dense/*", "*/layer_._[0-9][0-9]/output/dense/*")
-    # The masked-LM class, for distillation; its attribute holding the base model, and the state-dict prefix of its
-    # MLM head (whose decoder is tied to the word embeddings).
+    # The masked-LM class, for distillation, and its attribute holding the base model (the head: `mlm_head_modules`).
     mlm_class: str | None = None
     mlm_base_attr: str = "bert"
-    mlm_head_prefix: str = "cls"
     # Head parameters fitted when a teacher has no MLM head (the tied decoder weight stays frozen).
     mlm_head_fit_prefixes: tuple[str, ...] = ("cls.predictions.transform.", "cls.predictions.bias")
     # Parameter names (within the masked-LM model) of the MLM head's output bias and tied decoder weight.
@@ -128,6 +130,23 @@ class Family:
     word_embeddings_key: str = "embeddings.word_embeddings.weight"
     # Config field of a factorised (ALBERT-style) embedding width, for families that have one.
     embedding_size_field: str | None = None
+    # Whether a factorised-embedding (ALBERT) student can be built from this family's embeddings exactly:
+    # absolute positions from 0 and token-type tables (edgebert/distill/factorize.py).
+    embedding_factorizable: bool = False
+    # Attribute of the "attention" module holding its current head count (after pruning).
+    heads_attr: str = "num_attention_heads"
+    # Cross-layer sharing (ALBERT): config fields of the number of distinct layer groups and of layers per group.
+    # Without them every pass through the encoder has its own layer.
+    layer_groups_field: str | None = None
+    inner_layers_field: str | None = None
+    # Modules of the masked-LM class applied in order to the last hidden state to give vocabulary logits, and the
+    # state-dict prefixes of the head's parameters (all of them, including a tied decoder).
+    mlm_head_modules: tuple[str, ...] = ("cls",)
+    # The MLM head's dense transform and its LayerNorm (module paths within the masked-LM model), which a re-layout
+    # into another family maps by role (edgebert/relayout.py); the output bias is `mlm_bias_key`.
+    mlm_head_parts: tuple[tuple[str, str], ...] = (("transform", "cls.predictions.transform.dense"), ("transform_norm", "cls.predictions.transform.LayerNorm"))
+    # Position ids start at pad_token_id + 1 (RoBERTa) instead of 0: the position table has pad id + 1 extra rows.
+    positions_from_pad: bool = False
     # Whether edgebert.compress's head/FFN pruning understands this family's modules.
     prunable: bool = True
     # The verbs verified on this family (tests/test_families_export.py and the families' own tests); the others refuse
@@ -169,8 +188,66 @@ class Family:
         return None if path is None else get_path(base_model, path)
 
     def embedding_parts(self, base_model: Any) -> dict[str, Any]:
-        """Every embedding part of a base model by role (tables, LayerNorm, a factorised projection)."""
-        return {role: get_path(base_model, path) for role, path in self.embedding_modules}
+        """Every embedding part of a base model by role (tables, LayerNorm, a factorised projection).
+
+        ELECTRA builds `embeddings_project` only when embedding_size != hidden_size: an absent projection is left out."""
+        parts = {}
+        for role, path in self.embedding_modules:
+            try:
+                parts[role] = get_path(base_model, path)
+            except AttributeError:
+                if role != "projection":
+                    raise
+        return parts
+
+    def mlm_head(self, model: Any) -> Any:
+        """The masked-LM head of a masked-LM model as one module (hidden states -> vocabulary logits)."""
+        from torch import nn
+
+        parts = [getattr(model, name) for name in self.mlm_head_modules]
+        return parts[0] if len(parts) == 1 else nn.Sequential(*parts)
+
+    def mlm_head_part(self, model: Any, role: str) -> Any:
+        """The MLM head's module `role` ("transform", "transform_norm") of a masked-LM model."""
+        return get_path(model, _lookup(self.mlm_head_parts, role, "MLM head"))
+
+    def position_offset(self, config: Any) -> int:
+        """Position id of the first token: pad id + 1 for RoBERTa, else 0."""
+        return int(config.pad_token_id) + 1 if self.positions_from_pad else 0
+
+    def is_mlm_head_key(self, key: str) -> bool:
+        """Whether a state-dict key of the masked-LM model belongs to its MLM head."""
+        return key.split(".", 1)[0] in self.mlm_head_modules
+
+    def heads(self, attention: Any) -> int:
+        """Current head count of one layer's "attention" module."""
+        return int(getattr(attention, self.heads_attr))
+
+    # ------------------------------------------------------------------------------------------ layer sharing
+    def distinct_layers(self, config: Any) -> int:
+        """How many layer modules the encoder holds (`layers(...)` entries): fewer than passes when shared."""
+        if self.layer_groups_field is None:
+            return int(getattr(config, self.size_fields[0]))
+        self.check_layout(config)
+        return int(getattr(config, self.layer_groups_field))
+
+    def pass_layers(self, config: Any) -> list[int]:
+        """For each pass through the encoder (hidden_states[i + 1]), the index of the layer module it runs."""
+        passes = int(getattr(config, self.size_fields[0]))
+        groups = self.distinct_layers(config)
+        return [int(i / (passes / groups)) for i in range(passes)]  # transformers' AlbertTransformer mapping
+
+    def shares_layers(self, config: Any) -> bool:
+        """Whether several passes run the same layer module (published ALBERT: one layer for all passes)."""
+        return self.distinct_layers(config) < int(getattr(config, self.size_fields[0]))
+
+    def check_layout(self, config: Any) -> None:
+        """UserError unless each layer group holds one layer (edgebert walks `layer_inner_path`, the group's first)."""
+        if self.inner_layers_field is not None and int(getattr(config, self.inner_layers_field, 1)) != 1:
+            raise UserError(
+                f"{self.name} models with {self.inner_layers_field} = {getattr(config, self.inner_layers_field)} are not "
+                f"supported (edgebert handles one layer per group, {self.inner_layers_field} = 1, as published)"
+            )
 
     def mlm_layers_prefix(self) -> str:
         """State-dict prefix, within the masked-LM model, of the layer list (`bert.encoder.layer`): keys continue `.<i>.`."""
@@ -197,6 +274,13 @@ class Family:
         """Put `new` where the TF layer `role` is (before the model's variables exist)."""
         set_path(tf_layer, self.tf_layer_module(role), new)
 
+    def encoder_inputs(self, input_ids: Any, attention_mask: Any, token_type_ids: Any = None) -> dict[str, Any]:
+        """Keyword arguments for the base model's forward (DistilBERT's takes no token_type_ids)."""
+        inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if self.uses_token_type_ids:
+            inputs["token_type_ids"] = token_type_ids
+        return inputs
+
     def input_names(self) -> list[str]:
         """The graph inputs an exported model takes, in order."""
         names = ["input_ids", "attention_mask"]
@@ -211,11 +295,13 @@ BERT = Family(
     uses_token_type_ids=True,
     tf_model_class="TFBertModel",
     mlm_class="BertForMaskedLM",
+    embedding_factorizable=True,
 )
 
-# ALBERT as edgebert builds it: factorised embeddings (vocab x embedding_size, then a Linear to hidden_size) and,
-# with num_hidden_groups == num_hidden_layers and inner_group_num == 1, no layer sharing: every layer is a post-LN
-# BERT layer under other names (see edgebert/distill/factorize.py). Layer i is albert_layer_groups[i].albert_layers[0].
+# ALBERT: factorised embeddings (vocab x embedding_size, then a Linear to hidden_size); layer group g holds one
+# post-LN BERT layer under other names (albert_layer_groups[g].albert_layers[0]; inner_group_num 1). As published,
+# num_hidden_groups is 1: the one layer runs num_hidden_layers times (`pass_layers`); edgebert's own factorised
+# students have num_hidden_groups == num_hidden_layers (no sharing, see edgebert/distill/factorize.py).
 ALBERT = Family(
     name="albert",
     model_types=("albert",),
@@ -252,7 +338,10 @@ ALBERT = Family(
     tfjs_ffn_output_patterns=("*/ffn_output/*",),
     mlm_class="AlbertForMaskedLM",
     mlm_base_attr="albert",
-    mlm_head_prefix="predictions",
+    mlm_head_modules=("predictions",),
+    mlm_head_parts=(("transform", "predictions.dense"), ("transform_norm", "predictions.LayerNorm")),
+    layer_groups_field="num_hidden_groups",
+    inner_layers_field="inner_group_num",
     mlm_head_fit_prefixes=("predictions.dense.", "predictions.LayerNorm.", "predictions.bias"),
     mlm_bias_key="predictions.bias",
     mlm_decoder_key="predictions.decoder.weight",
@@ -268,8 +357,15 @@ ROBERTA = Family(
     uses_token_type_ids=False,
     tf_model_class="TFRobertaModel",
     tf_layers_path="roberta.encoder.layer",
-    mlm_class=None,
-    verbs=("export", "bench"),
+    mlm_class="RobertaForMaskedLM",
+    mlm_base_attr="roberta",
+    mlm_head_modules=("lm_head",),
+    mlm_head_parts=(("transform", "lm_head.dense"), ("transform_norm", "lm_head.layer_norm")),
+    positions_from_pad=True,
+    mlm_head_fit_prefixes=("lm_head.dense.", "lm_head.layer_norm.", "lm_head.bias"),
+    mlm_bias_key="lm_head.bias",
+    mlm_decoder_key="lm_head.decoder.weight",
+    mlm_vocab_keys=("lm_head.decoder.weight", "lm_head.decoder.bias", "lm_head.bias"),
 )
 
 # BERT's layout under `electra`; when embedding_size != hidden_size the embeddings pass through `embeddings_project`.
@@ -281,8 +377,17 @@ ELECTRA = Family(
     embedding_size_field="embedding_size",
     tf_model_class="TFElectraModel",
     tf_layers_path="electra.encoder.layer",
-    mlm_class=None,
-    verbs=("export", "bench"),
+    # The generator's MLM head (hidden -> embedding_size -> vocabulary, decoder tied to the word table); a
+    # discriminator checkpoint has none, so distillation fits one (`mlm_head_fit_prefixes`).
+    mlm_class="ElectraForMaskedLM",
+    mlm_base_attr="electra",
+    mlm_head_modules=("generator_predictions", "generator_lm_head"),
+    mlm_head_parts=(("transform", "generator_predictions.dense"), ("transform_norm", "generator_predictions.LayerNorm")),
+    mlm_head_fit_prefixes=("generator_predictions.", "generator_lm_head.bias"),
+    mlm_bias_key="generator_lm_head.bias",
+    mlm_decoder_key="generator_lm_head.weight",
+    mlm_vocab_keys=("generator_lm_head.weight", "generator_lm_head.bias"),
+    embedding_factorizable=True,  # when embedding_size == hidden_size (no projection yet); see distill/student.py
 )
 
 DISTILBERT = Family(
@@ -316,11 +421,21 @@ DISTILBERT = Family(
         ("attention_output", "attention.out_lin"),
     ),
     tfjs_ffn_output_patterns=("*/layer_._[0-9]/ffn/lin2/*", "*/layer_._[0-9][0-9]/ffn/lin2/*"),
-    mlm_class=None,
+    # DistilBertForMaskedLM's head is four modules: vocab_transform, the activation, vocab_layer_norm, and
+    # vocab_projector (tied to the word table).
+    mlm_class="DistilBertForMaskedLM",
+    mlm_base_attr="distilbert",
+    mlm_head_modules=("vocab_transform", "activation", "vocab_layer_norm", "vocab_projector"),
+    mlm_head_parts=(("transform", "vocab_transform"), ("transform_norm", "vocab_layer_norm")),
+    mlm_head_fit_prefixes=("vocab_transform.", "vocab_layer_norm.", "vocab_projector.bias"),
+    mlm_bias_key="vocab_projector.bias",
+    mlm_decoder_key="vocab_projector.weight",
+    mlm_vocab_keys=("vocab_projector.weight", "vocab_projector.bias"),
     size_fields=("n_layers", "dim", "n_heads", "hidden_dim"),
     activation_field="activation",
-    prunable=False,
-    verbs=("export", "bench"),
+    heads_attr="n_heads",
+    tf_heads_attr="n_heads",
+    tf_width_attr="dim",
 )
 
 FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, ELECTRA, DISTILBERT)

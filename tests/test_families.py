@@ -30,11 +30,18 @@ from edgebert.families import (
 
 
 def _tiny(family_name: str) -> nn.Module:
-    from transformers import AlbertConfig, AlbertModel, BertConfig, BertModel
+    from transformers import AlbertConfig, AlbertModel, AutoConfig, AutoModel, BertConfig, BertModel
 
     torch.manual_seed(0)
     if family_name == "bert":
         return BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2, intermediate_size=32))
+    if family_name == "distilbert":
+        return AutoModel.from_config(AutoConfig.for_model("distilbert", vocab_size=50, dim=16, n_layers=3, n_heads=2, hidden_dim=32))
+    if family_name in ("roberta", "electra"):
+        extra = {"embedding_size": 8} if family_name == "electra" else {}
+        return AutoModel.from_config(AutoConfig.for_model(
+            family_name, vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2, intermediate_size=32, **extra
+        ))  # fmt: skip
     return AlbertModel(AlbertConfig(
         vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=3, num_hidden_groups=3, inner_group_num=1,
         num_attention_heads=2, intermediate_size=32,
@@ -121,14 +128,18 @@ def test_mlm_classes_match_the_fields(family) -> None:
     mlm = getattr(transformers, family.mlm_class)(base_model.config)
     base = getattr(mlm, family.mlm_base_attr)
     assert type(base) is type(base_model) and len(family.layers(base)) == 3
-    assert isinstance(getattr(mlm, family.mlm_head_prefix), nn.Module)
+    hidden = torch.randn(2, int(getattr(base_model.config, family.size_fields[1])))
+    assert family.mlm_head(mlm)(hidden).shape == (2, base_model.config.vocab_size)  # hidden states -> logits
     names = dict(mlm.named_parameters())
     head = [n for n in mlm.state_dict() if not n.startswith(family.mlm_base_attr + ".")]
-    assert head and all(n.startswith(family.mlm_head_prefix + ".") for n in head), head
+    assert head and all(family.is_mlm_head_key(n) for n in head), head
+    assert not any(family.is_mlm_head_key(n) for n in base.state_dict())
     assert family.mlm_bias_key in names
     for prefix in family.mlm_head_fit_prefixes:  # every prefix fits something, and only head parameters
         fitted = [n for n in names if n.startswith(prefix)]
-        assert fitted and all(n.startswith(family.mlm_head_prefix + ".") for n in fitted), prefix
+        assert fitted and all(family.is_mlm_head_key(n) for n in fitted), prefix
+    for role, _ in family.mlm_head_parts:
+        assert isinstance(family.mlm_head_part(mlm, role), (nn.Linear if role == "transform" else nn.LayerNorm)), role
     vocab = base_model.config.vocab_size
     state = mlm.state_dict()
     vocab_keys = [k for k in family.mlm_vocab_keys if k in state]
@@ -191,14 +202,16 @@ found = {}
 for family in [f for f in FAMILIES if "compress" in f.verbs]:  # the TF roles serve pruned models' TF mirrors
     config_class = getattr(transformers, family.tf_model_class.replace("TF", "", 1).replace("Model", "Config"))
     extra = {"embedding_size": 8, "num_hidden_groups": 3} if family.embedding_size_field else {}
-    config = config_class(vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2, intermediate_size=32, **extra)
+    sizes = dict(zip(family.size_fields, (3, 16, 2, 32)))
+    config = config_class(vocab_size=50, **sizes, **extra)
     model = getattr(transformers, family.tf_model_class)(config)
     model.build_in_name_scope()
     layers = family.tf_layers(model)
     roles = {role: family.tf_module(layers[1], role) for role in TF_LAYER_ROLES}
     found[family.name] = {
         "layers": len(layers),
-        "heads": int(roles["attention"].num_attention_heads),
+        "heads": int(getattr(roles["attention"], family.tf_heads_attr)),
+        "width": int(getattr(roles["attention"], family.tf_width_attr)),
         "units": {role: int(roles[role].units) for role in ("query", "key", "value", "attention_output")},
         "inputs": int(roles["attention_output"].kernel.shape[0]),
     }
@@ -222,7 +235,7 @@ def test_tf_mirror_roles_resolve_on_real_tf_models() -> None:
     found = json.loads(proc.stdout.strip().splitlines()[-1])
     for family in [f for f in FAMILIES if "compress" in f.verbs]:
         units = {"query": 16, "key": 16, "value": 16, "attention_output": 16}
-        assert found[family.name] == {"layers": 3, "heads": 2, "units": units, "inputs": 16}, family.name
+        assert found[family.name] == {"layers": 3, "heads": 2, "width": 16, "units": units, "inputs": 16}, family.name
 
 
 # --- nothing outside families.py knows a module name -----------------------------------------------------------

@@ -249,11 +249,11 @@ def count_params_from_config(model_dir: Path) -> int | None:
     if not weights.exists() or not config_path.exists():
         return None
     family = family_for(str(json.loads(config_path.read_text()).get("model_type", "")))
-    head = f"{family.mlm_head_prefix}." if getattr(family, "mlm_head_prefix", None) else None
+    head = family.mlm_class is not None
     total = 0
     with safe_open(str(weights), framework="np") as fh:
         for key in fh.keys():  # noqa: SIM118 - safe_open is not a dict
-            if head and key.startswith(head):
+            if head and family.is_mlm_head_key(key):
                 continue
             count = 1
             for dim in fh.get_slice(key).get_shape():

@@ -80,7 +80,7 @@ def _load(model_dir: Path, family: Family) -> tuple[Any, Any, Any]:
     """(full model to save, its base encoder, its masked-LM head or None); eager attention, eval mode."""
     model, with_head = load_for_rewrite(model_dir, family)
     if with_head:
-        return model, getattr(model, family.mlm_base_attr), getattr(model, family.mlm_head_prefix)
+        return model, getattr(model, family.mlm_base_attr), family.mlm_head(model)
     return model, model, None
 
 
@@ -395,6 +395,8 @@ def _build_manifest(req: _Request, src: _Source, loaded: _Loaded, pruned: _Prune
             "parameters": pruned.params_after["encoder"],
         }
     )
+    if src.family.shares_layers(config):  # heads_per_layer has one entry per layer module, not per pass
+        model_info["shared_layers"] = {"layer_modules": src.family.distinct_layers(config), "passes": model_info["layers"]}
     manifest = new_manifest(
         "model", "compress", req.out.name, Path(src.model_dir).absolute(), source_manifest,
         parent_name=source_manifest.get("name") or getattr(config, "_name_or_path", None) or Path(src.model_dir).name,

@@ -109,9 +109,14 @@ class _Gates:
     per-head context and the post-activation FFN hidden. Every family computes both inside its layer, but only
     these two Linear modules see them as a tensor (ALBERT's attention returns its layer-normed output and applies
     the FFN activation as a function, so hooks on module outputs would miss them).
+
+    A layer module run by several passes (published ALBERT shares one layer) gets ONE gate per sequence, multiplied
+    into every pass: its gradient is the sum over passes, the first-order change when the unit leaves the shared
+    layer (and so every pass). The gates are cleared after each batch (`_accumulate`).
     """
 
     def __init__(self, layers: Sequence[torch.nn.Module], family: Family) -> None:
+        self.family = family
         self.head_gates: list[torch.Tensor | None] = [None] * len(layers)
         self.ffn_gates: list[torch.Tensor | None] = [None] * len(layers)
         self.handles = []
@@ -125,9 +130,11 @@ class _Gates:
     def _head_hook(self, i: int, attn: torch.nn.Module) -> Any:
         def hook(_module: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
             context = inputs[0]
-            heads = int(attn.num_attention_heads)
-            gate = torch.ones(context.shape[0], heads, dtype=context.dtype, requires_grad=True)
-            self.head_gates[i] = gate
+            heads = self.family.heads(attn)
+            gate = self.head_gates[i]
+            if gate is None:  # first pass of this batch through layer i; later passes reuse it
+                gate = torch.ones(context.shape[0], heads, dtype=context.dtype, requires_grad=True)
+                self.head_gates[i] = gate
             width = context.shape[-1] // heads
             return (context * gate.repeat_interleave(width, dim=1)[:, None, :], *inputs[1:])
 
@@ -136,8 +143,10 @@ class _Gates:
     def _ffn_hook(self, i: int) -> Any:
         def hook(_module: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
             hidden = inputs[0]
-            gate = torch.ones(hidden.shape[0], hidden.shape[-1], dtype=hidden.dtype, requires_grad=True)
-            self.ffn_gates[i] = gate
+            gate = self.ffn_gates[i]
+            if gate is None:
+                gate = torch.ones(hidden.shape[0], hidden.shape[-1], dtype=hidden.dtype, requires_grad=True)
+                self.ffn_gates[i] = gate
             return (hidden * gate[:, None, :], *inputs[1:])
 
         return hook
@@ -259,7 +268,7 @@ def compute_importance(
     was_training = base_model.training
     requires = _freeze(base_model, mlm_head)
 
-    head_scores = [torch.zeros(int(family.module(l, "attention").num_attention_heads), dtype=torch.float64) for l in layers]
+    head_scores = [torch.zeros(family.heads(family.module(l, "attention")), dtype=torch.float64) for l in layers]
     ffn_scores: list[torch.Tensor | None] = [None] * len(layers)
     generator = torch.Generator().manual_seed(seed)
     gates = _Gates(layers, family)

@@ -33,7 +33,10 @@ GLOBAL_FFN_REFUSAL = (
 
 @dataclass
 class HeadLayout:
-    """Which original heads each layer still has (ids in the unpruned numbering)."""
+    """Which original heads each layer module still has (ids in the unpruned numbering).
+
+    One entry per layer *module*: a layer shared by several passes (published ALBERT) is one entry, scored over all
+    its passes, pruned once and counted once (`config.pruned_heads` keys are module indices there too)."""
 
     original_heads: int
     remaining: list[list[int]]
@@ -42,7 +45,7 @@ class HeadLayout:
     def of(cls, config: Any, family: Family) -> HeadLayout:
         heads_field = family.size_fields[2]
         total = int(getattr(config, heads_field))
-        layers = int(getattr(config, family.size_fields[0]))
+        layers = family.distinct_layers(config)
         pruned = {int(k): {int(h) for h in v} for k, v in (getattr(config, "pruned_heads", None) or {}).items()}
         return cls(total, [[h for h in range(total) if h not in pruned.get(l, set())] for l in range(layers)])
 

@@ -251,6 +251,7 @@ def _resolve_models(run: _Run) -> None:
     run.teacher_config = AutoConfig.from_pretrained(run.teacher_dir, trust_remote_code=False)
     layer_map = parse_layer_map(a.layer_map) if isinstance(a.layer_map, str) else a.layer_map
     run.spec = StudentSpec(a.student_layers, a.student_hidden, a.student_heads, a.student_ffn, layer_map, a.embedding_dim)
+    _check_student_family(a, run.teacher_config, run.family)
     if a.student_init is not None:
         run.init_dir, run.init_family, run.shape = _student_init_shape(
             a.student_init, run.teacher_config, run.family, run.spec, a.student_head_steps, a.seq_len
@@ -263,6 +264,20 @@ def _resolve_models(run: _Run) -> None:
     check_output_dir(run.out, True, inputs)  # overlap and writability; emptiness is _check_out's (--resume)
     if run.init_dir is not None:
         _check_init_head(run.init_dir, run.init_family, run.family, bool(a.alpha_mlm or a.alpha_ce))
+
+
+def _check_student_family(a: Any, teacher_config: Any, family: Any) -> None:
+    """--student-family: a known family, re-layable from the teacher's, not with --embedding-dim / --student-init."""
+    if a.student_family is None or a.student_family == family.name:
+        return
+    from edgebert.families import family_named
+    from edgebert.relayout import check_relayout
+
+    target = family_named(a.student_family)
+    if a.embedding_dim is not None or a.student_init is not None:
+        flag = "--embedding-dim" if a.embedding_dim is not None else "--student-init"
+        raise UserError(f"--student-family {target.name} and {flag} do not go together (each decides the student's family)")
+    check_relayout(teacher_config, family, target)
 
 
 def _choose_losses(run: _Run) -> None:
@@ -356,6 +371,7 @@ def _recipe(run: _Run) -> dict[str, Any]:
         "max_passages": a.max_passages,
         **({"student_init": {"path": str(init_dir), "fingerprint": _fingerprint(init_dir)}} if init_dir else {}),
         **({"freeze_embeddings": True} if a.freeze_embeddings else {}),
+        **({"student_family": a.student_family} if a.student_family not in (None, run.family.name) else {}),
     }
 
 
@@ -409,9 +425,12 @@ def _make_student(run: _Run) -> None:
             from edgebert.distill.factorize import corpus_word_weights
 
             word_weights = corpus_word_weights(run.dataset.sequences, int(run.teacher_config.vocab_size))
-        run.student, run.shape, run.init_info = build_student(run.teacher_mlm, run.spec, run.family, seed=a.seed, word_weights=word_weights)
+        source, source_family, relaid = _relaid_teacher(run)
+        run.student, run.shape, run.init_info = build_student(source, run.spec, source_family, seed=a.seed, word_weights=word_weights)
         shape = run.shape
-        run.s_family = student_family(shape, run.family)
+        run.s_family = student_family(shape, source_family)
+        if relaid is not None:
+            run.init_info["relayout"] = relaid
         factorised = f", factorised embeddings {shape.embedding_dim} ({run.s_family.name})" if shape.embedding_dim else ""
         run.log(f"student: {shape.kind} {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
     s_head_steps = _student_head_steps(a.student_head_steps, a.head_steps)
@@ -419,6 +438,22 @@ def _make_student(run: _Run) -> None:
         run.init_info["head"] = _fit_student_head(run.student, run.s_family, run.dataset, run.head_collator, run.head_cfg, s_head_steps, run.log)
     if a.freeze_embeddings:
         run.init_info["frozen_embedding_parameters"] = freeze_embedding_parameters(run.student, run.s_family)
+
+
+def _relaid_teacher(run: _Run) -> tuple[Any, Any, dict[str, Any] | None]:
+    """(model to build the student from, its family, the re-layout record or None): --student-family re-lays the
+    teacher's masked-LM model into another family (edgebert/relayout.py; UserError unless exact)."""
+    from edgebert.families import family_named
+
+    name = run.a.student_family
+    if name is None or name == run.family.name:
+        return run.teacher_mlm, run.family, None
+    from edgebert.relayout import relayout
+
+    target = family_named(name)
+    relaid, notes = relayout(run.teacher_mlm, run.family, target, with_head=True)
+    run.log(f"teacher re-laid as {target.name} for the student ({'; '.join(notes) or 'names only'})")
+    return relaid, target, {"from": run.family.name, "to": target.name, "notes": notes, "checked_within": 1e-5}
 
 
 def _sts_score(run: _Run, model: Any, family: Any) -> float:
@@ -579,7 +614,12 @@ def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[st
 def _save(run: _Run, manifest: dict[str, Any]) -> None:
     """Write the student (with or without its MLM head) and its manifest to --out; drop the checkpoints unless kept."""
     saved = run.student if run.save_head else getattr(run.student, run.s_family.mlm_base_attr)
-    _write_student(run.out, saved, run.tokenizer, run.pooling, run.teacher_dir, run.shape.hidden, run.a.seq_len, manifest, run.started)
+    tokenizer = run.tokenizer
+    if not run.s_family.uses_token_type_ids and "token_type_ids" in tokenizer.model_input_names:  # --student-family
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(run.teacher_dir, use_fast=True, model_input_names=run.s_family.input_names())
+    _write_student(run.out, saved, tokenizer, run.pooling, run.teacher_dir, run.shape.hidden, run.a.seq_len, manifest, run.started)
     if not run.a.keep_checkpoints:
         shutil.rmtree(run.checkpoint_dir, ignore_errors=True)
 

@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from edgebert.errors import UserError
-from edgebert.families import Family
+from edgebert.families import FAMILIES, Family
 from edgebert.distill.factorize import principal_basis
 
 
@@ -111,12 +111,49 @@ def resolve_shape(teacher_config: Any, spec: StudentSpec, family: Family) -> Stu
     if any(i < 0 or i >= t_layers for i in layer_map):
         raise UserError(f"--layer-map {layer_map} names layers outside the teacher's 0..{t_layers - 1}")
     embedding_dim = spec.embedding_dim
+    if embedding_dim is not None:
+        check_factorizable(teacher_config, family)
     if embedding_dim is not None and not 2 <= embedding_dim <= hidden:
         raise UserError(
             f"--embedding-dim {embedding_dim} must be between 2 and the student's hidden size {hidden} "
             "(a factorised embedding narrower than the hidden size is what saves bytes)"
         )
     return StudentShape(layers, hidden, heads, ffn, layer_map, t_layers, t_hidden, embedding_dim)
+
+
+def check_factorizable(teacher_config: Any, family: Family) -> None:
+    """UserError unless `--embedding-dim` can factorise this teacher's embeddings (see edgebert/distill/factorize.py).
+
+    ALBERT and ELECTRA teachers with embedding_size < hidden_size are factorised already: their students keep the
+    teacher's embedding tables and projection as they are (copied), so --embedding-dim is refused for them."""
+    field_e = family.embedding_size_field
+    if field_e and int(getattr(teacher_config, field_e)) != int(getattr(teacher_config, family.size_fields[1])):
+        raise UserError(
+            f"--embedding-dim: this {family.name} teacher's embeddings are already factorised (embedding_size "
+            f"{getattr(teacher_config, field_e)}); its student keeps them as they are, so drop --embedding-dim"
+        )
+    if not family.embedding_factorizable:
+        able = ", ".join(f.name for f in FAMILIES if f.embedding_factorizable)
+        raise UserError(
+            f"--embedding-dim cannot factorise a {family.name} teacher's embeddings into an ALBERT student exactly "
+            f"(ALBERT needs token-type tables and positions counted from 0); it supports {able} teachers"
+        )
+
+
+def shared_layout(teacher_config: Any, family: Family) -> bool:
+    """Whether the teacher shares layers (published ALBERT); UserError for partial sharing edgebert does not map.
+
+    A shared teacher's student keeps the shared layer (num_hidden_groups 1) and runs it for `--student-layers`
+    passes; its layer map names the teacher *passes* whose outputs the student's passes are matched with."""
+    if not family.shares_layers(teacher_config):
+        return False
+    if family.distinct_layers(teacher_config) != 1:
+        raise UserError(
+            f"{family.name} teachers with {family.distinct_layers(teacher_config)} layer groups shared over "
+            f"{getattr(teacher_config, family.size_fields[0])} layers cannot be distilled; edgebert handles one shared "
+            "layer (as published) or none"
+        )
+    return True
 
 
 def student_family(shape: StudentShape, teacher_family: Family) -> Family:
@@ -130,9 +167,21 @@ def student_config(teacher_config: Any, shape: StudentShape, family: Family) -> 
     config = copy.deepcopy(teacher_config)
     for name, value in zip(family.size_fields, (shape.layers, shape.hidden, shape.heads, shape.ffn)):
         setattr(config, name, value)
+    if family.layer_groups_field:  # keep a shared layer shared; otherwise one layer module per student layer
+        setattr(config, family.layer_groups_field, 1 if shared_layout(teacher_config, family) else shape.layers)
+    config.pruned_heads = {}
     config.architectures = [family.mlm_class]
     config.tie_word_embeddings = True
     return config
+
+
+def module_layer_map(teacher_config: Any, student_config_: Any, layer_map: list[int], family: Family) -> list[int]:
+    """For each layer module of the student, the teacher layer module it is copied from.
+
+    Student pass i is matched with teacher pass layer_map[i]; a module takes the teacher module run by the teacher
+    pass matched with the module's first pass (a shared teacher's one layer for a shared student: [0])."""
+    s_passes, t_passes = family.pass_layers(student_config_), family.pass_layers(teacher_config)
+    return [t_passes[layer_map[s_passes.index(j)]] for j in range(family.distinct_layers(student_config_))]
 
 
 def teacher_key(student_key: str, layer_map: list[int], layers_prefix: str) -> str:
@@ -169,7 +218,9 @@ def copy_from_teacher(student: nn.Module, teacher: nn.Module, layer_map: list[in
 
 
 def project_embeddings(student: nn.Module, teacher: nn.Module, family: Family) -> list[str]:
-    """Narrow student: teacher embeddings (word, position, type) projected onto the word table's top directions."""
+    """Narrow student: teacher embeddings (word, position, type) projected onto the word table's top directions.
+
+    Tables whose width does not change (a factorised family's embedding_size) were copied and stay as they are."""
     prefix = f"{family.mlm_base_attr}.{family.embeddings_prefix}"
     norm = f"{family.mlm_base_attr}.{family.embedding_module('norm')}."
     word_key = f"{family.mlm_base_attr}.{family.word_embeddings_key}"
@@ -182,6 +233,8 @@ def project_embeddings(student: nn.Module, teacher: nn.Module, family: Family) -
             if not key.startswith(prefix) or key.startswith(norm) or key not in sd_t:
                 continue
             source = sd_t[key]
+            if source.shape == tensor.shape:  # factorised tables (ELECTRA, ALBERT) keep their width: copied as they are
+                continue
             if source.dim() == 2 and source.shape[0] == tensor.shape[0] and source.shape[1] == basis.shape[0]:
                 tensor.copy_(source.float() @ basis)
                 done.append(key)
@@ -211,13 +264,17 @@ def build_student(
         init.pop("_factorization", None)
         return student, shape, init
     config = student_config(teacher.config, shape, family)
+    modules = module_layer_map(teacher.config, config, shape.layer_map, family)
+    if shape.same_width:  # a pruned teacher's layers keep their heads in the student (module j ← teacher module)
+        pruned = {int(k): list(v) for k, v in (teacher.config.pruned_heads or {}).items()}
+        config.pruned_heads = {j: pruned[m] for j, m in enumerate(modules) if pruned.get(m)}
     torch.manual_seed(seed)
     student = getattr(transformers, family.mlm_class)(config)
     if shape.same_width and shape.ffn == int(getattr(teacher.config, family.size_fields[3])):
-        report = copy_from_teacher(student, teacher, shape.layer_map, family, strict=True)
+        report = copy_from_teacher(student, teacher, modules, family, strict=True)
         init = {"kind": shape.kind, "copied_tensors": len(report["copied"]), "random_tensors": 0}
     else:
-        report = copy_from_teacher(student, teacher, shape.layer_map, family, strict=False)
+        report = copy_from_teacher(student, teacher, modules, family, strict=False)
         projected = [] if shape.same_width else project_embeddings(student, teacher, family)
         init = {
             "kind": shape.kind,
@@ -225,8 +282,16 @@ def build_student(
             "projected_embeddings": projected,
             "random_tensors": len([k for k in report["random"] if k not in projected]),
         }
+    if family.layer_groups_field and shared_layout(teacher.config, family):
+        init["layer_sharing"] = SHARED_STUDENT
     student.tie_weights()
     return student, shape, init
+
+
+SHARED_STUDENT = (
+    "the teacher's one shared layer, kept shared (num_hidden_groups 1) and run for num_hidden_layers passes; "
+    "layer_map lists the teacher passes the student's passes are matched with"
+)
 
 
 # ---------------------------------------------------------------------------------------------- --student-init
@@ -283,8 +348,9 @@ def init_shape(init_config: Any, init_family: Family, teacher_config: Any, teach
 
 
 def heads_per_layer(config: Any, family: Family) -> list[int]:
-    """Heads each layer keeps: the config's count minus that layer's `config.pruned_heads`."""
-    layers, _, heads, _ = (int(getattr(config, f)) for f in family.size_fields)
+    """Heads each layer module keeps (one entry for a shared layer): the config's count minus its `config.pruned_heads`."""
+    _, _, heads, _ = (int(getattr(config, f)) for f in family.size_fields)
+    layers = family.distinct_layers(config)
     pruned = {int(k): set(v) for k, v in (getattr(config, "pruned_heads", None) or {}).items()}
     return [heads - len(pruned.get(i, ())) for i in range(layers)]
 
@@ -300,7 +366,7 @@ def load_student_init(init_dir: Any, family: Family) -> tuple[nn.Module, bool]:
 
     own_head = has_mlm_head(init_dir, family)
     model, info = load_weights(getattr(transformers, family.mlm_class), init_dir)
-    missing = [k for k in info.get("missing_keys", []) if not k.startswith(family.mlm_head_prefix + ".")]
+    missing = [k for k in info.get("missing_keys", []) if not family.is_mlm_head_key(k)]
     if missing:
         raise UserError(f"the weights in --student-init {init_dir} do not match its config (e.g. {missing[0]} missing); re-save it")
     return model, own_head
@@ -310,12 +376,11 @@ def copy_mlm_head(student: nn.Module, teacher: nn.Module, family: Family) -> lis
     """The teacher's MLM head (transform, LayerNorm, bias) into a same-family, same-width student, shapes asserted.
 
     The decoder stays tied to the student's own word embeddings. Returns the copied student keys."""
-    prefix = family.mlm_head_prefix + "."
     sd_t = teacher.state_dict()
     copied = []
     with torch.no_grad():
         for key, tensor in student.state_dict().items():
-            if not key.startswith(prefix) or key == family.mlm_decoder_key:
+            if not family.is_mlm_head_key(key) or key == family.mlm_decoder_key:
                 continue
             source = sd_t[key]
             assert source.shape == tensor.shape, f"head shape mismatch {key} {tuple(tensor.shape)} vs {tuple(source.shape)}"

@@ -81,7 +81,7 @@ def load_teacher_mlm(model_dir: Path, family: Family) -> tuple[Any, bool]:
     cls = getattr(transformers, family.mlm_class)
     own_head = has_mlm_head(model_dir, family)
     model, info = load_weights(cls, model_dir)  # a missing head is expected: it is fitted next
-    missing = [k for k in info.get("missing_keys", []) if not k.startswith(family.mlm_head_prefix + ".")]
+    missing = [k for k in info.get("missing_keys", []) if not family.is_mlm_head_key(k)]
     if missing:
         raise UserError(f"the teacher in {model_dir} is missing {len(missing)} tensors (e.g. {missing[0]}); re-save it")
     model.eval()
@@ -98,7 +98,7 @@ def head_parameters(model: Any, family: Family) -> dict[str, torch.nn.Parameter]
 def masked_logits(model: Any, family: Family, batch: dict[str, torch.Tensor], grad_head: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Vocabulary logits at masked positions only (the head over 30k words is the costly part): (logits, labels)."""
     base = getattr(model, family.mlm_base_attr)
-    head = getattr(model, family.mlm_head_prefix)
+    head = family.mlm_head(model)
     labels = batch["labels"]
     with torch.no_grad():
         hidden = base(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state

@@ -63,7 +63,7 @@ class DistillationModel(nn.Module):
         self.projections = projections
         self.cos_pairs = list(cos_pairs)  # (student hidden_states index, teacher hidden_states index)
         self.base_attr = family.mlm_base_attr
-        self.head_attr = family.mlm_head_prefix
+        self.family = family
         self.score_positions = score_positions
         # Tied tensors (decoder = word embeddings) are checkpointed once; Trainer re-ties them after loading.
         self._keys_to_ignore_on_save: list[str] | None = tied_duplicate_keys(self.state_dict()) or None
@@ -84,15 +84,10 @@ class DistillationModel(nn.Module):
         need_logits: bool = True,
     ) -> dict[str, Any]:
         base = getattr(self.student, self.base_attr)
-        out = base(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            token_type_ids=token_type_ids,
-            output_hidden_states=bool(self.cos_pairs),
-        )
+        out = base(**self.family.encoder_inputs(input_ids, attention_mask, token_type_ids), output_hidden_states=bool(self.cos_pairs))
         result: dict[str, Any] = {"last_hidden_state": out.last_hidden_state}
         if need_logits:
-            head = getattr(self.student, self.head_attr)
+            head = self.family.mlm_head(self.student)
             result["logits"] = head(out.last_hidden_state[self.scored(labels, attention_mask)])
         hidden = []
         for i, (s_idx, _) in enumerate(self.cos_pairs):
@@ -140,12 +135,10 @@ class DistillationTrainer(Trainer):
         if next(self.teacher.parameters()).device != device:
             self.teacher.to(device)
         base = getattr(self.teacher, self.family.mlm_base_attr)
-        head = getattr(self.teacher, self.family.mlm_head_prefix)
+        head = self.family.mlm_head(self.teacher)
         with torch.no_grad():
             out = base(
-                input_ids=inputs["input_ids"],
-                attention_mask=inputs["attention_mask"],
-                token_type_ids=inputs.get("token_type_ids"),
+                **self.family.encoder_inputs(inputs["input_ids"], inputs["attention_mask"], inputs.get("token_type_ids")),
                 output_hidden_states=need_hidden,
             )
             logits = head(out.last_hidden_state[scored]) if self.weights.alpha_ce else None

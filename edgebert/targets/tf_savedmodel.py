@@ -165,10 +165,11 @@ def _narrow_attention(layer: Any, family: Family, removed: int) -> None:
     """Shrink one (unbuilt) TF layer's attention to its remaining heads: query/key/value Dense layers with fewer
     units, and an attention-output Dense that takes that many inputs."""
     attention = family.tf_module(layer, "attention")
-    heads = int(attention.num_attention_heads) - removed
-    width = heads * int(attention.attention_head_size)
-    attention.num_attention_heads = heads
-    attention.all_head_size = width
+    before = int(getattr(attention, family.tf_heads_attr))
+    heads = before - removed
+    width = heads * (int(getattr(attention, family.tf_width_attr)) // before)
+    setattr(attention, family.tf_heads_attr, heads)
+    setattr(attention, family.tf_width_attr, width)
     for role in ("query", "key", "value"):
         old = family.tf_module(layer, role)
         family.replace_tf_module(layer, role, type(old).from_config({**old.get_config(), "units": width}))

@@ -36,6 +36,7 @@ batch 1, one thread on the same Xeon (fp32: 25.0-25.5 ms):
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebert.errors import UserError
 from edgebert.families import Family
 
 STATIC = "int8-static"
@@ -66,8 +68,18 @@ def quantize_onnx(
     (input name -> int64 [1, T] array), one per calibration sentence. `guard`: one batch of model feeds (the
     GUARD_SENTENCES) on which 'int8' decides whether the FFN down-projection weights may be stored as int8.
     """
-    if recipe == "int8":
-        return _quantize_dynamic(src, dst, family, guard)
+    if recipe in ("int8", STATIC):
+        shared = fold_shared_weights(src)
+        info = _quantize_dynamic(src, dst, family, guard) if recipe == "int8" else _quantize_static(src, dst, family, list(calibration or ()))
+        left = float_weight_matmuls(dst, info["excluded_nodes"])
+        if left:
+            raise UserError(
+                f"onnx {recipe} left {len(left)} weight MatMul(s) in float (e.g. {left[0]}), so the file would not be "
+                "what the recipe says; export with --quantize none or fp16"
+            )
+        if shared:
+            info["shared_weights"] = {"identity_nodes_folded": shared, "note": "every pass reads the one quantized copy"}
+        return info
     if recipe == "fp16":
         import onnx
         from onnxruntime.transformers.float16 import convert_float_to_float16
@@ -75,11 +87,6 @@ def quantize_onnx(
         model = convert_float_to_float16(onnx.load(str(src)), keep_io_types=True)
         onnx.save(model, str(dst))
         return {"recipe": recipe, "weights": "float16", "compute": "float16"}
-    if recipe == STATIC:
-        feeds = list(calibration or ())
-        if not feeds:
-            raise ValueError("int8-static needs calibration feeds")
-        return _quantize_static(src, dst, family, feeds)
     raise ValueError(f"unknown ONNX quantization recipe '{recipe}'")
 
 
@@ -155,7 +162,8 @@ def weight_only_int8(model: Any, node_names: Iterable[str]) -> list[str]:
 
     The initializer W [in, out] becomes W_q = round(W / s) (int8, symmetric, s_j = max_i |W_ij| / 127) followed by
     a DequantizeLinear(axis=1) node feeding the MatMul: 4x smaller on disk, float compute. Returns the nodes
-    changed (a MatMul whose B is not a float32 initializer used only by it is left alone).
+    changed (a MatMul whose B is not a float32 initializer used only by named MatMuls is left alone; one used by
+    several, a shared layer's passes, is quantized once and feeds them all).
 
     Standard ONNX ops on purpose: onnxruntime's own weight-only path (`MatMulNBitsQuantizer`, bits=8) writes the
     contrib op com.microsoft.MatMulNBits, which other ONNX runtimes lack. On all-MiniLM-L6-v2 the two were alike
@@ -166,17 +174,22 @@ def weight_only_int8(model: Any, node_names: Iterable[str]) -> list[str]:
     wanted = set(node_names)
     graph = model.graph
     initializers = {init.name: init for init in graph.initializer}
-    uses: dict[str, int] = {}
+    users: dict[str, set[str]] = {}
     for node in graph.node:
         for name in node.input:
-            uses[name] = uses.get(name, 0) + 1
+            users.setdefault(name, set()).add(node.name if node.op_type == "MatMul" and node.name in wanted else "")
     changed = []
     dequantize_nodes = []
+    done: dict[str, str] = {}  # a weight shared by several wanted MatMuls (a shared layer's passes): quantized once
     for node in graph.node:
         if node.op_type != "MatMul" or node.name not in wanted or len(node.input) != 2:
             continue
+        if node.input[1] in done:
+            node.input[1] = done[node.input[1]]
+            changed.append(node.name)
+            continue
         init = initializers.get(node.input[1])
-        if init is None or init.data_type != TensorProto.FLOAT or len(init.dims) != 2 or uses.get(init.name, 0) != 1:
+        if init is None or init.data_type != TensorProto.FLOAT or len(init.dims) != 2 or "" in users.get(init.name, {""}):
             continue
         weight = numpy_helper.to_array(init).astype(np.float32)
         scale = np.abs(weight).max(axis=0) / 127.0
@@ -197,6 +210,7 @@ def weight_only_int8(model: Any, node_names: Iterable[str]) -> list[str]:
                 "DequantizeLinear", [f"{base}_int8", f"{base}_scale", f"{base}_zero_point"], [dequantized], name=f"{node.name}_weight_DequantizeLinear", axis=1
             )
         )
+        done[base] = dequantized
         node.input[1] = dequantized
         changed.append(node.name)
     for dq in dequantize_nodes:  # initializer-only inputs: prepending keeps the graph topologically sorted
@@ -207,6 +221,8 @@ def weight_only_int8(model: Any, node_names: Iterable[str]) -> list[str]:
 def _quantize_static(src: Path, dst: Path, family: Family, feeds: list[dict[str, np.ndarray]]) -> dict[str, Any]:
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
 
+    if not feeds:
+        raise ValueError("int8-static needs calibration feeds")
     modules = [family.layer_module(role) for role in STATIC_FLOAT_ROLES]
     excluded = module_matmuls(src, family, modules)
     with _quiet_ort_logging():
@@ -273,6 +289,45 @@ def _quiet_ort_logging() -> Iterator[None]:
         root.setLevel(level)
 
 
+def fold_shared_weights(path: Path) -> int:
+    """Rewrite `path` so that nodes read shared initializers directly; returns how many Identity nodes went.
+
+    torch.onnx exports a module run several times (ALBERT's one shared layer) with the weights once and each later
+    pass reading them through an Identity node. onnxruntime's quantizer only quantizes a MatMul whose weight is an
+    initializer, so without this only the first pass would be int8 and the float weights would stay in the file."""
+    import onnx
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    initializers = {i.name for i in graph.initializer}
+    outputs = {o.name for o in graph.output}
+    alias = {n.output[0]: n.input[0] for n in graph.node if n.op_type == "Identity" and n.input[0] in initializers and n.output[0] not in outputs}
+    if not alias:
+        return 0
+    kept = [n for n in graph.node if not (n.op_type == "Identity" and n.output[0] in alias)]
+    for node in kept:
+        for k, name in enumerate(node.input):
+            if name in alias:
+                node.input[k] = alias[name]
+    del graph.node[:]
+    graph.node.extend(kept)
+    onnx.save(model, str(path))
+    return len(alias)
+
+
+def float_weight_matmuls(path: Path, excluded: Iterable[str]) -> list[str]:
+    """MatMul nodes left in float that multiply by a weight (a float initializer, or one dequantized or aliased),
+    other than `excluded`: after int8 quantization there must be none."""
+    import onnx
+    from onnx import TensorProto
+
+    graph = onnx.load(str(path), load_external_data=False).graph
+    floats = {i.name for i in graph.initializer if i.data_type == TensorProto.FLOAT and len(i.dims) == 2}
+    aliases = {n.output[0] for n in graph.node if n.op_type == "Identity" and n.input[0] in floats}
+    skip = set(excluded)
+    return [n.name for n in graph.node if n.op_type == "MatMul" and n.name not in skip and len(n.input) == 2 and n.input[1] in floats | aliases]
+
+
 def ffn_down_projections(path: Path, family: Family) -> list[str]:
     """Names of the MatMul nodes of each layer's FFN output projection (torch.onnx names nodes by module path)."""
     return module_matmuls(path, family, [family.layer_module("ffn_output")])
@@ -282,15 +337,21 @@ def module_matmuls(path: Path, family: Family, modules: list[str]) -> list[str]:
     """Names of the MatMul nodes inside any of `modules` (module paths within one layer).
 
     torch.onnx names nodes by module path with "/" separators (`/encoder/encoder/layer.0/output/dense/MatMul`).
-    The attention output projection is never selected: BERT's FFN "output.dense" is a suffix of its path.
+    The attention output projection is never selected: BERT's FFN "output.dense" is a suffix of its path. A module
+    called again (a shared ALBERT layer's later passes) gets a "_<k>" suffix on its last name, matched too.
     """
     import onnx
 
-    attention = "/" + family.layer_module("attention_output").replace(".", "/") + "/"
-    patterns = ["/" + m.replace(".", "/") + "/" for m in modules]
+    attention = _module_pattern(family.layer_module("attention_output"))
+    patterns = [_module_pattern(m) for m in modules]
     graph = onnx.load(str(path), load_external_data=False).graph
     return [
         n.name
         for n in graph.node
-        if n.op_type == "MatMul" and any(p in n.name for p in patterns) and attention not in n.name
+        if n.op_type == "MatMul" and any(p.search(n.name) for p in patterns) and not attention.search(n.name)
     ]
+
+
+def _module_pattern(module: str) -> re.Pattern[str]:
+    """Node-name pattern of a module path: "/a/b/" or, for a later call of a shared module, "/a/b_<k>/"."""
+    return re.compile("/" + re.escape(module.replace(".", "/")) + r"(_\d+)?/")
