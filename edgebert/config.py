@@ -27,6 +27,7 @@ BENCH_TARGETS = ("pytorch", "onnx", "tflite", "tfjs")
 # head; cosine-only on unmasked text when it has none (a head fitted to a sentence-embedding teacher such as
 # all-MiniLM-L6-v2 reaches ~8 % masked-token accuracy, so its soft targets teach noise).
 MASKED_SHARE = 0.15  # DistilBERT's share of masked tokens
+SEQ_LEN = 128  # tokens per sequence wherever a length is not given: the packaged teacher's training length
 TRIPLE_LOSS = {"alpha_mlm": 2.0, "alpha_ce": 5.0, "alpha_cos": 1.0, "alpha_pooled": 0.0}
 COSINE_ONLY = {"alpha_mlm": 0.0, "alpha_ce": 0.0, "alpha_cos": 1.0, "alpha_pooled": 1.0}
 TEMPERATURE = 2.0
@@ -86,7 +87,7 @@ class DistillRecipe:
     steps: int = option(1000, "optimizer steps", group="training")
     batch_size: int = option(32, "sequences per device per step", group="training")
     grad_accum: int = option(1, "gradient accumulation steps", group="training")
-    seq_len: int = option(128, "tokens per sequence", group="training")
+    seq_len: int = option(SEQ_LEN, "tokens per sequence", group="training")
     packing: str = option("truncate", "one passage per sequence, or packed", group="training", choices=PACKINGS)
     group_by_length: bool = option(
         False, "batch passages of similar length (less padding, faster steps on corpora of mixed lengths)", group="training"
@@ -178,7 +179,7 @@ class CompressRecipe:
         "auto", "loss for the gradient scores: the model's own masked-LM head (auto when present) or output sensitivity",
         choices=IMPORTANCE_METHODS,
     )  # fmt: skip
-    seq_len: int = option(128, "token length of calibration passages")
+    seq_len: int = option(SEQ_LEN, "token length of calibration passages")
     batch_size: int = option(16, "passages per importance batch")
     seed: int = option(0, "random seed")
 
@@ -236,7 +237,7 @@ class VocabConfig:
 class ExportRecipe:
     """The `export()` options a recipe's [export] section may set (for every target)."""
 
-    seq_len: int = option(128, "token length (fixed for tflite/tfjs)")
+    seq_len: int = option(SEQ_LEN, "token length (fixed for tflite/tfjs)")
     min_cosine: float | None = option(None, "parity tolerance override")
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebert import validate
-from edgebert.config import PACKINGS
+from edgebert.config import MASKED_SHARE, PACKINGS
 from edgebert.errors import UserError
 
 TEXT_SUFFIXES = (".txt", ".txt.gz", ".text", ".text.gz")
@@ -217,7 +217,7 @@ def padding_collator(tokenizer: Any, pad_to_multiple_of: int | None = 8) -> Any:
     return DataCollatorWithPadding(tokenizer=tokenizer, pad_to_multiple_of=pad_to_multiple_of, return_tensors="pt")
 
 
-def mlm_collator(tokenizer: Any, mlm_probability: float = 0.15, pad_to_multiple_of: int | None = 8, seed: int | None = None) -> Any:
+def mlm_collator(tokenizer: Any, mlm_probability: float = MASKED_SHARE, pad_to_multiple_of: int | None = 8, seed: int | None = None) -> Any:
     """Dynamic masking (new masks every time a batch is drawn): 15 % of tokens, 80/10/10 mask/random/keep.
 
     With `seed`, masks come from the collator's own generator instead of torch's global RNG (the

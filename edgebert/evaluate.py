@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebert.config import SEQ_LEN
 from edgebert.data import STSPairs, iter_batches
 
 
@@ -42,7 +43,7 @@ def embed(
     sentences: list[str],
     pooling: str = "mean",
     batch_size: int = 64,
-    max_length: int = 128,
+    max_length: int = SEQ_LEN,
     uses_token_type_ids: bool = True,
 ) -> np.ndarray:
     """L2-normalised pooled sentence embeddings from a base encoder (BertModel-like) in eval mode."""

@@ -41,7 +41,7 @@ from typing import Any
 
 import torch
 
-from edgebert.config import IMPORTANCE_METHODS, MASKED_SHARE
+from edgebert.config import IMPORTANCE_METHODS, MASKED_SHARE, SEQ_LEN
 from edgebert.errors import UserError
 from edgebert.families import Family
 
@@ -254,7 +254,7 @@ def compute_importance(
     texts: Sequence[str],
     mlm_head: torch.nn.Module | None = None,
     method: str = "auto",
-    seq_len: int = 128,
+    seq_len: int = SEQ_LEN,
     batch_size: int = 16,
     seed: int = 0,
 ) -> Importance:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from edgebert.artifact import atomic_output_dir, check_not_input, check_output_dir
-from edgebert.config import VocabConfig
+from edgebert.config import SEQ_LEN, VocabConfig
 from edgebert.compress.vocab_tokenizer import (
     COUNT_BATCH,
     build_trimmed_tokenizer,
@@ -55,7 +55,6 @@ HELDOUT_MAX = 1000
 EMBED_SENTENCES = 1000  # held-out sentences (evenly spaced) for the cosine; only those whose ids changed are embedded
 CHECK_PASSAGES = 256  # corpus passages re-tokenised after trimming (evenly spaced) ...
 CHECK_EMBED_PASSAGES = 64  # ... and embedded with the reloaded model
-SEQ_LEN = 128
 RELOAD_TOLERANCE = 1e-5
 
 
