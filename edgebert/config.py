@@ -31,6 +31,8 @@ SEQ_LEN = 128  # tokens per sequence wherever a length is not given: the package
 TRIPLE_LOSS = {"alpha_mlm": 2.0, "alpha_ce": 5.0, "alpha_cos": 1.0, "alpha_pooled": 0.0}
 COSINE_ONLY = {"alpha_mlm": 0.0, "alpha_ce": 0.0, "alpha_cos": 1.0, "alpha_pooled": 1.0}
 TEMPERATURE = 2.0
+ALPHA_SIM = 0.0  # in-batch similarity-matrix MSE: off unless asked for (not part of auto)
+SENTENCE_MIN_CHARS = 20  # a split sentence shorter than this is joined to its neighbour (data.split_sentences)
 AUTO_LOSSES_HELP = (
     f"unset weights are auto: DistilBERT's (mlm {TRIPLE_LOSS['alpha_mlm']:g}, ce {TRIPLE_LOSS['alpha_ce']:g}, cos "
     f"{TRIPLE_LOSS['alpha_cos']:g}, {MASKED_SHARE:.0%} masked) when the teacher has its own masked-LM head, else "
@@ -77,6 +79,10 @@ class DistillRecipe:
     alpha_ce: float | None = option(None, "soft-target KL weight (× T²)", group="losses")
     alpha_cos: float | None = option(None, "hidden-state cosine weight", group="losses")
     alpha_pooled: float | None = option(None, "pooled sentence-embedding cosine weight", group="losses")
+    alpha_sim: float = option(
+        ALPHA_SIM, "in-batch similarity weight: MSE between the student's and the teacher's cosine-similarity matrices "
+        "of the pooled embeddings in a batch (not part of auto)", group="losses",
+    )  # fmt: skip
     temperature: float = option(TEMPERATURE, "softmax temperature of the soft targets", group="losses")
     ce_positions: str = option("masked", "where soft targets are scored", group="losses", choices=CE_POSITIONS)
     cos_layers: str = option("last", "last layer, or every mapped layer", group="losses", choices=COS_LAYERS)
@@ -107,6 +113,16 @@ class DistillRecipe:
         None, "steps to fit a factorised student's MLM head before distilling (default: --head-steps; 0: off)", group="training"
     )
     max_passages: int | None = option(None, "use only the first N passages of the corpus", group="training")
+    sentences: bool = option(
+        False, "split text-file passages into sentences (tables' short STS/SST sentences stay as they are) and train "
+        "on sentences", group="training",
+    )  # fmt: skip
+    teacher_cache: str | None = option(
+        None, "cache the teacher's outputs for the corpus in DIR (pooled embeddings fp32, token states of the "
+        "cosine layers fp16), computed once and reused by runs with the same teacher, text, seq-len, packing and "
+        "layers; only for unmasked text (--alpha-mlm 0 --alpha-ce 0 --mlm-probability 0); default: off",
+        group="training", metavar="DIR",
+    )  # fmt: skip
     seed: int = option(42, "random seed", group="training")
     threads: int | None = option(None, "CPU threads for torch", group="training")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebert import validate
-from edgebert.config import MASKED_SHARE, PACKINGS
+from edgebert.config import MASKED_SHARE, PACKINGS, SENTENCE_MIN_CHARS
 from edgebert.errors import UserError
 
 TEXT_SUFFIXES = (".txt", ".txt.gz", ".text", ".text.gz")
@@ -109,9 +109,10 @@ def _datasets_offline(offline: bool) -> Iterator[None]:
         datasets.config.HF_HUB_OFFLINE, hub_constants.HF_HUB_OFFLINE = saved
 
 
-def load_corpus(sources: str | Path | Sequence[str | Path]) -> list[str]:
+def load_corpus(sources: str | Path | Sequence[str | Path], sentences: bool = False) -> list[str]:
     """Passages (one per non-blank line) from text files (.gz fine), directories of them, or dataset names; the
-    sentences of an STS-B csv / SST-2 tsv table (`table_sentences`)."""
+    sentences of an STS-B csv / SST-2 tsv table (`table_sentences`). `sentences`: passages other than the tables'
+    are split into sentences (`split_sentences`), in order."""
     if isinstance(sources, (str, Path)):
         sources = [sources]
     if not sources:
@@ -135,8 +136,43 @@ def load_corpus(sources: str | Path | Sequence[str | Path]) -> list[str]:
             found = load_dataset_texts(spec)
         if not found:
             raise UserError(f"corpus {spec} is empty (no non-blank lines)")
+        if sentences and not (path.is_file() and path.suffix.lower() in TABLE_SUFFIXES):
+            found = [sentence for passage in found for sentence in split_sentences(passage)]
         texts.extend(found)
     return texts
+
+
+# A sentence ends at . ! or ? (closing quotes/brackets may follow), then space, then what can start a sentence.
+_SENTENCE_END = re.compile(r"""(?<=[.!?])["'”’)\]]*\s+(?=["'“‘(\[]?[A-Z0-9])""")
+# Words whose trailing period is not a sentence end: titles and common abbreviations, single capitals (U.S., J.)
+_ABBREVIATION = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|Gen|Col|Gov|Sen|Rep|Hon|Rev|vs|etc|No|Nos|Art|Sec|Vol|pp|Jan|Feb|Mar|Apr|Aug|Sept|Sep|Oct|Nov|Dec|Inc|Co|Corp|Ltd)|\b[A-Z]|\b(?:[A-Za-z]\.)+[A-Za-z])\.$")
+
+
+def split_sentences(passage: str, min_chars: int = SENTENCE_MIN_CHARS) -> list[str]:
+    """The sentences of `passage`: cut after . ! ? followed by a capital or digit, not after a known abbreviation or
+    an initial; a piece shorter than `min_chars` is joined to the next (or, at the end, the previous) sentence."""
+    pieces: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(passage):
+        head = passage[start : match.start()].rstrip("\"'”’)]")
+        if _ABBREVIATION.search(head):
+            continue
+        pieces.append(passage[start : match.start()].strip())
+        start = match.end()
+    pieces.append(passage[start:].strip())
+    out: list[str] = []
+    carry = ""
+    for piece in (p for p in pieces if p):
+        piece = f"{carry} {piece}" if carry else piece
+        carry = piece if len(piece) < min_chars else ""
+        if not carry:
+            out.append(piece)
+    if carry:
+        if out:
+            out[-1] = f"{out[-1]} {carry}"
+        else:
+            out.append(carry)
+    return out
 
 
 def corpus_fingerprint(sources: str | Path | Sequence[str | Path]) -> str:

@@ -56,7 +56,7 @@ def check_numbers(
     student_heads: Any = None, student_ffn: Any = None, embedding_dim: Any = None, student_head_steps: Any = None,
     eval_steps: Any = None, save_steps: Any = None, logging_steps: Any = None, head_steps: Any = _D.head_steps,
     head_batch_size: Any = _D.head_batch_size, head_lr: Any = _D.head_lr, max_passages: Any = None, seed: Any = _D.seed,
-    threads: Any = None, **_: Any,
+    threads: Any = None, alpha_sim: Any = _D.alpha_sim, **_: Any,
 ) -> None:
     """Types and ranges of distill()'s numeric arguments (the recipe loader checks its [distill] section with it)."""
     v = validate
@@ -68,7 +68,7 @@ def check_numbers(
     v.number("weight_decay", weight_decay, 0.0)
     v.number("max_grad_norm", max_grad_norm, 0.0, low_open=True)
     v.number("--temperature", temperature, 0.0, low_open=True)
-    check_losses(alpha_mlm, alpha_ce, alpha_cos, alpha_pooled, mlm_probability)
+    check_losses(alpha_mlm, alpha_ce, alpha_cos, alpha_pooled, mlm_probability, alpha_sim)
     shape = {"--student-layers": student_layers, "--student-hidden": student_hidden, "--student-heads": student_heads,
              "--student-ffn": student_ffn, "--embedding-dim": embedding_dim}  # fmt: skip
     for name, value in shape.items():
@@ -84,14 +84,17 @@ def check_numbers(
     v.optional_integer("--threads", threads, 1)
 
 
-def check_losses(alpha_mlm: Any, alpha_ce: Any, alpha_cos: Any, alpha_pooled: Any, mlm_probability: Any) -> None:
+def check_losses(
+    alpha_mlm: Any, alpha_ce: Any, alpha_cos: Any, alpha_pooled: Any, mlm_probability: Any, alpha_sim: Any = _D.alpha_sim
+) -> None:
     """Loss weights and masking share: ranges of those given (None = auto), and, once all are known, that they fit."""
     alphas = {"--alpha-mlm": alpha_mlm, "--alpha-ce": alpha_ce, "--alpha-cos": alpha_cos, "--alpha-pooled": alpha_pooled}
     for name, value in alphas.items():
         validate.optional_number(name, value, 0.0)
+    validate.number("--alpha-sim", alpha_sim, 0.0)
     validate.optional_number("--mlm-probability", mlm_probability, 0.0, 1.0, high_open=True)
-    if None not in alphas.values() and not any(alphas.values()):
-        raise UserError("all loss weights are zero (--alpha-mlm, --alpha-ce, --alpha-cos, --alpha-pooled); set at least one")
+    if None not in alphas.values() and not any(alphas.values()) and not alpha_sim:
+        raise UserError("all loss weights are zero (--alpha-mlm, --alpha-ce, --alpha-cos, --alpha-pooled, --alpha-sim); set at least one")
     if mlm_probability == 0 and (alpha_mlm or alpha_ce):
         raise UserError("--mlm-probability 0 (unmasked text) leaves nothing for --alpha-mlm/--alpha-ce to score; set them to 0")
 
@@ -161,6 +164,7 @@ def distill(teacher: str | Path | None, corpus: str | Path | list[str | Path], o
         _load_teacher(run)
         _make_student(run)
         model = _distillation_model(run)
+        _open_teacher_cache(run, model)
         _score_initial(run)
         trainer = _make_trainer(run, model)
         train_metrics = trainer.train(resume_from_checkpoint=run.resume_from).metrics
@@ -213,6 +217,8 @@ class _Run:
     init_info: dict[str, Any] = field(default_factory=dict)
     sts_scores: dict[str, Any] = field(default_factory=dict)
     initial_state: Any = None
+    teacher_cache: Any = None  # edgebert.distill.teacher_cache.TeacherCache when --teacher-cache
+    cache_info: dict[str, Any] = field(default_factory=dict)
 
 
 def _check_arguments(run: _Run) -> None:
@@ -222,6 +228,7 @@ def _check_arguments(run: _Run) -> None:
     validate.path_like("--out", a.out, optional=False)
     validate.path_like("--eval-sts", a.eval_sts)
     validate.path_like("--cache-dir", a.cache_dir)
+    validate.path_like("--teacher-cache", a.teacher_cache)
     if a.ce_positions not in CE_POSITIONS:
         raise UserError(f"--ce-positions {a.ce_positions} is unknown; choose one of: {', '.join(CE_POSITIONS)}")
     if a.cos_layers not in COS_LAYERS:
@@ -287,7 +294,12 @@ def _choose_losses(run: _Run) -> None:
     a = run.a
     given = {k: getattr(a, k) for k in LOSS_OPTIONS}
     chosen, reason = auto_losses(given, has_mlm_head(run.teacher_dir, run.family))
-    check_losses(**chosen)
+    check_losses(**chosen, alpha_sim=a.alpha_sim)
+    if a.teacher_cache is not None and (chosen["alpha_mlm"] or chosen["alpha_ce"] or chosen["mlm_probability"]):
+        raise UserError(
+            "--teacher-cache needs unmasked text and hidden-state losses only (the teacher sees new masks every step); "
+            "add --alpha-mlm 0 --alpha-ce 0 --mlm-probability 0 or drop --teacher-cache"
+        )
     run.a = replace(a, **chosen)
     run.loss_choice = reason  # logged once the run starts writing (_load_teacher)
 
@@ -302,7 +314,7 @@ def _load_data(run: _Run) -> None:
 
     a = run.a
     run.sts = load_sts_csv(a.eval_sts) if a.eval_sts else None
-    run.texts = load_corpus(run.corpus_list)
+    run.texts = load_corpus(run.corpus_list, sentences=a.sentences)
     if a.max_passages:
         run.texts = run.texts[: a.max_passages]
     try:
@@ -316,7 +328,7 @@ def _load_data(run: _Run) -> None:
         _check_init_tokenizer(run.init_dir, run.tokenizer)
     run.dataset = tokenize_corpus(run.texts, run.tokenizer, a.seq_len, a.packing)
     run.corpus_fp = corpus_fingerprint(run.corpus_list)
-    run.weights = LossWeights(a.alpha_mlm, a.alpha_ce, a.alpha_cos, a.alpha_pooled, a.temperature)
+    run.weights = LossWeights(a.alpha_mlm, a.alpha_ce, a.alpha_cos, a.alpha_pooled, a.temperature, a.alpha_sim)
 
 
 def _plan_output(run: _Run) -> None:
@@ -369,6 +381,8 @@ def _recipe(run: _Run) -> dict[str, Any]:
         "teacher_head": {"steps": a.head_steps, "batch_size": a.head_batch_size, "lr": a.head_lr},
         **({"student_head_steps": _student_head_steps(a.student_head_steps, a.head_steps)} if a.embedding_dim else {}),
         "max_passages": a.max_passages,
+        **({"sentences": True} if a.sentences else {}),
+        **({"teacher_outputs": "cache"} if a.teacher_cache is not None else {}),
         **({"student_init": {"path": str(init_dir), "fingerprint": _fingerprint(init_dir)}} if init_dir else {}),
         **({"freeze_embeddings": True} if a.freeze_embeddings else {}),
         **({"student_family": a.student_family} if a.student_family not in (None, run.family.name) else {}),
@@ -486,17 +500,37 @@ def _distillation_model(run: _Run) -> Any:
         cos_pairs = [(i + 1, t + 1) for i, t in enumerate(shape.layer_map)]
     else:
         cos_pairs = [(shape.layers, shape.teacher_layers)]
-    need_hidden = bool(a.alpha_cos or a.alpha_pooled)
+    need_hidden = bool(a.alpha_cos or a.alpha_pooled or a.alpha_sim)
     projections = make_projections(shape.hidden, shape.teacher_hidden, len(cos_pairs)) if need_hidden else None
     return DistillationModel(run.student, run.s_family, cos_pairs if need_hidden else [], projections, a.ce_positions)
+
+
+def _open_teacher_cache(run: _Run, model: Any) -> None:
+    """With --teacher-cache: the teacher's outputs for the training sequences, from the cache (built on a miss)."""
+    if run.a.teacher_cache is None:
+        return
+    from edgebert.data import padding_collator
+    from edgebert.distill.teacher_cache import open_or_build
+
+    w, pairs = run.weights, model.cos_pairs
+    token_layers = sorted({t for _, t in pairs}) if w.alpha_cos else []
+    pooled_layer = pairs[-1][1] if (w.alpha_pooled or w.alpha_sim) else None
+    run.teacher_cache, run.cache_info = open_or_build(
+        run.a.teacher_cache, run.teacher_mlm, run.family, run.dataset, padding_collator(run.tokenizer),
+        _fingerprint(run.teacher_dir), token_layers, pooled_layer, log=run.log,
+    )  # fmt: skip
 
 
 def _make_trainer(run: _Run, model: Any) -> Any:
     """The TrainingArguments and the DistillationTrainer for `model`."""
     from edgebert.data import padding_collator
+    from edgebert.distill.teacher_cache import IndexedCollator, IndexedCorpus
     from edgebert.distill.trainer import DistillationTrainer
 
     a = run.a
+    dataset, collator = run.dataset, padding_collator(run.tokenizer)
+    if run.teacher_cache is not None:  # batches name their sequences, whose targets the cache holds
+        dataset, collator = IndexedCorpus(dataset), IndexedCollator(collator)
     args = _training_args(
         run.checkpoint_dir, a.steps, a.batch_size, a.grad_accum, a.lr, a.warmup_ratio, a.weight_decay, a.max_grad_norm, a.seed,
         a.eval_steps, a.save_steps, a.logging_steps, run.sts is not None, a.precision, a.quiet, a.group_by_length,
@@ -504,9 +538,10 @@ def _make_trainer(run: _Run, model: Any) -> Any:
     trainer = DistillationTrainer(
         model=model,
         args=args,
-        train_dataset=run.dataset,
+        train_dataset=dataset,
         eval_dataset=[0] if run.sts is not None else None,
-        data_collator=padding_collator(run.tokenizer),
+        data_collator=collator,
+        teacher_cache=run.teacher_cache,
         teacher=run.teacher_mlm,
         family=run.family,
         student_family=run.s_family,
@@ -607,6 +642,7 @@ def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[st
         "steps": trainer.state.global_step,
         "resumed_from": str(run.resume_from) if run.resume_from else None,
         "init": run.init_info,
+        **({"teacher_cache": run.cache_info} if run.cache_info else {}),
     }
     return manifest
 

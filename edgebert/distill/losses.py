@@ -5,6 +5,8 @@
 - alpha_cos: 1 − cosine between student and teacher hidden states over real (non-pad) tokens, through a
              learned projection when the widths differ.
 - alpha_pooled: 1 − cosine between mean-pooled sentence embeddings (what embedding users care about).
+- alpha_sim: MSE between the student's and the teacher's in-batch cosine-similarity matrices of the pooled
+             embeddings (off-diagonal pairs): the similarity structure STS and retrieval read.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from dataclasses import asdict, dataclass
 import torch
 from torch.nn import functional as F
 
-from edgebert.config import TEMPERATURE, TRIPLE_LOSS
+from edgebert.config import ALPHA_SIM, TEMPERATURE, TRIPLE_LOSS
 
 IGNORE_INDEX = -100
-TERMS = ("mlm", "ce", "cos", "pooled")
+TERMS = ("mlm", "ce", "cos", "pooled", "sim")
 
 
 @dataclass
@@ -29,6 +31,7 @@ class LossWeights:
     alpha_cos: float = TRIPLE_LOSS["alpha_cos"]
     alpha_pooled: float = TRIPLE_LOSS["alpha_pooled"]
     temperature: float = TEMPERATURE
+    alpha_sim: float = ALPHA_SIM
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -92,9 +95,30 @@ def pooled_cosine_loss(
     student_hidden: torch.Tensor, teacher_hidden: torch.Tensor, attention_mask: torch.Tensor
 ) -> torch.Tensor:
     """Mean over sentences of 1 − cos(mean-pooled student, mean-pooled teacher)."""
-    s = mean_pool(student_hidden.float(), attention_mask)
-    t = mean_pool(teacher_hidden.float(), attention_mask)
-    return (1.0 - F.cosine_similarity(s, t, dim=-1)).mean()
+    return pooled_cosine(mean_pool(student_hidden.float(), attention_mask), mean_pool(teacher_hidden.float(), attention_mask))
+
+
+def pooled_cosine(student_pooled: torch.Tensor, teacher_pooled: torch.Tensor) -> torch.Tensor:
+    """Mean over sentences of 1 − cos(student, teacher) for pooled embeddings [B, H] each."""
+    return (1.0 - F.cosine_similarity(student_pooled.float(), teacher_pooled.float(), dim=-1)).mean()
+
+
+def similarity_matrix(pooled: torch.Tensor) -> torch.Tensor:
+    """Cosine similarity of every pair of rows of `pooled` [B, H] → [B, B]."""
+    unit = F.normalize(pooled.float(), dim=-1)
+    return unit @ unit.T
+
+
+def similarity_loss(student_pooled: torch.Tensor, teacher_pooled: torch.Tensor) -> torch.Tensor:
+    """MSE between the in-batch cosine-similarity matrices of the student's [B, Hs] and the teacher's [B, Ht]
+    pooled embeddings, over the B·(B−1) off-diagonal pairs (the diagonal is 1 on both sides); widths may differ.
+    0 for a batch of one sentence."""
+    b = student_pooled.size(0)
+    if b < 2:
+        return student_pooled.sum() * 0.0
+    off = ~torch.eye(b, dtype=torch.bool, device=student_pooled.device)
+    diff = similarity_matrix(student_pooled) - similarity_matrix(teacher_pooled)
+    return diff[off].pow(2).mean()
 
 
 def combine(terms: dict[str, torch.Tensor], weights: LossWeights) -> torch.Tensor:

@@ -26,8 +26,10 @@ from edgebert.distill.losses import (
     LossWeights,
     combine,
     cosine_loss,
+    mean_pool,
     mlm_loss,
-    pooled_cosine_loss,
+    pooled_cosine,
+    similarity_loss,
     soft_target_loss,
 )
 from edgebert.families import Family
@@ -112,9 +114,11 @@ class DistillationTrainer(Trainer):
         pooling: str = "mean",
         masker: Any = None,
         mask_seed: int = 0,
+        teacher_cache: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        self.teacher_cache = teacher_cache  # edgebert.distill.teacher_cache.TeacherCache: targets from disk, no teacher pass
         self.masker = masker
         self.mask_seed = mask_seed
         self._mask_step, self._mask_micro = -1, 0
@@ -130,19 +134,31 @@ class DistillationTrainer(Trainer):
         self.term_history: list[dict[str, float]] = []
 
     # ------------------------------------------------------------------ loss
-    def _teacher_outputs(self, inputs: dict[str, torch.Tensor], scored: torch.Tensor, need_hidden: bool) -> Any:
+    def _teacher_logits(self, inputs: dict[str, torch.Tensor], scored: torch.Tensor) -> torch.Tensor:
+        """The teacher's vocabulary logits at the scored positions (soft targets)."""
         device = inputs["input_ids"].device
         if next(self.teacher.parameters()).device != device:
             self.teacher.to(device)
         base = getattr(self.teacher, self.family.mlm_base_attr)
         head = self.family.mlm_head(self.teacher)
         with torch.no_grad():
-            out = base(
-                **self.family.encoder_inputs(inputs["input_ids"], inputs["attention_mask"], inputs.get("token_type_ids")),
-                output_hidden_states=need_hidden,
-            )
-            logits = head(out.last_hidden_state[scored]) if self.weights.alpha_ce else None
-        return out, logits
+            out = base(**self.family.encoder_inputs(inputs["input_ids"], inputs["attention_mask"], inputs.get("token_type_ids")))
+            return head(out.last_hidden_state[scored])
+
+    def _teacher_targets(self, core: nn.Module, inputs: dict[str, torch.Tensor]) -> Any:
+        """The teacher's hidden states and pooled embedding the hidden-state losses read: from the cache when
+        there is one, else from a forward pass."""
+        from edgebert.distill.teacher_cache import INDEX_KEY, live_targets
+
+        w, pairs = self.weights, core.cos_pairs
+        device = inputs["input_ids"].device
+        if self.teacher_cache is not None:
+            return self.teacher_cache.targets(inputs[INDEX_KEY], inputs["input_ids"].size(1), device)
+        if next(self.teacher.parameters()).device != device:
+            self.teacher.to(device)
+        token_layers = sorted({t for _, t in pairs}) if w.alpha_cos else []
+        pooled_layer = pairs[-1][1] if (w.alpha_pooled or w.alpha_sim) else None
+        return live_targets(self.teacher, self.family, inputs, token_layers, pooled_layer)
 
     def mask(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """Dynamic masking (DataCollatorForLanguageModeling's 80/10/10) keyed on (seed, rank, step, micro-batch).
@@ -171,8 +187,8 @@ class DistillationTrainer(Trainer):
         labels = inputs["labels"]
         core = self.accelerator.unwrap_model(model)
         scored = core.scored(labels, inputs["attention_mask"])
-        need_teacher_hidden = bool(w.alpha_cos or w.alpha_pooled)
-        t_out, t_logits = self._teacher_outputs(inputs, scored, need_teacher_hidden) if (w.alpha_ce or need_teacher_hidden) else (None, None)
+        t_logits = self._teacher_logits(inputs, scored) if w.alpha_ce else None
+        t = self._teacher_targets(core, inputs) if (w.alpha_cos or w.alpha_pooled or w.alpha_sim) else None
         s = model(
             input_ids=inputs["input_ids"],
             attention_mask=inputs["attention_mask"],
@@ -188,11 +204,11 @@ class DistillationTrainer(Trainer):
             terms["ce"] = soft_target_loss(s["logits"], t_logits, w.temperature)
         if w.alpha_cos:
             pairs = core.cos_pairs
-            terms["cos"] = sum(
-                cosine_loss(h, t_out.hidden_states[t_idx], mask) for h, (_, t_idx) in zip(s["hidden"], pairs)
-            ) / len(pairs)
+            terms["cos"] = sum(cosine_loss(h, t.hidden[t_idx], mask) for h, (_, t_idx) in zip(s["hidden"], pairs)) / len(pairs)
         if w.alpha_pooled:
-            terms["pooled"] = pooled_cosine_loss(s["hidden"][-1], t_out.hidden_states[core.cos_pairs[-1][1]], mask)
+            terms["pooled"] = pooled_cosine(mean_pool(s["hidden"][-1].float(), mask), t.pooled)
+        if w.alpha_sim:  # the student's own embedding (no projection): similarity matrices need no common width
+            terms["sim"] = similarity_loss(mean_pool(s["last_hidden_state"].float(), mask), t.pooled)
         loss = combine(terms, w)
         for name, value in terms.items():
             self._term_sums[name] = self._term_sums.get(name, 0.0) + float(value.detach())
