@@ -143,7 +143,7 @@ def load_corpus(sources: str | Path | Sequence[str | Path], sentences: bool = Fa
 
 
 # A sentence ends at . ! or ? (closing quotes/brackets may follow), then space, then what can start a sentence.
-_SENTENCE_END = re.compile(r"""(?<=[.!?])["'”’)\]]*\s+(?=["'“‘(\[]?[A-Z0-9])""")
+_SENTENCE_END = re.compile(r"""[.!?]["'”’)\]]*(?=\s+["'“‘(\[]?[A-Z0-9])""")
 # Words whose trailing period is not a sentence end: titles and common abbreviations, single capitals (U.S., J.)
 _ABBREVIATION = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|Gen|Col|Gov|Sen|Rep|Hon|Rev|vs|etc|No|Nos|Art|Sec|Vol|pp|Jan|Feb|Mar|Apr|Aug|Sept|Sep|Oct|Nov|Dec|Inc|Co|Corp|Ltd)|\b[A-Z]|\b(?:[A-Za-z]\.)+[A-Za-z])\.$")
 
@@ -154,10 +154,10 @@ def split_sentences(passage: str, min_chars: int = SENTENCE_MIN_CHARS) -> list[s
     pieces: list[str] = []
     start = 0
     for match in _SENTENCE_END.finditer(passage):
-        head = passage[start : match.start()].rstrip("\"'”’)]")
-        if _ABBREVIATION.search(head):
+        piece = passage[start : match.end()]
+        if _ABBREVIATION.search(piece.rstrip("\"'”’)]")):
             continue
-        pieces.append(passage[start : match.start()].strip())
+        pieces.append(piece.strip())
         start = match.end()
     pieces.append(passage[start:].strip())
     out: list[str] = []

@@ -148,3 +148,35 @@ def test_dataset_name_fails_fast_when_the_hub_is_unreachable(monkeypatch: pytest
     with pytest.raises(UserError, match="offline or unreachable"):
         load_corpus("edgebert-no-such/corpus")
     assert time.perf_counter() - started < 10
+
+
+@pytest.mark.parametrize(
+    ("passage", "sentences"),
+    [
+        ("The dog ran home. It was late! Was it raining? Yes, it was raining hard.",
+         ["The dog ran home. It was late!", "Was it raining? Yes, it was raining hard."]),  # short pieces join the next
+        ("Mr. Smith met Gen. Lee in the U.S. Senate today. Then J. Adams spoke for an hour.",
+         ["Mr. Smith met Gen. Lee in the U.S. Senate today.", "Then J. Adams spoke for an hour."]),
+        ('He said "we will win." The crowd cheered for a long time.', ['He said "we will win."', "The crowd cheered for a long time."]),
+        ("Revenue rose 3.5 percent in 1812. 2000 soldiers came home that winter.", ["Revenue rose 3.5 percent in 1812.", "2000 soldiers came home that winter."]),
+        ("A passage without an end mark", ["A passage without an end mark"]),
+        ("We met at 5 p.m. on the hill and talked.", ["We met at 5 p.m. on the hill and talked."]),
+        ("The long first sentence is here. Short end.", ["The long first sentence is here. Short end."]),
+    ],
+)  # fmt: skip
+def test_split_sentences(passage: str, sentences: list[str]) -> None:
+    from edgebert.data import split_sentences
+
+    assert split_sentences(passage) == sentences
+
+
+def test_corpus_sentences_split_text_passages_but_not_table_sentences(tmp_path: Path) -> None:
+    text = tmp_path / "c.txt"
+    text.write_text("The first passage has one sentence. And here is its second sentence.\nA second passage stays whole.\n")
+    sts = tmp_path / "sts.csv"
+    sts.write_text("The cat sat. On the mat it sat,A cat is sitting down.,4.0\n")
+    assert load_corpus([text, sts], sentences=True) == [
+        "The first passage has one sentence.", "And here is its second sentence.", "A second passage stays whole.",
+        "The cat sat. On the mat it sat", "A cat is sitting down.",
+    ]  # fmt: skip
+    assert len(load_corpus([text, sts])) == 4

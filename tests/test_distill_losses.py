@@ -81,3 +81,38 @@ def test_combine_weights_terms_with_distilbert_defaults() -> None:
     assert (w.alpha_ce, w.alpha_mlm, w.alpha_cos, w.temperature) == (5.0, 2.0, 1.0, 2.0)
     total = combine({"mlm": torch.tensor(1.0), "ce": torch.tensor(2.0), "cos": torch.tensor(3.0)}, w)
     assert total.item() == pytest.approx(2.0 * 1 + 5.0 * 2 + 1.0 * 3)
+
+
+def test_similarity_loss_is_the_mse_of_the_off_diagonal_cosines() -> None:
+    from edgebert.distill.losses import similarity_loss
+
+    s = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # cosines: (0,1) 0, (0,2) and (1,2) 1/√2
+    t = torch.tensor([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 2.0]])  # cosines: (0,1) 1, (0,2) 0, (1,2) 0
+    expected = (1.0**2 + 0.5 + 0.5) / 3  # each pair counted twice over 6 entries: (1 + 1/2 + 1/2) / 3
+    assert similarity_loss(s, t).item() == pytest.approx(expected, rel=1e-6)
+    assert similarity_loss(s, s * 3.0).item() == pytest.approx(0.0, abs=1e-7)  # scale-free
+    assert similarity_loss(s[:1], t[:1]).item() == 0.0  # one sentence: no pair
+
+
+def test_similarity_loss_trains_the_student_toward_the_teachers_structure() -> None:
+    from edgebert.distill.losses import similarity_loss
+
+    torch.manual_seed(0)
+    teacher = torch.randn(6, 8)
+    student = torch.randn(6, 4, requires_grad=True)
+    before = similarity_loss(student, teacher).item()
+    opt = torch.optim.SGD([student], lr=0.5)
+    for _ in range(200):
+        opt.zero_grad()
+        similarity_loss(student, teacher).backward()
+        opt.step()
+    assert similarity_loss(student, teacher).item() < before / 10
+
+
+def test_pooled_cosine_matches_the_hidden_state_form() -> None:
+    from edgebert.distill.losses import mean_pool, pooled_cosine
+
+    torch.manual_seed(1)
+    s, t = torch.randn(2, 5, 4), torch.randn(2, 5, 4)
+    mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    assert pooled_cosine(mean_pool(s, mask), mean_pool(t, mask)).item() == pytest.approx(pooled_cosine_loss(s, t, mask).item(), rel=1e-6)
