@@ -297,3 +297,11 @@ def test_compress_cli_heals_then_sparsifies_quietly(
     assert m["recipe"]["heal"]["seq_len"] == 16 and m["recipe"]["magnitude_sparsity"] == 0.25
     weight = _weights(out)["encoder.layer.0.intermediate.dense.weight"]
     assert int((weight == 0).sum()) == round(0.25 * weight.numel())
+
+
+def test_heal_losses_with_the_similarity_term_reach_the_distillation(tiny_bert: Path, tiny_corpus: Path, tmp_path: Path) -> None:
+    heal = HealConfig(steps=2, corpus=[str(tiny_corpus)], batch_size=4, losses="cos=1,sim=2")
+    report = compress(tiny_bert, tmp_path / "out", heads_to_prune='{"1": [2]}', heal=heal, quiet=True)
+    record = report.manifest["healing"]
+    assert report.manifest["recipe"]["heal"]["losses"]["alpha_sim"] == 2.0
+    assert record["loss_first"]["loss_sim"] >= 0 and "loss_pooled" not in record["loss_first"]

@@ -165,7 +165,8 @@ def heal_model(
             report = distill(
                 source_dir, corpus, Path(tmp) / "healed", student_init=pruned_dir, steps=cfg.steps, batch_size=cfg.batch_size,
                 seq_len=seq_len, lr=cfg.lr, alpha_mlm=weights.alpha_mlm, alpha_ce=weights.alpha_ce, alpha_cos=weights.alpha_cos,
-                alpha_pooled=weights.alpha_pooled, temperature=weights.temperature, cos_layers="mapped", mlm_probability=mlm_probability(weights),
+                alpha_pooled=weights.alpha_pooled, alpha_sim=weights.alpha_sim, temperature=weights.temperature, cos_layers="mapped",
+                mlm_probability=mlm_probability(weights),
                 freeze_embeddings=cfg.freeze_embeddings, group_by_length=cfg.group_by_length, save_steps=cfg.steps, cache_dir=cfg.cache_dir, seed=seed, quiet=quiet,
             )  # fmt: skip
         kept_from_pruned = load_healed(full, report.out_dir)
