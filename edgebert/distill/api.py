@@ -510,11 +510,9 @@ def _open_teacher_cache(run: _Run, model: Any) -> None:
     if run.a.teacher_cache is None:
         return
     from edgebert.data import padding_collator
-    from edgebert.distill.teacher_cache import open_or_build
+    from edgebert.distill.teacher_cache import needed_layers, open_or_build
 
-    w, pairs = run.weights, model.cos_pairs
-    token_layers = sorted({t for _, t in pairs}) if w.alpha_cos else []
-    pooled_layer = pairs[-1][1] if (w.alpha_pooled or w.alpha_sim) else None
+    token_layers, pooled_layer = needed_layers(run.weights, model.cos_pairs)
     run.teacher_cache, run.cache_info = open_or_build(
         run.a.teacher_cache, run.teacher_mlm, run.family, run.dataset, padding_collator(run.tokenizer),
         _fingerprint(run.teacher_dir), token_layers, pooled_layer, log=run.log,

@@ -51,6 +51,14 @@ class TeacherTargets:
     pooled: torch.Tensor | None  # [B, H] float32: mean-pooled `pooled_layer`
 
 
+def needed_layers(weights: Any, cos_pairs: Sequence[tuple[int, int]]) -> tuple[list[int], int | None]:
+    """(teacher layers whose token states the cosine loss reads, the layer the pooled and similarity losses pool)
+    for `weights` (LossWeights) and the model's (student, teacher) hidden-state pairs."""
+    token_layers = sorted({t for _, t in cos_pairs}) if weights.alpha_cos else []
+    pooled_layer = cos_pairs[-1][1] if (weights.alpha_pooled or weights.alpha_sim) else None
+    return token_layers, pooled_layer
+
+
 def live_targets(teacher: Any, family: Family, inputs: dict[str, torch.Tensor], token_layers: Sequence[int], pooled_layer: int | None) -> TeacherTargets:
     """The teacher's targets from a forward pass (what the cache stores, and what runs without it use)."""
     base = getattr(teacher, family.mlm_base_attr)

@@ -148,17 +148,14 @@ class DistillationTrainer(Trainer):
     def _teacher_targets(self, core: nn.Module, inputs: dict[str, torch.Tensor]) -> Any:
         """The teacher's hidden states and pooled embedding the hidden-state losses read: from the cache when
         there is one, else from a forward pass."""
-        from edgebert.distill.teacher_cache import INDEX_KEY, live_targets
+        from edgebert.distill.teacher_cache import INDEX_KEY, live_targets, needed_layers
 
-        w, pairs = self.weights, core.cos_pairs
         device = inputs["input_ids"].device
         if self.teacher_cache is not None:
             return self.teacher_cache.targets(inputs[INDEX_KEY], inputs["input_ids"].size(1), device)
         if next(self.teacher.parameters()).device != device:
             self.teacher.to(device)
-        token_layers = sorted({t for _, t in pairs}) if w.alpha_cos else []
-        pooled_layer = pairs[-1][1] if (w.alpha_pooled or w.alpha_sim) else None
-        return live_targets(self.teacher, self.family, inputs, token_layers, pooled_layer)
+        return live_targets(self.teacher, self.family, inputs, *needed_layers(self.weights, core.cos_pairs))
 
     def mask(self, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """Dynamic masking (DataCollatorForLanguageModeling's 80/10/10) keyed on (seed, rank, step, micro-batch).
