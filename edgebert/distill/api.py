@@ -404,7 +404,7 @@ def _load_teacher(run: _Run) -> None:
     run.head_collator = run.collator if a.mlm_probability else mlm_collator(run.tokenizer, HEAD_MLM_PROBABILITY, seed=a.seed)
     run.head_cfg = HeadFitConfig(steps=a.head_steps, batch_size=a.head_batch_size, lr=a.head_lr, seed=a.seed)
     run.log(f"teacher {run.teacher_dir} ({family.name}, {shape.teacher_layers} layers × {shape.teacher_hidden}); corpus: {len(run.texts)} passages → {len(run.dataset)} sequences")
-    weights = ", ".join(f"{k.removeprefix('alpha_')} {getattr(a, k):g}" for k in LOSS_OPTIONS)
+    weights = ", ".join(f"{k.removeprefix('alpha_')} {getattr(a, k):g}" for k in LOSS_OPTIONS) + (f", sim {a.alpha_sim:g}" if a.alpha_sim else "")
     run.log(f"losses: {weights} ({run.loss_choice})")
     run.head_used = bool(a.alpha_mlm or a.alpha_ce)
     if run.head_used:
