@@ -29,12 +29,16 @@ BENCH_TARGETS = ("pytorch", "onnx", "tflite", "tfjs")
 MASKED_SHARE = 0.15  # DistilBERT's share of masked tokens
 TRIPLE_LOSS = {"alpha_mlm": 2.0, "alpha_ce": 5.0, "alpha_cos": 1.0, "alpha_pooled": 0.0}
 COSINE_ONLY = {"alpha_mlm": 0.0, "alpha_ce": 0.0, "alpha_cos": 1.0, "alpha_pooled": 1.0}
+# Task distillation (a classifier teacher): DistilBERT's soft targets on the task logits (ce, KL at T × T²) plus the
+# hidden-state cosine, on unmasked text (the classifier reads real sentences); no masked-LM term (no MLM head).
+TASK_LOSS = {"alpha_mlm": 0.0, "alpha_ce": 5.0, "alpha_cos": 1.0, "alpha_pooled": 0.0}
 TEMPERATURE = 2.0
 AUTO_LOSSES_HELP = (
     f"unset weights are auto: DistilBERT's (mlm {TRIPLE_LOSS['alpha_mlm']:g}, ce {TRIPLE_LOSS['alpha_ce']:g}, cos "
-    f"{TRIPLE_LOSS['alpha_cos']:g}, {MASKED_SHARE:.0%} masked) when the teacher has its own masked-LM head, else "
-    f"cosine-only (cos {COSINE_ONLY['alpha_cos']:g}, pooled {COSINE_ONLY['alpha_pooled']:g}, unmasked text); "
-    "values given always win"
+    f"{TRIPLE_LOSS['alpha_cos']:g}, {MASKED_SHARE:.0%} masked) when the teacher has its own masked-LM head; task "
+    f"distillation (ce {TASK_LOSS['alpha_ce']:g} on the classifier's logits, cos {TASK_LOSS['alpha_cos']:g}, unmasked "
+    f"text) for a sequence classifier; else cosine-only (cos {COSINE_ONLY['alpha_cos']:g}, pooled "
+    f"{COSINE_ONLY['alpha_pooled']:g}, unmasked text); values given always win"
 )
 DEFAULT_HEAL_LOSSES = "cos=1,pooled=1"
 DEFAULT_CALIBRATION_SAMPLES = 200  # export --quantize int8-static
@@ -93,6 +97,11 @@ class DistillRecipe:
     max_grad_norm: float = option(5.0, "gradient clipping norm", cli=False)
     save_steps: int | None = option(None, "checkpoint interval (default: ~10 %% of steps)", group="training")
     eval_sts: str | None = option(None, "STS csv (sentence1,sentence2,score): periodic Spearman, keeps the best", group="training")
+    eval_labels: str | None = option(
+        None, "classifier teachers: labelled TSV (sentence<TAB>label with a header, SST-2 train format; a training "
+        "split, never the dev set you report on): checkpoints are kept on accuracy on it (default: the last step)",
+        group="training", metavar="FILE",
+    )  # fmt: skip
     eval_steps: int | None = option(None, "evaluation interval (default: --save-steps)", group="training")
     logging_steps: int | None = option(None, "log interval", group="training")
     head_steps: int = option(200, "steps to fit a head-less teacher's MLM head (cached)", group="training")
@@ -128,22 +137,26 @@ class DistillConfig(DistillRecipe):
 LOSS_OPTIONS = ("alpha_mlm", "alpha_ce", "alpha_cos", "alpha_pooled", "mlm_probability")
 
 
-def auto_losses(given: dict[str, float | None], teacher_has_mlm_head: bool) -> tuple[dict[str, float], str]:
-    """The loss weights and masking share for `given` (LOSS_OPTIONS; None = auto) and why: DistilBERT's triple loss
-    when the teacher has its own masked-LM head, cosine-only on unmasked text when it has none. Given values win."""
-    preset = TRIPLE_LOSS if teacher_has_mlm_head else COSINE_ONLY
+def auto_losses(
+    given: dict[str, float | None], teacher_has_mlm_head: bool, classifier: bool = False
+) -> tuple[dict[str, float], str]:
+    """The loss weights and masking share for `given` (LOSS_OPTIONS; None = auto) and why: task distillation on the
+    logits of a sequence-classifier teacher (`classifier`), DistilBERT's triple loss when the teacher has its own
+    masked-LM head, cosine-only on unmasked text when it has neither. Given values win."""
+    preset = TASK_LOSS if classifier else TRIPLE_LOSS if teacher_has_mlm_head else COSINE_ONLY
     chosen = {k: float(given[k]) if given.get(k) is not None else preset[k] for k in TRIPLE_LOSS}
-    masks = chosen["alpha_mlm"] or chosen["alpha_ce"]
+    masks = chosen["alpha_mlm"] or (chosen["alpha_ce"] and not classifier)
     probability = given.get("mlm_probability")
     chosen["mlm_probability"] = float(probability) if probability is not None else MASKED_SHARE if masks else 0.0
     auto = [k for k in LOSS_OPTIONS if given.get(k) is None]
     if not auto:
         return chosen, "as given"
-    why = (
-        "DistilBERT's triple loss: the teacher has its own masked-LM head"
-        if teacher_has_mlm_head
-        else "cosine-only on unmasked text: the teacher has no masked-LM head (a fitted one predicts poorly)"
-    )
+    if classifier:
+        why = "task distillation: soft targets on the classifier teacher's logits plus hidden-state cosine, unmasked text"
+    elif teacher_has_mlm_head:
+        why = "DistilBERT's triple loss: the teacher has its own masked-LM head"
+    else:
+        why = "cosine-only on unmasked text: the teacher has no masked-LM head (a fitted one predicts poorly)"
     which = "auto" if len(auto) == len(LOSS_OPTIONS) else f"auto for {', '.join(auto)}"
     return chosen, f"{which}: {why}"
 

@@ -15,51 +15,17 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from edgebert.data import SPEC_FORMS, DatasetSpec, is_dataset_spec, parse_dataset_spec
 from edgebert.errors import UserError
 
-GLUE_REPO = "nyu-mll/glue"
-DATASET_PREFIXES = ("glue/", "hf:")
-SPEC_FORMS = "glue/TASK:SPLIT (e.g. glue/stsb:train), hf:NAME:SPLIT or hf:NAME:CONFIG:SPLIT"
+__all__ = ["DatasetSpec", "Input", "is_dataset_spec", "parse_dataset_spec", "resolve_input"]
+
 STS_SCORE_COLUMNS = ("score", "label", "similarity_score", "relatedness_score")
 SENTENCE_COLUMNS = ("sentence", "text", "sentence1", "sentence2", "question", "premise", "hypothesis")
-
-
-@dataclass(frozen=True)
-class DatasetSpec:
-    """A public dataset named on the command line or in a recipe: `load_dataset(name, config, split=split)`."""
-
-    spec: str
-    name: str
-    config: str | None
-    split: str
-
-    @property
-    def slug(self) -> str:
-        """A file-name-safe form of the spec, for the converted file in the work dir."""
-        return re.sub(r"[^\w.-]+", "-", self.spec.removeprefix("hf:")).strip("-")
-
-
-def is_dataset_spec(value: str) -> bool:
-    """Whether an input value names a dataset (glue/… or hf:…) rather than a file."""
-    return value.startswith(DATASET_PREFIXES)
-
-
-def parse_dataset_spec(value: str, flag: str) -> DatasetSpec:
-    """`glue/TASK:SPLIT` or `hf:NAME[:CONFIG]:SPLIT` into its parts; UserError naming `flag` when malformed."""
-    if value.startswith("glue/"):
-        task, sep, split = value.removeprefix("glue/").partition(":")
-        if task and sep and split and ":" not in split:
-            return DatasetSpec(value, GLUE_REPO, task, split)
-    else:
-        parts = value.removeprefix("hf:").split(":")
-        if len(parts) in (2, 3) and all(parts):
-            return DatasetSpec(value, parts[0], parts[1] if len(parts) == 3 else None, parts[-1])
-    raise UserError(f"{flag} {value} is not a dataset spec; use {SPEC_FORMS}, or pass a file")
 
 
 # ------------------------------------------------------------------------------------------------ conversions
