@@ -280,6 +280,12 @@ class BenchRecipe:
         {}, "fewer STS pairs for one target (e.g. tfjs=200: slow runtimes); retention uses the same pairs",
         group="accuracy", metavar="TARGET=N", action="target_limits",
     )  # fmt: skip
+    sst2: str | None = option(
+        None, "labelled sentences for classifiers: a TSV with a header sentence<TAB>label (SST-2's train/dev format) or a "
+        "dataset such as glue/sst2:validation; accuracy in every runtime and agreement with the reference",
+        group="accuracy", metavar="FILE",
+    )  # fmt: skip
+    sst2_limit: int | None = option(1000, "use only the first N labelled rows", group="accuracy")
     seq_len: list[int] = option([128], "token lengths", group="latency", action="int_list")
     batch: list[int] = option([1], "batch sizes", group="latency", action="int_list")
     threads: list[int] = option([1], "CPU threads", group="latency", action="int_list")
@@ -295,8 +301,6 @@ class BenchConfig(BenchRecipe):
     """Every option of `edgebert bench` / `edgebert.bench(items, out, **options)`."""
 
     reference: str | None = option(None, "the ITEM (or label) others are compared to (default: the first)", group="accuracy")
-    sst2: str | None = option(None, "SST-2 TSV (sentence<TAB>label) for classifier model dirs", group="accuracy")
-    sst2_limit: int | None = option(1000, "use only the first N SST-2 rows", group="accuracy")
     tokenizer: str | None = option(None, "tokenizer dir for bare .onnx/.tflite files", group="items")
     pooling: str = option("mean", "pooling for bare files without a sentence_embedding output", group="items")
     force: bool = option(False, "replace a non-empty --out", group="run")
