@@ -324,6 +324,14 @@ class PipelineConfig:
     eval_sts: str | None = option(None, "STS pairs to keep the best checkpoint on, e.g. glue/stsb:train", group="data")
     sts: str | None = option(None, "STS pairs the bench scores retention on, e.g. glue/stsb:validation", group="data")
     sst2: str | None = option(None, "SST-2 sentences added to the corpus (tsv or glue/sst2:train)", group="data")
+    labels: str | None = option(
+        None, "classifier teachers: labelled sentences the bench scores accuracy on, e.g. glue/sst2:validation or a "
+        "sentence<TAB>label tsv (overrides the recipe's [bench] sst2)", group="data",
+    )  # fmt: skip
+    eval_labels: str | None = option(
+        None, "classifier teachers: a labelled train split to keep the best checkpoint on (overrides [distill] eval_labels)",
+        group="data",
+    )  # fmt: skip
     steps: int | None = option(None, "distillation steps (overrides the recipe's distill.steps)", group="overrides")
     teacher: str | None = option(None, "teacher dir or hub id (overrides the recipe's teacher)", group="overrides")
     cache_dir: str | None = option(None, "where fitted teacher MLM heads are cached (default ~/.cache/edgebert)", group="overrides")

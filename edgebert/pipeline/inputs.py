@@ -115,7 +115,8 @@ class Input:
 def resolve_input(flag: str, value: str, base: Path, kind: str) -> Input:
     """An input value (path relative to `base`, or dataset spec) checked and, for a dataset, loaded and converted.
 
-    `kind` is "sts" (scored pairs) or "text" (sentences). Missing files and unloadable datasets are UserErrors."""
+    `kind` is "sts" (scored pairs), "labelled" (sentence<TAB>label tsv) or "text" (sentences). Missing files and
+    unloadable datasets are UserErrors."""
     if not isinstance(value, str) or not value:
         raise UserError(f"{flag} must be a path or a dataset spec, got {value!r}")
     path = Path(value).expanduser()
@@ -124,13 +125,19 @@ def resolve_input(flag: str, value: str, base: Path, kind: str) -> Input:
         spec = parse_dataset_spec(value, flag)
         from edgebert.data import load_hf_dataset
 
-        hint = "pass a local STS-B csv (sentence1,sentence2,score)" if kind == "sts" else "pass a local text file"
-        ds = load_hf_dataset(spec.name, spec.config, spec.split, spec.spec, hint)
+        hints = {"sts": "pass a local STS-B csv (sentence1,sentence2,score)", "labelled": "pass a local TSV (sentence<TAB>label)"}
+        ds = load_hf_dataset(spec.name, spec.config, spec.split, spec.spec, hints.get(kind, "pass a local text file"))
+        if kind == "labelled":
+            from edgebert.data import labelled_from_dataset, labelled_tsv_text
+
+            return Input(flag, value, dataset=spec, text=labelled_tsv_text(labelled_from_dataset(ds, spec.spec)), suffix=".tsv")
         if kind == "sts":
             return Input(flag, value, dataset=spec, text=sts_csv_text(sts_rows_from_dataset(ds, spec.spec)), suffix=".csv")
         return Input(flag, value, dataset=spec, text="\n".join(sentences_from_dataset(ds, spec.spec)) + "\n")
     path = path.resolve()
     if not path.exists():
-        what = "an STS-B csv (sentence1,sentence2,score)" if kind == "sts" else "text files (.gz ok), dirs, an STS-B csv or an SST-2 tsv"
+        what = {"sts": "an STS-B csv (sentence1,sentence2,score)", "labelled": "a TSV with a header sentence<TAB>label"}.get(
+            kind, "text files (.gz ok), dirs, an STS-B csv or an SST-2 tsv"
+        )
         raise UserError(f"{flag} {path} does not exist; pass {what}, or a dataset spec ({SPEC_FORMS})")
     return Input(flag, value, path=path)
