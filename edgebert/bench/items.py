@@ -379,17 +379,17 @@ def _open_pytorch(spec: ItemSpec) -> OpenItem:
     from edgebert.modelio import load_model
 
     path = Path(spec.path)
-    loaded = load_model(path)
-    embedder = loaded.embedder
-    params = int(sum(p.numel() for p in embedder.parameters()))
+    head = _load_head_model(path, spec.task)  # None for an encoder: the SentenceEmbedder is what it computes
+    if head is None:
+        loaded = load_model(path)
+        model, tokenizer = loaded.embedder, loaded.tokenizer
+    else:
+        model, tokenizer = head, _load_tokenizer(path)
+    params = int(sum(p.numel() for p in model.parameters()))
+    id2label = {int(k): str(v) for k, v in head.config.id2label.items()} if head is not None and spec.task != "fill-mask" else None
     weight_names = [n for n in MODEL_DIR_FILES if (path / n).exists()] + sorted(p.name for p in path.glob("model-*.safetensors"))
     files = _file_sizes(path, weight_names)
     notes: list[str] = []
-    head = _load_head_model(path, spec.task)  # None for an encoder: the SentenceEmbedder is what it computes
-    model = embedder if head is None else head
-    id2label = {int(k): str(v) for k, v in head.config.id2label.items()} if head is not None and spec.task != "fill-mask" else None
-    if head is not None:
-        params = int(sum(p.numel() for p in head.parameters()))
     quantization = "none"
     runtime = f"torch {torch.__version__} (eager, fp32)"
     if spec.torch_int8:
@@ -401,7 +401,7 @@ def _open_pytorch(spec: ItemSpec) -> OpenItem:
         notes.append("size is the torch.save'd state_dict after quantize_dynamic (not a file on disk)")
     return OpenItem(
         spec=spec,
-        tokenizer=loaded.tokenizer,
+        tokenizer=tokenizer,
         target="pytorch",
         runtime=runtime,
         quantization=quantization,
