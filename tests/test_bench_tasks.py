@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -33,13 +32,9 @@ def classifiers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def labelled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from conftest import WORDS
+    from conftest import write_labelled_tsv
 
-    rng = random.Random(2)
-    rows = [f"{' '.join(rng.choice(WORDS) for _ in range(rng.randint(3, 10)))}\t{rng.randint(0, 1)}" for _ in range(30)]
-    path = tmp_path_factory.mktemp("sst2") / "dev.tsv"
-    path.write_text("sentence\tlabel\n" + "\n".join(rows) + "\n")
-    return path
+    return write_labelled_tsv(tmp_path_factory.mktemp("sst2") / "dev.tsv", 30, seed=2)
 
 
 def quick_job(**kw: object) -> MeasureJob:

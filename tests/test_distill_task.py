@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import random
 from pathlib import Path
 
 import pytest
@@ -26,26 +25,17 @@ def classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_bert(tmp_path_factory.mktemp("cls") / "teacher", head="sequence-classification", num_labels=2, id2label=ID2LABEL, seed=3)
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from conftest import WORDS
-
-    rng = random.Random(0)
-    path = tmp_path_factory.mktemp("corpus") / "c.txt"
-    path.write_text("\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 14))) for _ in range(40)) + "\n")
-    return path
+@pytest.fixture()
+def corpus(tiny_corpus: Path) -> Path:
+    return tiny_corpus
 
 
 @pytest.fixture(scope="module")
 def labelled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An SST-2 style train split: sentence<TAB>label (0/1) with a header."""
-    from conftest import WORDS
+    from conftest import write_labelled_tsv
 
-    rng = random.Random(1)
-    rows = [f"{' '.join(rng.choice(WORDS) for _ in range(rng.randint(3, 9)))}\t{rng.randint(0, 1)}" for _ in range(24)]
-    path = tmp_path_factory.mktemp("labels") / "train.tsv"
-    path.write_text("sentence\tlabel\n" + "\n".join(rows) + "\n")
-    return path
+    return write_labelled_tsv(tmp_path_factory.mktemp("labels") / "train.tsv", 24, seed=1)
 
 
 def test_soft_target_loss_is_kl_at_t_times_t_squared_on_known_logits() -> None:

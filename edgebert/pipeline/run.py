@@ -329,29 +329,20 @@ def _resolve_teacher(spec: str, base: Path) -> str:
 def skipped_steps(recipe: Recipe, classifier: bool = False) -> list[dict[str, str]]:
     """What the run leaves out for want of an optional input: one entry (step, input, message) each (`classifier`:
     the teacher is a sequence classifier, whose data are labelled sentences rather than STS pairs)."""
+    d, b, t = recipe.distill, recipe.bench, recipe.targets
     if classifier:
-        return _skipped_classifier_steps(recipe)
-    skipped = []
-    if not recipe.distill.eval_sts:
-        skipped.append({"step": "distill", "input": "--eval-sts",
-                        "message": "no --eval-sts: distillation keeps the last checkpoint instead of the best on STS"})  # fmt: skip
-    if not recipe.bench.sts:
-        targets = "; the retention targets are not evaluated" if recipe.targets.min_sts_retention is not None else ""
-        skipped.append({"step": "bench", "input": "--sts",
-                        "message": f"no --sts: bench reports size and latency without STS retention{targets}"})  # fmt: skip
-    return skipped
-
-
-def _skipped_classifier_steps(recipe: Recipe) -> list[dict[str, str]]:
-    skipped = []
-    if not recipe.distill.eval_labels:
-        skipped.append({"step": "distill", "input": "--eval-labels",
-                        "message": "no --eval-labels: distillation keeps the last checkpoint instead of the best on accuracy"})  # fmt: skip
-    if not recipe.bench.sst2:
-        targets = "; the accuracy targets are not evaluated" if recipe.targets.min_accuracy_retention is not None else ""
-        skipped.append({"step": "bench", "input": "--labels",
-                        "message": f"no labelled bench set (--labels or [bench] sst2): bench reports size and latency without accuracy{targets}"})  # fmt: skip
-    return skipped
+        checks = [
+            ("distill", "--eval-labels", d.eval_labels, "no --eval-labels: distillation keeps the last checkpoint instead of the best on accuracy"),
+            ("bench", "--labels", b.sst2, "no labelled bench set (--labels or [bench] sst2): bench reports size and latency without accuracy"
+             + ("; the accuracy targets are not evaluated" if t.min_accuracy_retention is not None else "")),
+        ]  # fmt: skip
+    else:
+        checks = [
+            ("distill", "--eval-sts", d.eval_sts, "no --eval-sts: distillation keeps the last checkpoint instead of the best on STS"),
+            ("bench", "--sts", b.sts, "no --sts: bench reports size and latency without STS retention"
+             + ("; the retention targets are not evaluated" if t.min_sts_retention is not None else "")),
+        ]  # fmt: skip
+    return [{"step": step, "input": flag, "message": message} for step, flag, given, message in checks if not given]
 
 
 def teacher_task(teacher_dir: Path) -> str:
