@@ -200,3 +200,56 @@ def test_glue_sst2_validation_is_loaded_with_datasets(classifiers: tuple[Path, P
     monkeypatch.setattr(edgebert.data, "load_hf_dataset", lambda name, config, split, spec, hint: loaded.append((name, config, split)) or table)
     data = load_labelled("glue/sst2:validation")
     assert loaded == [("nyu-mll/glue", "sst2", "validation")] and data.texts == ["good film", "bad film"] and data.labels == ["1", "0"]
+
+
+def _spec(label: str, kind: str, task: str) -> object:
+    from edgebert.bench.items import ItemSpec
+
+    return ItemSpec(label=label, path=f"/x/{label}", kind=kind, target="pytorch" if kind == "pytorch" else "onnx", task=task)
+
+
+def test_assign_tasks_against_the_reference() -> None:
+    from edgebert.bench.items import assign_tasks
+
+    mlm, enc = _spec("mlm", "pytorch", "fill-mask"), _spec("enc", "export", "feature-extraction")
+    assign_tasks([enc, mlm], "enc")
+    assert mlm.task == "feature-extraction" and mlm.unsupported is None  # a masked-LM dir is an encoder by default
+    mlm, masked = _spec("mlm", "pytorch", "fill-mask"), _spec("masked", "export", "fill-mask")
+    assign_tasks([mlm, masked], "mlm")
+    assert mlm.task == "fill-mask" and masked.unsupported is None  # ...unless an export in the run is fill-mask
+    ref, cls_dir, cls_export = _spec("ref", "pytorch", "feature-extraction"), _spec("c", "pytorch", "text-classification"), _spec("e", "export", "text-classification")
+    assign_tasks([ref, cls_dir, cls_export], "ref")
+    assert cls_dir.task == "feature-extraction" and cls_dir.unsupported is None  # benched as the encoder under its head
+    assert "without sentence embeddings" in (cls_export.unsupported or "")
+    teacher, fe = _spec("t", "pytorch", "text-classification"), _spec("fe", "export", "feature-extraction")
+    assign_tasks([teacher, fe], "t")
+    assert fe.unsupported and fe.unsupported.startswith("task mismatch: fe computes feature-extraction")
+
+
+@pytest.mark.parametrize("head", ["fill-mask", "token-classification"])
+def test_pytorch_head_items_predict_what_their_model_predicts(head: str, labelled: Path, tmp_path: Path) -> None:
+    import torch
+    import transformers
+    from model_zoo import HEADS_BY_TASK, build_bert
+
+    from edgebert.bench.items import ItemSpec, open_item
+    from edgebert.bench.tasks import MEASURES, STAGES, mask_middle
+    from edgebert.parity import encode
+
+    model_dir = build_bert(tmp_path / "m", head=head, num_labels=3, seed=7)
+    item = open_item(ItemSpec(label="m", path=str(model_dir), kind="pytorch", target="pytorch", task=head))
+    job = quick_job(sst2_path=str(labelled))
+    runner = item.make_runner(1)
+    result = MEASURES[STAGES[head]](item, runner, job, sentence_batches)
+    model = getattr(transformers, HEADS_BY_TASK[head]).from_pretrained(model_dir).eval()
+    from edgebert.data import load_labelled
+
+    texts = load_labelled(labelled).texts
+    expected: list[int] = []
+    for text in texts:
+        inputs = encode(item.tokenizer, [text], 32, pad_to_seq_len=False)
+        positions = mask_middle(inputs, item.tokenizer.mask_token_id) if head == "fill-mask" else None
+        with torch.inference_mode():
+            logits = model(**{k: torch.from_numpy(v) for k, v in inputs.items()}).logits[0]
+        expected += [int(logits[int(positions[0])].argmax())] if head == "fill-mask" else logits.argmax(-1).tolist()
+    assert result["predictions"] == expected and item.task == head
