@@ -253,3 +253,13 @@ def test_pytorch_head_items_predict_what_their_model_predicts(head: str, labelle
             logits = model(**{k: torch.from_numpy(v) for k, v in inputs.items()}).logits[0]
         expected += [int(logits[int(positions[0])].argmax())] if head == "fill-mask" else logits.argmax(-1).tolist()
     assert result["predictions"] == expected and item.task == head
+
+
+def test_labels_the_classifier_cannot_read_are_one_line_before_measuring(classifiers: tuple[Path, Path], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("sentence\tlabel\nthe dog\tneutral\n")
+    with pytest.raises(UserError, match=r"--sst2 .*bad.tsv for teacher: label 'neutral' is neither a label of the model"):
+        build_config([f"teacher={classifiers[0]}"], job=quick_job(sst2_path=str(bad)))
+    names = tmp_path / "names.tsv"
+    names.write_text("text\tlabel\nthe dog\tPOSITIVE\nthe cat\tnegative\n")
+    assert build_config([f"teacher={classifiers[0]}"], job=quick_job(sst2_path=str(names))).items[0].task == "text-classification"

@@ -125,6 +125,7 @@ def build_config(
             specs.insert(0, ref)
             ref_label = ref.label
     assign_tasks(specs, ref_label)
+    _check_labels(specs, job)
     return BenchRun(items=specs, reference=ref_label, job=job, isolate=isolate, timeout_s=timeout_s, command=command or [])
 
 
@@ -154,6 +155,19 @@ def _validate_job(job: MeasureJob) -> None:
         from edgebert.data import load_labelled
 
         load_labelled(job.sst2_path, limit=1)  # UserError on a missing or malformed file, or a dataset that cannot load
+
+
+def _check_labels(specs: list[ItemSpec], job: MeasureJob) -> None:
+    """Every classifier item can read the labelled set's labels (its ids or label names); UserError up front."""
+    if not job.sst2_path:
+        return
+    from edgebert.bench.items import item_labels
+    from edgebert.data import label_ids, load_labelled
+
+    labels = sorted(set(load_labelled(job.sst2_path, limit=job.sst2_limit).labels))
+    for spec in specs:
+        if spec.task == "text-classification" and not spec.unsupported:
+            label_ids(labels, item_labels(spec), f"--sst2 {job.sst2_path} for {spec.label}")
 
 
 # ----------------------------------------------------------------------------------------- running

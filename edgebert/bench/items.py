@@ -433,6 +433,19 @@ def _load_head_model(path: Path, task: str) -> Any:
     return model.eval()
 
 
+def item_labels(spec: ItemSpec) -> dict[int, str] | None:
+    """A classifier item's labels without loading it: config.json's id2label, or the export manifest's."""
+    import json
+
+    path = Path(spec.path)
+    if spec.kind == "export":
+        return manifest_labels(read_manifest(path))
+    if spec.kind == "pytorch" and (path / "config.json").is_file():
+        id2label = json.loads((path / "config.json").read_text()).get("id2label") or {}
+        return {int(k): str(v) for k, v in id2label.items()} or None
+    return None
+
+
 def manifest_labels(manifest: dict[str, Any]) -> dict[int, str] | None:
     """A classifier export's labels: the manifest's model.id2label, or the labels of its logits output."""
     id2label = (manifest.get("model") or {}).get("id2label")
