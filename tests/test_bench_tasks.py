@@ -72,8 +72,10 @@ def test_classifiers_report_accuracy_agreement_and_retention(classifiers: tuple[
     same = np.mean(np.array(items["student"]["classification"]["predictions"]) == items["teacher"]["classification"]["predictions"])
     assert s["agreement"] == pytest.approx(same)
     assert s["retention"] == pytest.approx(s["accuracy"] / t["accuracy"])
-    row = next(line for line in (tmp_path / "r" / "report.md").read_text().splitlines() if line.startswith("| student"))
+    md = (tmp_path / "r" / "report.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| student"))
     assert "| cls |" in row and f"{s['accuracy']:.4f}" in row
+    assert f"- Labelled sentences (classifiers): {labelled}: 30 scored" in md and report["labelled"]["examples"] == 30
 
 
 def test_an_embeddings_only_export_of_a_classifier_is_a_failed_item(classifiers: tuple[Path, Path], labelled: Path, tmp_path: Path) -> None:

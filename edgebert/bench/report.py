@@ -222,10 +222,19 @@ def build_report(
         "primary_config": {"seq_len": primary[0], "batch": primary[1], "threads": primary[2]},
         "job": job.as_dict(),
         "sts": sts_info,
+        "labelled": _labelled_info(job, items),
         "method": method_text(config),
         "machine": machine,
         "items": items,
     }
+
+
+def _labelled_info(job: Any, items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The labelled set classifiers were scored on (path, limit, examples scored)."""
+    if not job.sst2_path:
+        return None
+    done = next((i["classification"] for i in items if i.get("classification")), None)
+    return {"path": job.sst2_path, "limit": job.sst2_limit, "examples": done["examples"] if done else None}
 
 
 def method_text(config: Any) -> list[str]:
@@ -442,6 +451,13 @@ def render_markdown(report: dict[str, Any]) -> str:
         for target, n in (s.get("limits_per_target") or {}).items():
             lines.append(f"- STS for {target} items: the first {n} pairs only (--sts-limit-for {target}={n}).")
         lines.append("")
+    if report.get("labelled"):
+        s = report["labelled"]
+        if not report.get("sts"):
+            lines += ["## Data", ""]
+        else:
+            lines.pop()
+        lines += [f"- Labelled sentences (classifiers): {s['path']}: {s['examples'] or '–'} scored (first {s['limit'] or 'all'} rows).", ""]
     lines += ["## Method", ""] + [f"- {t}" for t in report["method"]] + [""]
     if notes:
         lines += ["## Notes", ""] + [f"- {label}: {n}" for label, n in notes] + [""]
