@@ -145,6 +145,10 @@ def distill(teacher: str | Path | None, corpus: str | Path | list[str | Path], o
     The loss weights and `mlm_probability` default to auto (None): DistilBERT's triple loss (mlm 2, ce 5, cos 1,
     15 % masked) when the teacher has its own masked-LM head, cosine-only (cos 1, pooled 1, unmasked text) when it has
     none; values given always win, and the manifest's recipe records the choice ("loss_choice").
+    A sequence-classifier teacher is distilled by task distillation (edgebert/distill/task.py): soft targets on its
+    logits (ce 5, KL at `temperature` × T²) plus the hidden-state cosine (cos 1), on unmasked text, into a classifier
+    student with the teacher's labels and (where shapes allow) its classifier; `eval_labels` (a labelled TSV or
+    dataset) keeps the checkpoint with the best accuracy, as `eval_sts` does for encoders.
     `mlm_probability` 0 distils on unmasked text, for recipes with hidden-state losses only (alpha_mlm = alpha_ce = 0).
     `group_by_length` batches passages of similar length (the Trainer's length-grouped sampler) so that a batch is
     padded to its own longest passage rather than to the longest of a random mix: same losses, fewer padded tokens.
@@ -298,7 +302,8 @@ def _check_task(run: _Run) -> None:
 
 
 def _choose_losses(run: _Run) -> None:
-    """Fill the auto (None) loss weights and masking share from whether the teacher has its own masked-LM head."""
+    """Fill the auto (None) loss weights and masking share from the teacher: a classifier (task distillation), or
+    whether it has its own masked-LM head."""
     from edgebert.modelio import has_mlm_head
 
     a = run.a
