@@ -24,6 +24,7 @@ from edgebert.bench.measure import PARENT_ENV, MeasureJob, measure_item
 from edgebert.config import BENCH_TARGETS, BenchConfig
 from edgebert.data import is_dataset_spec
 from edgebert.errors import UserError
+from edgebert.heads import TEXT_CLASSIFICATION
 from edgebert.targets import tf_subprocess
 
 INTERRUPT_GRACE_S = 15.0
@@ -166,7 +167,7 @@ def _check_labels(specs: list[ItemSpec], job: MeasureJob) -> None:
 
     labels = sorted(set(load_labelled(job.sst2_path, limit=job.sst2_limit).labels))
     for spec in specs:
-        if spec.task == "text-classification" and not spec.unsupported:
+        if spec.task == TEXT_CLASSIFICATION and not spec.unsupported:
             label_ids(labels, item_labels(spec), f"--sst2 {job.sst2_path} for {spec.label}")
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from edgebert.errors import UserError
-from edgebert.heads import FEATURE_EXTRACTION, TASKS
+from edgebert.heads import FEATURE_EXTRACTION, FILL_MASK, TASKS
 from edgebert.modeldir import MANIFEST, POOLING_MODES, read_manifest
 from edgebert.targets.base import INPUT_NAMES, Runner
 
@@ -229,9 +229,9 @@ def assign_tasks(specs: list[ItemSpec], reference: str) -> None:
     run is fill-mask. Against a reference with a head, an item of another task (an embeddings-only export of a
     classifier) lacks that head; against an embedder reference, a head-only export has no sentence embeddings,
     while a model dir with a head is benched as the encoder under it."""
-    fill_mask = any(s.kind == "export" and s.task == "fill-mask" for s in specs)
+    fill_mask = any(s.kind == "export" and s.task == FILL_MASK for s in specs)
     for spec in specs:
-        if spec.kind == "pytorch" and spec.task == "fill-mask" and not fill_mask:
+        if spec.kind == "pytorch" and spec.task == FILL_MASK and not fill_mask:
             spec.task = FEATURE_EXTRACTION
     ref = next(s for s in specs if s.label == reference)
     for spec in specs:
@@ -386,7 +386,7 @@ def _open_pytorch(spec: ItemSpec) -> OpenItem:
     else:
         model, tokenizer = head, _load_tokenizer(path)
     params = int(sum(p.numel() for p in model.parameters()))
-    id2label = {int(k): str(v) for k, v in head.config.id2label.items()} if head is not None and spec.task != "fill-mask" else None
+    id2label = {int(k): str(v) for k, v in head.config.id2label.items()} if head is not None and spec.task != FILL_MASK else None
     weight_names = [n for n in MODEL_DIR_FILES if (path / n).exists()] + sorted(p.name for p in path.glob("model-*.safetensors"))
     files = _file_sizes(path, weight_names)
     notes: list[str] = []
@@ -486,7 +486,7 @@ def _open_export(spec: ItemSpec) -> OpenItem:
         make_runner=lambda threads: exporter.load_runner(path, manifest, threads=threads),
         runs_out_of_process=out_of_process,
         task=spec.task,
-        id2label=manifest_labels(manifest) if spec.task != "fill-mask" else None,
+        id2label=manifest_labels(manifest) if spec.task != FILL_MASK else None,
         notes=notes,
     )
 

@@ -13,9 +13,10 @@ from typing import Any
 
 from edgebert import __version__
 from edgebert.bench.metrics import pareto_front, ratio
+from edgebert.heads import FEATURE_EXTRACTION, FILL_MASK, TEXT_CLASSIFICATION, TOKEN_CLASSIFICATION
 
 SCHEMA = "edgebert.bench/1"
-TASK_SHORT = {"feature-extraction": "emb", "text-classification": "cls", "fill-mask": "mask", "token-classification": "tok"}
+TASK_SHORT = {FEATURE_EXTRACTION: "emb", TEXT_CLASSIFICATION: "cls", FILL_MASK: "mask", TOKEN_CLASSIFICATION: "tok"}
 LIBRARIES = (
     "edgebert",
     "torch",

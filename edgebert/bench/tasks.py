@@ -19,12 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from edgebert.heads import FEATURE_EXTRACTION
+from edgebert.heads import FEATURE_EXTRACTION, FILL_MASK, TEXT_CLASSIFICATION, TOKEN_CLASSIFICATION
 
-CLASSIFICATION = "text-classification"
-TOKEN_CLASSIFICATION = "token-classification"
-FILL_MASK = "fill-mask"
-STAGES = {FEATURE_EXTRACTION: "sts", CLASSIFICATION: "classification", FILL_MASK: "fill_mask", TOKEN_CLASSIFICATION: "tokens"}
+STAGES = {FEATURE_EXTRACTION: "sts", TEXT_CLASSIFICATION: "classification", FILL_MASK: "fill_mask", TOKEN_CLASSIFICATION: "tokens"}
 TASK_BATCH = 32
 
 

@@ -16,6 +16,7 @@ from edgebert.artifact import check_output_dir
 from edgebert.config import CE_POSITIONS, COS_LAYERS, LOSS_OPTIONS, MASKED_SHARE, DistillConfig, auto_losses
 from edgebert.modeldir import MANIFEST, read_manifest, write_manifest
 from edgebert.errors import UserError, kept_on_interrupt
+from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
 from edgebert.options import checked, keyword_options
 
 CHECKPOINTS = "checkpoints"
@@ -287,14 +288,13 @@ def _resolve_models(run: _Run) -> None:
 def _check_task(run: _Run) -> None:
     """What the teacher computes decides the distillation: a sequence classifier → task distillation (its labelled
     set, not STS, chooses checkpoints); a head edgebert cannot distil is refused rather than dropped."""
-    from edgebert.distill.task import CLASSIFICATION
-    from edgebert.heads import FEATURE_EXTRACTION, detect_task, read_sentence_stack
+    from edgebert.heads import FILL_MASK, detect_task, read_sentence_stack
 
     a = run.a
     task = detect_task(run.config_dict, read_sentence_stack(run.teacher_dir) is not None)
-    if task not in (FEATURE_EXTRACTION, "fill-mask", CLASSIFICATION):
+    if task not in (FEATURE_EXTRACTION, FILL_MASK, TEXT_CLASSIFICATION):
         raise UserError(f"the teacher {run.teacher_dir} is a {task} model; distill supports sentence encoders, masked-LM and sequence-classifier teachers")
-    run.classifier = task == CLASSIFICATION
+    run.classifier = task == TEXT_CLASSIFICATION
     if run.classifier and a.eval_sts:
         raise UserError("--eval-sts scores sentence embeddings; a classifier teacher's checkpoints are chosen on --eval-labels FILE.tsv")
     if a.eval_labels and not run.classifier:
@@ -399,7 +399,7 @@ def _recipe(run: _Run) -> dict[str, Any]:
         "max_passages": a.max_passages,
         **({"student_init": {"path": str(init_dir), "fingerprint": _fingerprint(init_dir)}} if init_dir else {}),
         **({"freeze_embeddings": True} if a.freeze_embeddings else {}),
-        **({"task": "text-classification", "eval_labels": a.eval_labels} if run.classifier else {}),
+        **({"task": TEXT_CLASSIFICATION, "eval_labels": a.eval_labels} if run.classifier else {}),
     }
 
 
@@ -649,8 +649,7 @@ def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[st
     """The student's edgebert.json: the common fields (parent = the teacher, recipe, metrics; wall time and size
     filled on save) and the "distill" block (teacher fingerprint and head, corpus, steps, init)."""
     from edgebert.distill.teacher import weights_fingerprint
-    from edgebert.distill.task import CLASSIFICATION
-    from edgebert.modeldir import FEATURE_EXTRACTION, classifier_outputs, embedding_outputs, new_manifest
+    from edgebert.modeldir import classifier_outputs, embedding_outputs, new_manifest
 
     teacher_dir, head_info = run.teacher_dir, run.head_info
     teacher_manifest = read_manifest(teacher_dir)
@@ -664,7 +663,7 @@ def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[st
         parent_name=teacher_manifest.get("name") or run.config_dict.get("_name_or_path") or teacher_dir.name,
         recipe=run.recipe, model=_model_record(run),
         outputs=classifier_outputs(run.student.config.id2label) if run.classifier else embedding_outputs(run.shape.hidden),
-        task=CLASSIFICATION if run.classifier else FEATURE_EXTRACTION,
+        task=TEXT_CLASSIFICATION if run.classifier else FEATURE_EXTRACTION,
         metrics={
             "sts_spearman": (run.sts_scores or None) if not run.classifier else None,
             **({"eval_labels": run.sts_scores or None} if run.classifier else {}),

@@ -19,7 +19,6 @@ from torch import nn
 
 from edgebert.errors import UserError
 
-CLASSIFICATION = "text-classification"
 EVAL_BATCH = 64
 
 

@@ -26,6 +26,7 @@ from edgebert import __version__
 from edgebert.artifact import atomic_output_dir, check_output_dir
 from edgebert.config import BenchConfig, BenchRecipe, PipelineConfig
 from edgebert.errors import UserError, kept_on_interrupt
+from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
 from edgebert.modeldir import MANIFEST
 from edgebert.options import checked, keyword_options
 from edgebert.pipeline.inputs import Input, is_dataset_spec, resolve_input
@@ -365,7 +366,7 @@ def _check_task_inputs(recipe: Recipe, classifier: bool) -> None:
     from edgebert.heads import EXPORTABLE_TASKS
 
     exports = recipe.export.student_exports() or recipe.export.teacher_targets
-    if classifier and exports and "text-classification" not in EXPORTABLE_TASKS:
+    if classifier and exports and TEXT_CLASSIFICATION not in EXPORTABLE_TASKS:
         raise UserError(
             "the teacher is a sequence classifier and this edgebert cannot export classifiers with their head yet; "
             "set [export] targets = {} and teacher_targets = [] to bench the student in PyTorch only"
@@ -443,13 +444,13 @@ class Plan:
     calibration: Path | None
     skipped: list[dict[str, str]]
     inputs: dict[str, Any]
-    task: str = "feature-extraction"  # the teacher's: text-classification means task distillation
+    task: str = FEATURE_EXTRACTION  # the teacher's: text-classification means task distillation
     eval_labels: Input | None = None
     bench_labels: Input | None = None
 
     @property
     def classifier(self) -> bool:
-        return self.task == "text-classification"
+        return self.task == TEXT_CLASSIFICATION
 
 
 def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None = None, **options: Any) -> Plan:
@@ -483,7 +484,7 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
 
     teacher_dir = resolve_model(teacher)
     task = teacher_task(teacher_dir)
-    _check_task_inputs(recipe, task == "text-classification")
+    _check_task_inputs(recipe, task == TEXT_CLASSIFICATION)
     inputs = {
         "teacher": teacher_dir,
         "corpus": [c.path for c in corpus_inputs if c.path is not None],
@@ -498,7 +499,7 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
     check_output_dir(work, True, inputs, "--work")  # overlap and writability; its contents are _check_work's
     work_action = _check_work(work, recipe, resume, force)
     return Plan(recipe, out, work, work_action, teacher, teacher_dir, corpus_inputs, eval_input, bench_input, calibration,
-                skipped_steps(recipe, task == "text-classification"), inputs, task, eval_labels, bench_labels)  # fmt: skip
+                skipped_steps(recipe, task == TEXT_CLASSIFICATION), inputs, task, eval_labels, bench_labels)  # fmt: skip
 
 
 def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
