@@ -1,4 +1,4 @@
-"""Measure one bench item: what it ships, peak memory, latency per (seq len, batch, threads), STS-B, SST-2.
+"""Measure one bench item: what it ships, peak memory, latency per (seq len, batch, threads), its task metric.
 
 `measure_item` runs in a worker process of its own (`python -m edgebert.bench.measure JOB RESULT`, started by
 the harness) so that memory is the item's alone and a crashing runtime takes down only its item. It reports
@@ -15,7 +15,9 @@ Method (also written into every report):
   from a baseline taken after the runtime libraries are imported until after model load and one call at each
   configuration; delta = peak - baseline (model weights + runtime session + activations);
 - STS: unique sentences embedded once (batched, sorted by length; static exports one padded row at a time),
-  Spearman of cosine vs gold over the pairs.
+  Spearman of cosine vs gold over the pairs;
+- classifiers, fill-mask and token classification: predictions from the runner's outputs on the same batches
+  (edgebert.bench.tasks), accuracy on labelled sentences and agreement with the reference (in the report).
 """
 
 from __future__ import annotations
