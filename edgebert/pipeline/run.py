@@ -669,7 +669,8 @@ def _student_stages(run: _Run, data: _Data) -> Path:
 def _export_stages(run: _Run, model: Path) -> tuple[list[str], dict[tuple[str, str], str]]:
     """The teacher's fp32 exports (for the speed-up targets), then every student target x quantization.
 
-    Returns the bench items (label=dir) and the student exports' labels by (target, quantization)."""
+    Returns the bench items (label=dir) and the student exports' labels by (target, quantization); with no student
+    exports, the PyTorch student's label under ("pytorch", "none"), so the targets and headline judge it."""
     plan, e, work, quiet = run.plan, run.plan.recipe.export, run.plan.work, run.quiet
     bench_items = [f"{TEACHER_LABEL}={plan.teacher_dir}"]
     for target in e.teacher_targets:
@@ -679,6 +680,8 @@ def _export_stages(run: _Run, model: Path) -> tuple[list[str], dict[tuple[str, s
     if plan.recipe.bench.student_pytorch:
         bench_items.append(f"student={model}")
     student_labels: dict[tuple[str, str], str] = {}
+    if not e.student_exports() and plan.recipe.bench.student_pytorch:  # no exports: the targets judge the PyTorch student
+        student_labels[("pytorch", "none")] = "student"
     for target, quant in e.student_exports():
         name = f"student-{target}" + ("" if quant == "none" else f"-{quant}")
         d = work / "export" / name
