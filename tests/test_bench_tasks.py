@@ -64,12 +64,12 @@ def test_classifiers_report_accuracy_agreement_and_retention(classifiers: tuple[
     gold = [int(y) for y in data.labels]
     for label, path in (("teacher", teacher), ("student", student)):
         expected = _torch_predictions(path, data.texts)
-        assert items[label]["classification"]["predictions"] == expected
+        assert items[label]["classification"]["predicted"] == expected
         assert items[label]["classification"]["accuracy"] == pytest.approx(np.mean(np.array(expected) == gold))
         assert items[label]["labels"] == ["NEGATIVE", "POSITIVE"] and items[label]["task"] == "text-classification"
     t, s = items["teacher"]["derived"], items["student"]["derived"]
     assert t["agreement"] == 1.0 and t["retention"] == pytest.approx(1.0)
-    same = np.mean(np.array(items["student"]["classification"]["predictions"]) == items["teacher"]["classification"]["predictions"])
+    same = np.mean(np.array(items["student"]["classification"]["predicted"]) == items["teacher"]["classification"]["predicted"])
     assert s["agreement"] == pytest.approx(same)
     assert s["retention"] == pytest.approx(s["accuracy"] / t["accuracy"])
     md = (tmp_path / "r" / "report.md").read_text()
@@ -147,7 +147,7 @@ def test_classification_from_a_runners_logits(classifiers: tuple[Path, Path], la
     data = load_labelled(labelled)
     first = [item.tokenizer(t)["input_ids"][1] for t in data.texts]
     predicted = [int(i % 2 == 1) for i in first]
-    assert result["predictions"] == predicted
+    assert result["predicted"] == predicted
     gold = [1 - int(y) for y in data.labels]  # label 1 (positive) is column 0 of this head
     assert result["accuracy"] == pytest.approx(np.mean(np.array(predicted) == gold))
     with pytest.raises(ValueError, match="no logits output"):
@@ -163,7 +163,7 @@ def test_fill_mask_masks_the_middle_token_and_reads_top_ids(classifiers: tuple[P
         real = call["attention_mask"].sum(1)
         for row, n in enumerate(real):
             assert call["input_ids"][row, 1 + (n - 2) // 2] == mask_id  # the middle token, never [CLS]/[SEP]
-    assert result["examples"] == 30 and all(p >= 0 for p in result["predictions"])
+    assert result["examples"] == 30 and all(p >= 0 for p in result["predicted"])
     ids = {"input_ids": np.array([[101, 5, 6, 102, 0], [101, 102, 0, 0, 0]]), "attention_mask": np.array([[1, 1, 1, 1, 0], [1, 1, 0, 0, 0]])}
     assert mask_middle(ids, 103).tolist() == [2, -1] and ids["input_ids"][0].tolist() == [101, 5, 103, 102, 0]
 
@@ -172,9 +172,9 @@ def test_agreement_and_task_retention_arithmetic() -> None:
     assert agreement([1, 0, 1, -1], [1, 1, 1, 0]) == pytest.approx(2 / 3)
     assert agreement([1, 0], [1]) is None and agreement(None, [1]) is None
     items = [
-        {"label": "ref", "status": "ok", "classification": {"accuracy": 0.9, "predictions": [1, 0, 1, 1]}},
-        {"label": "s", "status": "ok", "classification": {"accuracy": 0.72, "predictions": [1, 1, 1, 1]}},
-        {"label": "m", "status": "ok", "fill_mask": {"predictions": [4, 5, -1]}},
+        {"label": "ref", "status": "ok", "classification": {"accuracy": 0.9, "predicted": [1, 0, 1, 1]}},
+        {"label": "s", "status": "ok", "classification": {"accuracy": 0.72, "predicted": [1, 1, 1, 1]}},
+        {"label": "m", "status": "ok", "fill_mask": {"predicted": [4, 5, -1]}},
         {"label": "bad", "status": "failed", "error": "task mismatch"},
     ]
     derive(items, "ref", (128, 1, 1))
@@ -254,7 +254,7 @@ def test_pytorch_head_items_predict_what_their_model_predicts(head: str, labelle
         with torch.inference_mode():
             logits = model(**{k: torch.from_numpy(v) for k, v in inputs.items()}).logits[0]
         expected += [int(logits[int(positions[0])].argmax())] if head == "fill-mask" else logits.argmax(-1).tolist()
-    assert result["predictions"] == expected and item.task == head
+    assert result["predicted"] == expected and item.task == head
 
 
 def test_labels_the_classifier_cannot_read_are_one_line_before_measuring(classifiers: tuple[Path, Path], tmp_path: Path) -> None:

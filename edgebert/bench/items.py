@@ -424,10 +424,11 @@ def _load_head_model(path: Path, task: str) -> Any:
         return None
     import transformers
 
-    from edgebert.modelio import load_weights
+    from edgebert.modelio import inspect_model_dir, load_weights
 
+    _, family = inspect_model_dir(path)
     model, info = load_weights(getattr(transformers, TASKS[task][0]), path)
-    missing = [k for k in info.get("missing_keys", []) if "pooler" not in k.split(".")]
+    missing = family.required_missing(info.get("missing_keys", []))
     if missing:
         raise UserError(f"{path}: the {task} head's weights are missing ({missing[0]}); re-save the model")
     return model.eval()

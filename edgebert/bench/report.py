@@ -124,11 +124,11 @@ def task_figures(item: dict[str, Any], ref: dict[str, Any] | None) -> dict[str, 
     if item.get("classification"):
         acc = item["classification"]["accuracy"]
         ref_cls = ref.get("classification") or {}
-        agree = agreement(item["classification"]["predictions"], ref_cls.get("predictions"))
+        agree = agreement(item["classification"]["predicted"], ref_cls.get("predicted"))
         return {"accuracy": acc, "agreement": agree, "retention": ratio(acc, ref_cls.get("accuracy"))}
     for key in ("fill_mask", "tokens"):
         if item.get(key):
-            agree = agreement(item[key]["predictions"], (ref.get(key) or {}).get("predictions"))
+            agree = agreement(item[key]["predicted"], (ref.get(key) or {}).get("predicted"))
             return {"accuracy": None, "agreement": agree, "retention": agree}
     sts = item.get("sts") or {}
     return {"accuracy": None, "agreement": None, "retention": ratio(sts.get("spearman"), item.get("sts_reference_same_pairs"))}

@@ -57,7 +57,7 @@ def measure_classification(item: Any, runner: Any, job: Any, batches: Callable[.
     return {
         "accuracy": correct / len(gold),
         "examples": len(gold),
-        "predictions": predicted,
+        "predicted": predicted,
         "seconds": round(time.perf_counter() - start, 2),
         "path": str(job.sst2_path),
     }
@@ -107,7 +107,7 @@ def measure_fill_mask(item: Any, runner: Any, job: Any, batches: Callable[..., A
         for row, i in enumerate(chunk):
             if positions[row] >= 0:
                 predicted[i] = _top1(outputs, row, int(positions[row]), item.spec.label)
-    return {"examples": sum(p >= 0 for p in predicted), "predictions": predicted, "seconds": round(time.perf_counter() - start, 2), "path": source}
+    return {"examples": sum(p >= 0 for p in predicted), "predicted": predicted, "seconds": round(time.perf_counter() - start, 2), "path": source}
 
 
 def measure_tokens(item: Any, runner: Any, job: Any, batches: Callable[..., Any]) -> dict[str, Any]:
@@ -120,7 +120,7 @@ def measure_tokens(item: Any, runner: Any, job: Any, batches: Callable[..., Any]
         for row, i in enumerate(chunk):
             per_sentence[i] = [int(x) for x in labels[row][inputs["attention_mask"][row].astype(bool)]]
     flat = [x for tokens in per_sentence for x in tokens]
-    return {"examples": len(flat), "predictions": flat, "seconds": round(time.perf_counter() - start, 2), "path": source}
+    return {"examples": len(flat), "predicted": flat, "seconds": round(time.perf_counter() - start, 2), "path": source}
 
 
 MEASURES = {"classification": measure_classification, "fill_mask": measure_fill_mask, "tokens": measure_tokens}

@@ -462,7 +462,7 @@ def _make_student(run: _Run) -> None:
     if init_dir is not None and run.classifier:
         from edgebert.distill.task import load_classifier_init
 
-        run.student, run.init_info = load_classifier_init(init_dir, run.teacher_task)
+        run.student, run.init_info = load_classifier_init(init_dir, run.init_family, run.teacher_task)
         run.s_family = run.init_family
         run.log(f"student: {init_dir} (classifier, {shape.layers} layers × {shape.hidden}), layer map {shape.layer_map}")
     elif init_dir is not None:

@@ -73,14 +73,14 @@ def classifier_student(encoder_student: nn.Module, teacher: nn.Module, base_attr
     return student, info
 
 
-def load_classifier_init(init_dir: Path, teacher: nn.Module) -> tuple[nn.Module, dict[str, Any]]:
+def load_classifier_init(init_dir: Path, family: Any, teacher: nn.Module) -> tuple[nn.Module, dict[str, Any]]:
     """--student-init for a classifier teacher: a sequence classifier with the teacher's labels, as it is."""
     from transformers import AutoModelForSequenceClassification
 
     from edgebert.modelio import load_weights
 
     student, info = load_weights(AutoModelForSequenceClassification, init_dir)
-    missing = [k for k in info.get("missing_keys", []) if "pooler" not in k.split(".")]
+    missing = family.required_missing(info.get("missing_keys", []))
     if missing:
         raise UserError(
             f"--student-init {init_dir} is not a sequence classifier ({missing[0]} missing); a classifier teacher "
