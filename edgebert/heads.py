@@ -17,12 +17,15 @@ from typing import Any
 from edgebert.errors import UserError
 
 FEATURE_EXTRACTION = "feature-extraction"
+TEXT_CLASSIFICATION = "text-classification"
+TOKEN_CLASSIFICATION = "token-classification"
+FILL_MASK = "fill-mask"
 # task -> (transformers Auto class, the export's outputs)
 TASKS: dict[str, tuple[str, tuple[str, ...]]] = {
     FEATURE_EXTRACTION: ("AutoModel", ("sentence_embedding", "last_hidden_state")),
-    "text-classification": ("AutoModelForSequenceClassification", ("logits",)),
-    "token-classification": ("AutoModelForTokenClassification", ("logits",)),
-    "fill-mask": ("AutoModelForMaskedLM", ("logits",)),
+    TEXT_CLASSIFICATION: ("AutoModelForSequenceClassification", ("logits",)),
+    TOKEN_CLASSIFICATION: ("AutoModelForTokenClassification", ("logits",)),
+    FILL_MASK: ("AutoModelForMaskedLM", ("logits",)),
 }
 # transformers architectures (config.json "architectures") -> task
 ARCHITECTURE_SUFFIXES = {
