@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebert import buckets
 from edgebert.modeldir import MANIFEST, POOLING_MODES, read_manifest
 from edgebert.errors import UserError
 from edgebert.targets.base import INPUT_NAMES, Runner
@@ -82,6 +83,11 @@ class OpenItem:
     runs_out_of_process: bool = False  # the runtime lives in another process (TF.js in Node)
     classifier: Any = None  # a torch sequence-classification model (SST-2), PyTorch items only
     notes: list[str] = field(default_factory=list)
+    buckets: tuple[int, ...] = ()  # static-shape items: the lengths it takes (edgebert.buckets); () = dynamic
+
+    def pad_length(self, tokens: int) -> int | None:
+        """The length an input of `tokens` tokens is padded to: the smallest bucket that holds it (None: dynamic)."""
+        return buckets.pick(tokens, self.buckets) if self.buckets else None
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -89,6 +95,7 @@ class OpenItem:
             "runtime": self.runtime,
             "quantization": self.quantization,
             "static_seq_len": self.static_seq_len,
+            "buckets": list(self.buckets),
             "model_bytes": self.model_bytes,
             "files": self.files,
             "tokenizer_bytes": self.tokenizer_bytes,
@@ -381,6 +388,7 @@ def _open_export(spec: ItemSpec) -> OpenItem:
         make_runner=lambda threads: exporter.load_runner(path, manifest, threads=threads),
         runs_out_of_process=out_of_process,
         notes=notes,
+        buckets=tuple(sorted(buckets.from_manifest(manifest))) if manifest.get("static_shape") else (),
     )
 
 
@@ -434,4 +442,5 @@ def _open_bare_file(spec: ItemSpec) -> OpenItem:
         params_source="unknown (bare file)",
         make_runner=lambda threads: cls(path, spec.pooling, threads),
         notes=["bare file: quantization and parameters not recorded"],
+        buckets=(static,) if static else (),
     )
