@@ -44,7 +44,8 @@ def pick(length: int, buckets: tuple[int, ...] | list[int]) -> int:
     for bucket in sorted(buckets):
         if bucket >= length:
             return bucket
-    raise ValueError(f"inputs have {length} tokens but the longest bucket of this export is {max(buckets)}; truncate to it")
+    longest = max(buckets)
+    raise ValueError(f"inputs have {length} tokens but this export takes at most {longest} (its longest bucket); truncate to {longest}")
 
 
 def how_to_pick(buckets: tuple[int, ...] | list[int]) -> str:
