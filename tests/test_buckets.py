@@ -194,3 +194,37 @@ def test_bench_times_real_lengths_fixed_and_bucketed(tflite_exports: dict, tiny_
     assert set(torch_item["app_latency"]["modes"]) == {"natural"}
     md = (tmp_path / "report" / "report.md").read_text()
     assert "## App-like latency" in md and "| buckets |" in md and "| fixed |" in md
+
+
+def test_demo_core_picks_the_bucket_in_node(tiny_bert: Path, tmp_path: Path) -> None:
+    """demo_app's TypeScript core (Node, wasm) on a bucketed TF.js export: ids, bucket and embedding per text."""
+    import json
+    import os
+    import shutil
+    import subprocess
+
+    from test_demo_app import APP, missing_dependency
+
+    from edgebert.export import export
+    from edgebert.modelio import load_model
+
+    if not shutil.which("node") or not (APP / "node_modules" / "tsx" / "package.json").exists():
+        missing_dependency("demo_app's npm packages or Node.js are missing")
+    report = export("tfjs", model=tiny_bert, out=tmp_path / "tfjs", seq_len=BUCKETS, quiet=True)
+    loaded = load_model(tiny_bert)
+    cases = []
+    for text in ("Hello world.", "where is my phone charger?", PARITY_SENTENCES[-1]):
+        inputs = encode(loaded.tokenizer, [text], max(BUCKETS), pad_to_seq_len=False)
+        embedding = torch_reference(loaded.embedder, inputs)["sentence_embedding"][0]
+        width = inputs["input_ids"].shape[1]
+        cases.append({"text": text, "input_ids": inputs["input_ids"][0].tolist(), "bucket": buckets.pick(width, BUCKETS), "embedding": embedding.tolist()})
+    assert {c["bucket"] for c in cases} == set(BUCKETS)
+    model_json = json.loads((report.out_dir / "model.json").read_text())
+    weights = len(model_json["weightsManifest"][0]["weights"])
+    fixture = tmp_path / "buckets.json"
+    fixture.write_text(json.dumps({"model_dir": str(report.out_dir), "weights": weights, "cases": cases}))
+    proc = subprocess.run(
+        ["node", "--import", "tsx", "--test", "--test-reporter=spec", "test/buckets/buckets.test.ts"],
+        cwd=APP, env={**os.environ, "EDGEBERT_DEMO_BUCKETS": str(fixture)}, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0 and "ℹ pass 1" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]
