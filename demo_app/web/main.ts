@@ -81,7 +81,8 @@ async function main(): Promise<void> {
     tokenizerJson,
     tokenizerConfig,
     source: new URL('model.json', modelBase).href,
-    bucketSource: (file) => new URL(file, modelBase).href,
+    // ?buckets=0: every query padded to the export's longest length (what a one-length export costs)
+    bucketSource: params.get('buckets') === '0' ? undefined : (file) => new URL(file, modelBase).href,
   });
   let noteVectors = embeddings;
   const mismatch = NoteIndex.mismatch(embedder, embeddings);

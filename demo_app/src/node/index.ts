@@ -72,8 +72,11 @@ export function readManifest(modelDir = MODEL_DIR): ExportManifest {
   return readJson<ExportManifest>(path.join(modelDir, 'edgebert.json'));
 }
 
-/** Load the export in `modelDir` with the file IOHandler (call useBackend() first). */
-export async function loadEmbedder(modelDir = MODEL_DIR): Promise<Embedder> {
+/**
+ * Load the export in `modelDir` with the file IOHandler (call useBackend() first); `buckets: false` loads only
+ * model.json, so every text is padded to the export's longest length.
+ */
+export async function loadEmbedder(modelDir = MODEL_DIR, options: { buckets?: boolean } = {}): Promise<Embedder> {
   if (!modelPresent(modelDir)) {
     throw new Error(`no TF.js export in ${modelDir}; run: bash scripts/prepare.sh`);
   }
@@ -82,7 +85,7 @@ export async function loadEmbedder(modelDir = MODEL_DIR): Promise<Embedder> {
     tokenizerJson: readJson<object>(path.join(modelDir, 'tokenizer.json')),
     tokenizerConfig: readJson<object>(path.join(modelDir, 'tokenizer_config.json')),
     source: fileIOHandler(modelDir),
-    bucketSource: (file) => fileIOHandler(modelDir, file),
+    bucketSource: options.buckets === false ? undefined : (file) => fileIOHandler(modelDir, file),
   });
 }
 
