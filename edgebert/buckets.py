@@ -16,23 +16,14 @@ from edgebert.errors import UserError
 
 
 def normalize(seq_len: Any, minimum: int = 2) -> tuple[int, ...]:
-    """`--seq-len` (an int, or a list / comma string of ints) as sorted distinct buckets; UserError for anything else."""
-    values: Iterable[Any]
-    if isinstance(seq_len, str):
-        values = [v for v in seq_len.split(",") if v.strip()]
-    elif isinstance(seq_len, (list, tuple)):
-        values = seq_len
-    else:
-        values = [seq_len]
+    """`--seq-len` (an int, or a list of ints) as sorted distinct buckets; UserError for anything else."""
+    values: Iterable[Any] = seq_len if isinstance(seq_len, (list, tuple)) else [seq_len]
     buckets = []
     for value in values:
-        if isinstance(value, str) and value.strip().isdigit():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise UserError(
-                f"--seq-len takes token lengths >= {minimum} ([CLS] and [SEP] included), one or a list such as "
-                f"16,32,64,128; got {seq_len!r}"
-            )
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise UserError(f"--seq-len must be an integer or a list of integers such as 16,32,64,128, got {seq_len!r}")
+        if value < minimum:
+            raise UserError(f"--seq-len must be at least {minimum} (tokens, [CLS] and [SEP] included), got {value}")
         buckets.append(value)
     if not buckets:
         raise UserError("--seq-len needs at least one token length, e.g. 128 or 16,32,64,128")
