@@ -36,7 +36,9 @@ def pick(length: int, buckets: tuple[int, ...] | list[int]) -> int:
         if bucket >= length:
             return bucket
     longest = max(buckets)
-    raise ValueError(f"inputs have {length} tokens but this export takes at most {longest} (its longest bucket); truncate to {longest}")
+    raise ValueError(
+        f"inputs have {length} tokens but this export takes at most {longest} (its longest bucket); truncate to {longest}"
+    )
 
 
 def how_to_pick(buckets: tuple[int, ...] | list[int]) -> str:

@@ -282,7 +282,8 @@ def _manifest(
     lengths = sorted(result.buckets) if result.static_shape else []
     seq = ("bucket" if len(lengths) > 1 else options.seq_len) if result.static_shape else "sequence"
     hidden = int(loaded.config.hidden_size)
-    recipe = {"target": target, "quantize": options.quantize, "seq_len": list(options.lengths) if len(options.lengths) > 1 else options.seq_len, "min_cosine": min_cosine}
+    asked = list(options.lengths) if len(options.lengths) > 1 else options.seq_len
+    recipe = {"target": target, "quantize": options.quantize, "seq_len": asked, "min_cosine": min_cosine}
     model = {
         "family": loaded.family.name,
         "pooling": loaded.pooling,

@@ -99,7 +99,9 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
         saved, converted = Path(scratch) / "saved_model", {n: Path(scratch) / f"tfjs_{n}" for n in lengths}
         lengths_by_signature = {name: n for n, name in signatures.items()}
-        info = build_saved_model(Path(spec["model_dir"]), lengths_by_signature, spec["pooling"], family, saved, per_head=per_head)
+        info = build_saved_model(
+            Path(spec["model_dir"]), lengths_by_signature, spec["pooling"], family, saved, per_head=per_head
+        )
         for n, name in signatures.items():
             keep = family.tfjs_ffn_output_patterns
             converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)

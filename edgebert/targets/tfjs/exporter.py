@@ -87,7 +87,10 @@ class TFJSRunner(Runner):
         bucket = buckets.pick(np.asarray(inputs["input_ids"]).shape[1], tuple(self.model_files))
         feeds = buckets.fit(inputs, bucket, self.input_names)
         rows = {name: feeds[name].tolist() for name in self.input_names}
-        request = {"model_dir": str(self.export_dir), "model_file": self.model_files[bucket], "inputs": rows, "backend": self.backend, **fields}
+        request = {
+            "model_dir": str(self.export_dir), "model_file": self.model_files[bucket], "inputs": rows,
+            "backend": self.backend, **fields,
+        }  # fmt: skip
         process = self._server()
         try:
             process.stdin.write(json.dumps(request) + "\n")

@@ -58,7 +58,8 @@ class TFLiteRunner(Runner):
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         width = inputs["input_ids"].shape[1]
         bucket = buckets.pick(width, self.buckets)  # shorter inputs: zero-padded (attention_mask 0), cut back after
-        return buckets.run_rows(buckets.fit(inputs, bucket, self.input_names[bucket]), width, lambda row: self.runners[bucket](**row))
+        feeds = buckets.fit(inputs, bucket, self.input_names[bucket])
+        return buckets.run_rows(feeds, width, lambda row: self.runners[bucket](**row))
 
     def close(self) -> None:
         self.runners = {}
