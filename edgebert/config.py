@@ -250,7 +250,12 @@ class VocabConfig:
 class ExportRecipe:
     """The `export()` options a recipe's [export] section may set (for every target)."""
 
-    seq_len: int = option(SEQ_LEN, "token length (fixed for tflite/tfjs)")
+    # One 128 bucket until the bucketed default is timed on a quiet machine (issue 17): `--seq-len 16,32,64,128`.
+    seq_len: int | list[int] = option(
+        SEQ_LEN, "token length; a list (16,32,64,128) gives tflite/tfjs one static graph per length, verified each, and "
+        "the app pads to the smallest that fits (onnx: dynamic axes, the largest is the truncation length)",
+        action="int_list",
+    )  # fmt: skip
     min_cosine: float | None = option(None, "parity tolerance override")
 
 
@@ -305,6 +310,12 @@ class BenchRecipe:
 class BenchConfig(BenchRecipe):
     """Every option of `edgebert bench` / `edgebert.bench(items, out, **options)`."""
 
+    texts: str | None = option(
+        None, "texts (one per line, .gz ok) for the app-like latency: tokenizer + model per text at its own length, "
+        "static exports padded to their longest length and to the smallest bucket (default: the --sts sentences)",
+        group="latency", metavar="FILE",
+    )  # fmt: skip
+    texts_limit: int = option(200, "texts timed one at a time for the app-like latency (0: none)", group="latency")
     reference: str | None = option(None, "the ITEM (or label) others are compared to (default: the first)", group="accuracy")
     tokenizer: str | None = option(None, "tokenizer dir for bare .onnx/.tflite files", group="items")
     pooling: str = option("mean", "pooling for bare files without a sentence_embedding output", group="items")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from edgebert import buckets
 from edgebert.export import ExportReport
 
 LOAD_HINTS = {
@@ -33,6 +34,18 @@ def print_parity(parity: dict, console: Console) -> None:
     console.print(f"  checked on {cpu['model']} ({cpu['machine']}, int8 dot product: {cpu['int8_dot_product']})")
 
 
+def print_buckets(m: dict, console: Console) -> None:
+    """How an app picks a bucket of a static-shape export, and what each bucket is called in the file."""
+    entries = m.get("buckets") or []
+    if len(entries) < 2:
+        return
+    console.print(buckets.how_to_pick([e["seq_len"] for e in entries]))
+    if m["target"] == "tflite":
+        console.print("  signatures: " + ", ".join(f"{e['seq_len']} → '{e['signature']}'" for e in entries))
+    else:
+        console.print("  graphs (one weight shard): " + ", ".join(f"{e['seq_len']} → {e['model_file']}" for e in entries))
+
+
 def print_export_summary(report: ExportReport, console: Console | None = None) -> None:
     console = console or Console(soft_wrap=True)
     m = report.manifest
@@ -51,6 +64,7 @@ def print_export_summary(report: ExportReport, console: Console | None = None) -
     console.print(f"task: {m.get('task')}; outputs: {outputs}")
     if (m.get("model") or {}).get("head_left_out"):
         console.print(f"[yellow]the model's {m['model']['head_left_out']} head is NOT in this export (--task {m.get('task')})[/yellow]")
+    print_buckets(m, console)
     if m["target"] == "tfjs":
         shards = m["target_details"].get("weight_shards", [])
         base = f"./{report.out_dir.name}"

@@ -71,9 +71,11 @@ def plan_bench(items: list[str], options: BenchConfig, command: list[str] | None
     job = MeasureJob(
         seq_lens=_int_list(o.seq_len), batches=_int_list(o.batch), threads=_int_list(o.threads), warmup=o.warmup,
         repeats=o.repeats, sts_path=_str(o.sts), sts_limit=o.sts_limit, sts_limits=dict(o.sts_limit_for),
-        sst2_path=_str(o.sst2), sst2_limit=o.sst2_limit,
+        sst2_path=_str(o.sst2), sst2_limit=o.sst2_limit, texts_path=_str(o.texts), texts_limit=o.texts_limit,
     )  # fmt: skip
     check_numbers(job, o.timeout)
+    if o.texts is not None:
+        validate.text_file("--texts", validate.path_like("--texts", o.texts))
     job.seq_lens = list(dict.fromkeys(job.seq_lens))
     job.sts_max_length = max(job.seq_lens)
     return build_config(
@@ -139,6 +141,7 @@ def check_numbers(job: MeasureJob, timeout_s: Any = None) -> None:
             validate.integer(name, value, 2 if name == "--seq-len" else 1)
     validate.integer("--repeats", job.repeats, 1)
     validate.integer("--warmup", job.warmup, 0)
+    validate.integer("--texts-limit", job.texts_limit, 0)
     validate.optional_integer("--sts-limit", job.sts_limit, 2, hint="pairs")
     validate.optional_integer("--sst2-limit", job.sst2_limit, 1)
     for target, limit in job.sts_limits.items():

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebert import buckets
 from edgebert.errors import UserError
 from edgebert.heads import FEATURE_EXTRACTION, FILL_MASK, TASKS
 from edgebert.modeldir import MANIFEST, POOLING_MODES, read_manifest
@@ -90,6 +91,11 @@ class OpenItem:
     task: str = FEATURE_EXTRACTION
     id2label: dict[int, str] | None = None  # classifiers: the label of each logits column
     notes: list[str] = field(default_factory=list)
+    buckets: tuple[int, ...] = ()  # static-shape items: the lengths it takes (edgebert.buckets); () = dynamic
+
+    def pad_length(self, tokens: int) -> int | None:
+        """The length an input of `tokens` tokens is padded to: the smallest bucket that holds it (None: dynamic)."""
+        return buckets.pick(tokens, self.buckets) if self.buckets else None
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -97,6 +103,7 @@ class OpenItem:
             "runtime": self.runtime,
             "quantization": self.quantization,
             "static_seq_len": self.static_seq_len,
+            "buckets": list(self.buckets),
             "model_bytes": self.model_bytes,
             "files": self.files,
             "tokenizer_bytes": self.tokenizer_bytes,
@@ -489,6 +496,7 @@ def _open_export(spec: ItemSpec) -> OpenItem:
         task=spec.task,
         id2label=manifest_labels(manifest) if spec.task != FILL_MASK else None,
         notes=notes,
+        buckets=tuple(sorted(buckets.from_manifest(manifest))) if manifest.get("static_shape") else (),
     )
 
 
@@ -542,4 +550,5 @@ def _open_bare_file(spec: ItemSpec) -> OpenItem:
         params_source="unknown (bare file)",
         make_runner=lambda threads: cls(path, spec.pooling, threads),
         notes=["bare file: quantization and parameters not recorded"],
+        buckets=(static,) if static else (),
     )

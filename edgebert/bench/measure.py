@@ -63,6 +63,8 @@ class MeasureJob:
     sts_batch: int = 32
     sst2_path: str | None = None
     sst2_limit: int | None = default(BenchConfig, "sst2_limit")
+    texts_path: str | None = None  # app-like latency: these texts (default: the STS sentences)
+    texts_limit: int = default(BenchConfig, "texts_limit")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -208,12 +210,11 @@ def _pad_to(inputs: dict[str, np.ndarray], length: int) -> dict[str, np.ndarray]
 
 
 def make_tokenize(item: OpenItem, texts: list[str], seq_len: int) -> Callable[[], dict[str, np.ndarray]]:
-    """tokenizer(texts) truncated to `seq_len`, padded to the item's static length when it has one."""
-    static = item.static_seq_len
+    """tokenizer(texts) truncated to `seq_len`, padded to the item's smallest bucket that holds it (static items)."""
 
     def tokenize() -> dict[str, np.ndarray]:
         inputs = encode(item.tokenizer, texts, seq_len, pad_to_seq_len=True)
-        return _pad_to(inputs, static) if static else inputs
+        return _pad_to(inputs, item.pad_length(inputs["input_ids"].shape[1]) or 0)
 
     return tokenize
 
@@ -274,8 +275,8 @@ def sentence_batches(item: OpenItem, sentences: list[str], max_length: int, batc
     order = np.argsort(lengths, kind="stable")
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
-        inputs = encode(item.tokenizer, [sentences[i] for i in chunk], length, pad_to_seq_len=bool(static))
-        yield chunk, (_pad_to(inputs, static) if static else inputs)
+        inputs = encode(item.tokenizer, [sentences[i] for i in chunk], length, pad_to_seq_len=False)
+        yield chunk, _pad_to(inputs, item.pad_length(inputs["input_ids"].shape[1]) or 0)  # static: its smallest bucket
 
 
 def embed_sentences(item: OpenItem, runner: Any, sentences: list[str], max_length: int, batch_size: int) -> np.ndarray:
@@ -412,7 +413,26 @@ def _measure(spec: ItemSpec, job: MeasureJob, result: dict[str, Any], sink: Sink
         finally:
             runner.close()
 
+    _measure_app_latency(item, job, result, sink)
     measure_task(item, job, result, sink)
+
+
+def _measure_app_latency(item: OpenItem, job: MeasureJob, result: dict[str, Any], sink: Sink) -> None:
+    """Tokenizer + model per text over real lengths (edgebert.bench.app_latency), fixed vs buckets; skipped without texts."""
+    from edgebert.bench.app_latency import measure_app_latency, read_texts
+
+    texts = read_texts(job.texts_path, job.sts_path, job.texts_limit) if job.texts_limit > 0 else None
+    if texts is None:
+        return
+    result["stage"] = "app_latency"
+    runner = item.make_runner(job.threads[0])
+    try:
+        result["app_latency"] = a = measure_app_latency(item, runner, *texts, job.sts_max_length)
+    finally:
+        runner.close()
+    modes = ", ".join(f"{m} {v['e2e_ms']['median']:.2f} ms (p90 {v['e2e_ms']['p90']:.2f})" for m, v in a["modes"].items())
+    log(f"{item.spec.label}: app-like latency over {a['texts']} texts (median {a['tokens']['median']:g} tokens): {modes}")
+    sink(result)
 
 
 # ----------------------------------------------------------------------------------------- worker

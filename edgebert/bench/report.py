@@ -269,7 +269,11 @@ def method_text(config: Any) -> list[str]:
         "Threads: PyTorch torch.set_num_threads, onnxruntime intra_op_num_threads (inter_op 1), LiteRT num_threads; "
         "TF.js runs on the wasm backend in Node, single-threaded, whatever the setting.",
         "Static-shape exports (TFLite, TF.js) run [1, seq_len] graphs: batch > 1 is a loop of single rows, and a "
-        "shorter seq_len is zero-padded to the export's fixed length.",
+        "shorter seq_len is zero-padded to the smallest of the export's lengths (buckets) that holds it.",
+        f"App-like latency: up to {job.texts_limit} texts ({job.texts_path or 'the STS sentences'}) one at a time, "
+        "each at its own length: tokenizer + model per text, median and p90 over the texts; static exports timed "
+        "padded to their longest length (fixed) and to the smallest bucket that holds the text (buckets), "
+        "interleaved per text.",
         "Size: bytes of what an app ships for the model (graph + weights; PyTorch: weights + config.json); the "
         "tokenizer is listed apart. Parameters: the model's (exports: counted from their source model's config).",
         "Peak memory: RSS of the worker process plus its child processes (Node for TF.js), sampled every 5 ms with "
@@ -417,6 +421,27 @@ def latency_table(report: dict[str, Any]) -> list[str]:
     return rows
 
 
+def app_latency_table(report: dict[str, Any]) -> list[str]:
+    """Tokenizer + model per text over real sentence lengths: one row per item and padding mode."""
+    rows = [
+        "| item | texts | tokens median / p90 | padding | tok+model ms median | p90 | model ms median | buckets vs fixed |",
+        "|" + "---|" * 8,
+    ]
+    for item in report["items"]:
+        a = item.get("app_latency")
+        if not a:
+            continue
+        for mode, t in a["modes"].items():
+            gain = _times(a.get("bucket_speedup_e2e")) if mode == "buckets" else ""
+            rows.append(
+                f"| {item['label']} | {a['texts']} | {a['tokens']['median']:g} / {a['tokens']['p90']:g} | {mode} | "
+                f"{t['e2e_ms']['median']:.2f} | {t['e2e_ms']['p90']:.2f} | {t['model_ms']['median']:.2f} | {gain} |"
+            )
+    rows += ["", "natural = the tokens the text has (dynamic shapes); fixed = padded to the export's longest length; "
+             "buckets = padded to the smallest bucket that holds the text (the same as fixed for a single-length export)."]
+    return rows
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     m = report["machine"]
     libs = ", ".join(f"{k} {v}" for k, v in m["libraries"].items() if v)
@@ -434,6 +459,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += [""]
     if any(len(i.get("latency", [])) > 1 for i in report["items"]):
         lines += ["## Latency per configuration", ""] + latency_table(report) + [""]
+    if any(i.get("app_latency") for i in report["items"]):
+        lines += ["## App-like latency (one text at a time, real lengths)", ""] + app_latency_table(report) + [""]
     failed = [i for i in report["items"] if i.get("status") != "ok"]
     if failed:
         lines += ["## Items that did not finish", ""]

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from edgebert.config import SEQ_LEN
 from edgebert.modelio import LoadedModel
 
 OUTPUT_NAMES = ("sentence_embedding", "last_hidden_state")
@@ -20,9 +21,15 @@ INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 class ExportOptions:
     """What the user asked of an export."""
 
-    seq_len: int = 128
+    seq_len: int = SEQ_LEN  # the longest input (static targets: the largest bucket)
     quantize: str = "none"
     calibration_texts: tuple[str, ...] = ()
+    buckets: tuple[int, ...] = ()  # static-shape targets: one graph (signature) per length; () = (seq_len,)
+
+    @property
+    def lengths(self) -> tuple[int, ...]:
+        """The sequence-length buckets, ascending (the one `seq_len` when none were asked for)."""
+        return tuple(sorted(self.buckets)) or (self.seq_len,)
 
 
 @dataclass
@@ -33,6 +40,7 @@ class ConvertResult:
     input_dtype: str  # "int32" or "int64"
     static_shape: bool  # True: inputs are [1, seq_len]; False: [batch, sequence] dynamic
     extra: dict[str, Any] = field(default_factory=dict)
+    buckets: dict[int, dict[str, Any]] = field(default_factory=dict)  # static targets: {length: how to run it}
 
 
 class Runner(ABC):

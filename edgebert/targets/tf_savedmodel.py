@@ -76,14 +76,17 @@ def per_head_attention(module: Any) -> Iterator[None]:
 
 def build_saved_model(
     model_dir: Path,
-    seq_len: int,
+    lengths: int | dict[str, int],
     pooling: str,
     family: Family,
     saved_dir: Path,
     erf_gelu: bool = True,
     per_head: bool = False,
 ) -> dict:
-    """Write a SavedModel whose serving signature maps the family's int32 [1, seq_len] inputs to the two named outputs."""
+    """Write a SavedModel whose signatures map the family's int32 [1, length] inputs to the two named outputs.
+
+    `lengths`: {signature: its sequence length}; one length means `serving_default`. The signatures share the
+    model's variables (one copy of the weights)."""
     import tensorflow as tf
     import transformers
 
@@ -98,7 +101,7 @@ def build_saved_model(
         raise SystemExit(f"unsupported {family.activation_field} {activation!r} for the TF.js path")
 
     input_names = family.input_names()
-    specs = [tf.TensorSpec([1, seq_len], tf.int32, name=name) for name in input_names]
+    lengths = lengths if isinstance(lengths, dict) else {SIGNATURE: lengths}
 
     from edgebert.heads import tf_sentence_vector
     from edgebert.modeldir import resolve_stack
@@ -107,7 +110,7 @@ def build_saved_model(
     if "+".join(stack.pooling) != pooling:
         raise SystemExit(f"the model's pooling is {'+'.join(stack.pooling)}, the export asked for {pooling}")
 
-    @tf.function(input_signature=specs)
+    @tf.function
     def serve(*tensors: Any) -> dict[str, Any]:
         feeds = dict(zip(input_names, tensors))
         hidden = encoder(**feeds, training=False).last_hidden_state
@@ -115,11 +118,14 @@ def build_saved_model(
         return {"sentence_embedding": embedding, "last_hidden_state": hidden}
 
     with per_head_attention(sys.modules[tf_class.__module__]) if per_head else contextlib.nullcontext():
-        concrete = serve.get_concrete_function()
+        concrete = {
+            name: serve.get_concrete_function(*[tf.TensorSpec([1, n], tf.int32, name=i) for i in input_names])
+            for name, n in lengths.items()
+        }
     module = tf.Module()
     module.encoder = encoder
     module.serve = serve
-    tf.saved_model.save(module, str(saved_dir), signatures={SIGNATURE: concrete})
+    tf.saved_model.save(module, str(saved_dir), signatures=concrete)
     return {
         "tensorflow": tf.__version__,
         "transformers": transformers.__version__,

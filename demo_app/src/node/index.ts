@@ -23,11 +23,11 @@ export const MODEL_DIR = process.env.EDGEBERT_DEMO_MODEL_DIR
 
 const readJson = <T>(file: string): T => JSON.parse(fs.readFileSync(file, 'utf8')) as T;
 
-/** A tf.io.IOHandler that reads model.json and concatenates its weight shards from disk. */
-export function fileIOHandler(modelDir: string): tf.io.IOHandler {
+/** A tf.io.IOHandler that reads a graph's json (default model.json) and concatenates its weight shards from disk. */
+export function fileIOHandler(modelDir: string, modelFile = 'model.json'): tf.io.IOHandler {
   return {
     load: async () => {
-      const modelJson = readJson<tf.io.ModelJSON>(path.join(modelDir, 'model.json'));
+      const modelJson = readJson<tf.io.ModelJSON>(path.join(modelDir, modelFile));
       const weightSpecs: tf.io.WeightsManifestEntry[] = [];
       const buffers: Buffer[] = [];
       for (const group of modelJson.weightsManifest) {
@@ -72,8 +72,11 @@ export function readManifest(modelDir = MODEL_DIR): ExportManifest {
   return readJson<ExportManifest>(path.join(modelDir, 'edgebert.json'));
 }
 
-/** Load the export in `modelDir` with the file IOHandler (call useBackend() first). */
-export async function loadEmbedder(modelDir = MODEL_DIR): Promise<Embedder> {
+/**
+ * Load the export in `modelDir` with the file IOHandler (call useBackend() first); `buckets: false` loads only
+ * model.json, so every text is padded to the export's longest length.
+ */
+export async function loadEmbedder(modelDir = MODEL_DIR, options: { buckets?: boolean } = {}): Promise<Embedder> {
   if (!modelPresent(modelDir)) {
     throw new Error(`no TF.js export in ${modelDir}; run: bash scripts/prepare.sh`);
   }
@@ -82,6 +85,7 @@ export async function loadEmbedder(modelDir = MODEL_DIR): Promise<Embedder> {
     tokenizerJson: readJson<object>(path.join(modelDir, 'tokenizer.json')),
     tokenizerConfig: readJson<object>(path.join(modelDir, 'tokenizer_config.json')),
     source: fileIOHandler(modelDir),
+    bucketSource: options.buckets === false ? undefined : (file) => fileIOHandler(modelDir, file),
   });
 }
 

@@ -2,12 +2,14 @@
 //
 // Reads one JSON request on stdin:
 //   {"model_dir": "...", "inputs": {"input_ids": [[...]], "attention_mask": [[...]], "token_type_ids": [[...]]},
-//    "mode": "run" | "time", "warmup": 2, "repeats": 10, "backend": "wasm" | "cpu", "encoding": "json" | "base64"}
+//    "mode": "run" | "time", "warmup": 2, "repeats": 10, "backend": "wasm" | "cpu", "encoding": "json" | "base64",
+//    "model_file": "model.json" | "model-16.json" (a sequence-length bucket's graph; default model.json)}
 // and writes one JSON answer on stdout:
 //   run:  {"backend", "outputs": {"sentence_embedding": [[...]], "last_hidden_state": [[[...]]]}}
 //         (with "encoding": "base64": {"outputs": {key: {"shape": [...], "f32": "<base64 little-endian float32>"}}})
 //   time: {"backend", "times_s": [...]}  (seconds per call over every row of `inputs`, measured here in Node)
 // Each row is one execute() of the static [1, seq_len] graph. Anything else tfjs prints goes to stderr.
+// The graphs of one export's buckets list the same weight shard: it is decoded once and their graphs share it.
 //
 // `node run_tfjs.mjs --serve` keeps the process (and each loaded model) alive: one JSON request per stdin
 // line, one JSON answer per stdout line, errors answered as {"error": "..."}; it ends when stdin closes.
@@ -36,11 +38,11 @@ function readStdin() {
   });
 }
 
-// A tf.io.IOHandler that reads model.json and concatenates its weight shards from disk.
-function fileHandler(modelDir) {
+// A tf.io.IOHandler that reads a model json and concatenates its weight shards from disk.
+function fileHandler(modelDir, modelFile = 'model.json') {
   return {
     load: async () => {
-      const modelJson = JSON.parse(fs.readFileSync(path.join(modelDir, 'model.json'), 'utf8'));
+      const modelJson = JSON.parse(fs.readFileSync(path.join(modelDir, modelFile), 'utf8'));
       const weightSpecs = [];
       const buffers = [];
       for (const group of modelJson.weightsManifest) {
@@ -83,9 +85,9 @@ async function setBackend(tf, wanted) {
   return 'cpu';
 }
 
-function outputNodes(modelDir) {
+function outputNodes(modelDir, modelFile) {
   // Signature keys -> graph node names ("sentence_embedding" -> "Identity_1:0"), as the converter wrote them.
-  const sig = JSON.parse(fs.readFileSync(path.join(modelDir, 'model.json'), 'utf8')).signature || {};
+  const sig = JSON.parse(fs.readFileSync(path.join(modelDir, modelFile), 'utf8')).signature || {};
   const outputs = sig.outputs || {};
   return OUTPUT_KEYS.map((k) => (outputs[k] && outputs[k].name) || k);
 }
@@ -108,18 +110,33 @@ function encodeOutputs(results, encoding) {
 
 let tfModule = null;
 let activeBackend = null;
-const models = new Map(); // model_dir -> {model, nodes}
+const models = new Map(); // model_dir/model_file -> {model, nodes}
+const weightMaps = new Map(); // model_dir + shard list -> decoded weights, shared by that export's bucket graphs
+
+// A graph model over weights decoded once per shard set (GraphModel.loadWithWeightMap, tfjs-converter 4.x: tfjs has
+// no public way to share weights between graph models); without that method each graph loads its own copy.
+async function loadGraph(tf, modelDir, modelFile) {
+  const artifacts = await fileHandler(modelDir, modelFile).load();
+  const model = new tf.GraphModel(fileHandler(modelDir, modelFile));
+  if (typeof model.loadWithWeightMap !== 'function') return tf.loadGraphModel(fileHandler(modelDir, modelFile));
+  const shards = JSON.stringify([modelDir, artifacts.weightSpecs.map((w) => w.name)]);
+  if (!weightMaps.has(shards)) weightMaps.set(shards, tf.io.decodeWeights(artifacts.weightData, artifacts.weightSpecs));
+  model.loadWithWeightMap(artifacts, weightMaps.get(shards));
+  return model;
+}
 
 async function loaded(request) {
   if (!tfModule) {
     tfModule = await import('@tensorflow/tfjs');
     activeBackend = await setBackend(tfModule, request.backend || 'wasm');
   }
-  if (!models.has(request.model_dir)) {
-    const model = await tfModule.loadGraphModel(fileHandler(request.model_dir));
-    models.set(request.model_dir, { model, nodes: outputNodes(request.model_dir) });
+  const file = request.model_file || 'model.json';
+  const key = path.join(request.model_dir, file);
+  if (!models.has(key)) {
+    const model = await loadGraph(tfModule, request.model_dir, file);
+    models.set(key, { model, nodes: outputNodes(request.model_dir, file) });
   }
-  return { tf: tfModule, backend: activeBackend, ...models.get(request.model_dir) };
+  return { tf: tfModule, backend: activeBackend, ...models.get(key) };
 }
 
 async function handle(request) {
