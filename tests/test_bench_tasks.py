@@ -135,7 +135,7 @@ def _fake_item(tokenizer_dir: Path, id2label: dict[int, str] | None = None) -> S
 
     return SimpleNamespace(
         tokenizer=AutoTokenizer.from_pretrained(tokenizer_dir), static_seq_len=None, id2label=id2label,
-        spec=SimpleNamespace(label="fake"), target="onnx",
+        spec=SimpleNamespace(label="fake"), target="onnx", pad_length=lambda tokens: None,  # dynamic: no bucket
     )  # fmt: skip
 
 
