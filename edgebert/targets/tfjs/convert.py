@@ -6,7 +6,8 @@ set to torch-only). It builds the family's TF class (`TFBertModel`, ...) from th
 `tf.function` with int32 inputs of fixed shape [1, seq_len] that pools like `edgebert.pooling.SentenceEmbedder`
 (then L2-normalises), computes attention as one 2-D product per head (`tf_savedmodel.per_head_attention`: tfjs'
 wasm backend runs those on XNNPACK), saves a SavedModel in scratch space and runs the tensorflowjs converter on it
-with one weight shard. The spec (JSON): model_dir, seq_len, pooling, family, quantize, attention, out_dir, result.
+with one weight shard. The spec (JSON): model_dir, seq_len, pooling, family, quantize, attention, task, top_k, outputs, out_dir,
+result.
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ def quantize_flags(quantize: str, keep_patterns: list[str] | tuple[str, ...] = (
     return ["--quantize_float16", ",".join(keep), "--quantize_uint8"]
 
 
-OUTPUT_KEYS = ("sentence_embedding", "last_hidden_state")
 
 
 def convert_to_tfjs(saved_dir: Path, out_dir: Path, quantize: str, keep_patterns: tuple[str, ...] = ()) -> list[str]:
@@ -68,13 +68,13 @@ def convert_to_tfjs(saved_dir: Path, out_dir: Path, quantize: str, keep_patterns
     return args
 
 
-def signature_of(model_json: dict, input_names: list[str]) -> dict[str, dict[str, str]]:
+def signature_of(model_json: dict, input_names: list[str], output_names: list[str]) -> dict[str, dict[str, str]]:
     """Map signature keys to graph node names (`sentence_embedding` -> `Identity:0`, ...) from model.json."""
     sig = model_json.get("signature") or {}
     # The converter keys inputs by tensor name ("input_ids:0") and outputs by signature key.
     inputs = {key.split(":")[0]: spec.get("name", key) for key, spec in (sig.get("inputs") or {}).items()}
     outputs = {key: spec.get("name", key) for key, spec in (sig.get("outputs") or {}).items()}
-    missing = [n for n in input_names if n not in inputs] + [n for n in OUTPUT_KEYS if n not in outputs]
+    missing = [n for n in input_names if n not in inputs] + [n for n in output_names if n not in outputs]
     if missing:
         raise SystemExit(f"model.json signature lacks {missing}; got inputs {inputs} outputs {outputs}")
     return {"inputs": inputs, "outputs": outputs}
@@ -91,16 +91,22 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
         saved = Path(scratch) / "saved_model"
         converted = Path(scratch) / "tfjs"
         per_head = spec.get("attention", "per-head") == "per-head"
-        info = build_saved_model(Path(spec["model_dir"]), int(spec["seq_len"]), spec["pooling"], family, saved, per_head=per_head)
+        task, top_k = spec.get("task", "feature-extraction"), int(spec.get("top_k", 0))
+        info = build_saved_model(
+            Path(spec["model_dir"]), int(spec["seq_len"]), spec["pooling"], family, saved, per_head=per_head, task=task, top_k=top_k
+        )
         converter_args = convert_to_tfjs(saved, converted, spec["quantize"], family.tfjs_ffn_output_patterns)
         model_json = json.loads((converted / "model.json").read_text())
         shards = [p for group in model_json["weightsManifest"] for p in group["paths"]]
         for name in ["model.json", *shards]:
             shutil.move(str(converted / name), str(out_dir / name))
-    return {**info, **_describe(model_json, converter_args, shards, family.input_names())}
+    outputs = list(spec.get("outputs") or ("sentence_embedding", "last_hidden_state"))
+    return {**info, **_describe(model_json, converter_args, shards, family.input_names(), outputs)}
 
 
-def _describe(model_json: dict, converter_args: list[str], shards: list[str], input_names: list[str]) -> dict[str, Any]:
+def _describe(
+    model_json: dict, converter_args: list[str], shards: list[str], input_names: list[str], output_names: list[str]
+) -> dict[str, Any]:
     """What the converter wrote: its arguments, shards, weight dtypes, signature and version fields."""
     import tensorflowjs
 
@@ -113,7 +119,7 @@ def _describe(model_json: dict, converter_args: list[str], shards: list[str], in
         "converter_args": ["tensorflowjs_converter", *converter_args[:-2], "<saved_model>", "<out_dir>"],
         "weight_shards": shards,
         "weight_dtypes": stored,  # how many weight tensors are stored as float32 / float16 / uint8 / int32
-        "signature": signature_of(model_json, input_names),
+        "signature": signature_of(model_json, input_names, output_names),
         "model_json_format": model_json.get("format"),
         "generated_by": model_json.get("generatedBy"),
         "converted_by": model_json.get("convertedBy"),

@@ -73,6 +73,9 @@ class TFJSRunner(Runner):
         check_js_packages()
         self.export_dir = Path(export_dir).resolve()
         self.input_names = [i["name"] for i in manifest["inputs"]]
+        declared = manifest.get("outputs") or [{"name": n, "dtype": "float32"} for n in OUTPUT_NAMES]
+        self.output_names = [o["name"] for o in declared]
+        self.output_dtypes = {o["name"]: o.get("dtype", "float32") for o in declared}
         self.seq_len = int(manifest["seq_len"])
         self.threads = threads  # the wasm backend in Node runs single-threaded; kept for the interface
         self.backend = os.environ.get("EDGEBERT_TFJS_BACKEND", "wasm")
@@ -142,10 +145,12 @@ class TFJSRunner(Runner):
             self._stderr = None
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        outputs = self._request(inputs, mode="run", encoding="base64")["outputs"]
+        outputs = self._request(inputs, mode="run", encoding="base64", outputs=self.output_names)["outputs"]
         return {
-            name: np.frombuffer(base64.b64decode(outputs[name]["f32"]), dtype="<f4").reshape(outputs[name]["shape"])
-            for name in OUTPUT_NAMES
+            name: np.frombuffer(base64.b64decode(outputs[name]["f32"]), dtype="<f4")
+            .reshape(outputs[name]["shape"])
+            .astype(self.output_dtypes[name])  # integer ids travel as float32 (exact below 2^24)
+            for name in self.output_names
         }
 
     def time_calls(self, inputs: dict[str, np.ndarray], warmup: int, repeats: int) -> list[float]:
@@ -178,6 +183,9 @@ class TFJSExporter(Exporter):
             "seq_len": options.seq_len,
             "pooling": model.pooling,
             "family": model.family.name,
+            "task": model.task,
+            "top_k": getattr(model.embedder, "top_k", 0),
+            "outputs": list(model.output_names),
             "quantize": options.quantize,
             "attention": "per-head",
             "out_dir": str(Path(work_dir).resolve()),

@@ -24,7 +24,7 @@ import numpy as np
 
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, KernelPath, Runner
+from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner
 from edgebert.targets.tf_subprocess import run_tf, tf_main
 from edgebert.targets.tflite.runner import KERNEL_PATHS, SIGNATURE, TFLiteRunner, _set_env
 
@@ -74,7 +74,7 @@ class TFLiteExporter(Exporter):
             data = self._quantize(fp32.read_bytes(), model, options, extra)
         target = work_dir / MODEL_FILE
         target.write_bytes(data)
-        self._check_signature(target, names, options.seq_len)
+        self._check_signature(target, names, options.seq_len, model.output_names)
         from edgebert.targets.tflite.quantize import activation_dtypes, weight_dtypes
 
         extra["weight_dtypes"] = weight_dtypes(str(target))
@@ -92,8 +92,8 @@ class TFLiteExporter(Exporter):
         if options.quantize == tq.STATIC:
             samples = calibration_inputs(model, options)
             extra["quantizer"] = "ai-edge-quantizer static_wi8_ai8 (calibrated) with float islands"
-            extra["quantization"] = tq.static_recipe_details(model.family, SIGNATURE, OUTPUT_NAMES)
-            return tq.quantize_tflite_static(data, model.family, samples, SIGNATURE, OUTPUT_NAMES)
+            extra["quantization"] = tq.static_recipe_details(model.family, SIGNATURE, model.output_names)
+            return tq.quantize_tflite_static(data, model.family, samples, SIGNATURE, model.output_names)
         extra["quantizer"] = (
             "ai-edge-quantizer dynamic_wi8_afp32, inputs quantized per row with a zero point"
             if options.quantize == "int8"
@@ -122,6 +122,8 @@ class TFLiteExporter(Exporter):
             "model_dir": str(Path(model.path).absolute()),
             "family": model.family.name,
             "pooling": model.pooling,
+            "task": model.task,
+            "top_k": getattr(model.embedder, "top_k", 0),
             "seq_len": seq_len,
             "out": str(path.absolute()),
         }
@@ -130,7 +132,7 @@ class TFLiteExporter(Exporter):
             raise TargetUnavailable(f"the TensorFlow fallback wrote no {path.name}")
 
     @staticmethod
-    def _check_signature(path: Path, names: list[str], seq_len: int) -> None:
+    def _check_signature(path: Path, names: list[str], seq_len: int, output_names: tuple[str, ...]) -> None:
         """The contract apps rely on: signature name, input names/dtype/shape, output names."""
         from ai_edge_litert.interpreter import Interpreter
 
@@ -148,8 +150,8 @@ class TFLiteExporter(Exporter):
                 if d["dtype"] != np.int32 or list(d["shape"]) != [1, seq_len]:
                     problems.append(f"input {name} is {d['dtype'].__name__}{list(d['shape'])}, not int32[1, {seq_len}]")
             outputs = sorted(runner.get_output_details())
-            if outputs != sorted(OUTPUT_NAMES):
-                problems.append(f"outputs {outputs} != {sorted(OUTPUT_NAMES)}")
+            if outputs != sorted(output_names):
+                problems.append(f"outputs {outputs} != {sorted(output_names)}")
         if problems:
             raise TargetUnavailable("the converted TFLite model breaks the export contract: " + "; ".join(problems))
 
@@ -187,11 +189,11 @@ def _sample_inputs(names: list[str], seq_len: int) -> dict[str, np.ndarray]:
 
 
 def _int32_wrapper(embedder: Any) -> Any:
-    """The module litert_torch traces: the SentenceEmbedder behind int32 inputs and named outputs."""
+    """The module litert_torch traces: the SentenceEmbedder (or TaskModel) behind int32 inputs and named outputs."""
     import torch
 
     class Int32Embedder(torch.nn.Module):
-        """int32 inputs (cast to int64 inside) -> {"sentence_embedding", "last_hidden_state"}."""
+        """int32 inputs (cast to int64 inside) -> the embedder's named outputs ({"sentence_embedding", ...})."""
 
         def __init__(self, embedder: torch.nn.Module) -> None:
             super().__init__()
@@ -204,8 +206,8 @@ def _int32_wrapper(embedder: Any) -> Any:
             token_type_ids: torch.Tensor | None = None,
         ) -> dict[str, torch.Tensor]:
             token_types = None if token_type_ids is None else token_type_ids.long()
-            embedding, hidden = self.embedder(input_ids.long(), attention_mask.long(), token_types)
-            return {"sentence_embedding": embedding, "last_hidden_state": hidden}
+            values = self.embedder(input_ids.long(), attention_mask.long(), token_types)
+            return dict(zip(self.embedder.output_names, values))
 
     return Int32Embedder(embedder).eval()
 
@@ -220,7 +222,8 @@ def _tensorflow_fallback(spec: dict[str, Any]) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="edgebert-tflite-tf-") as saved:
         info = build_saved_model(
-            Path(spec["model_dir"]), int(spec["seq_len"]), spec["pooling"], family_named(spec["family"]), Path(saved), erf_gelu=False
+            Path(spec["model_dir"]), int(spec["seq_len"]), spec["pooling"], family_named(spec["family"]), Path(saved), erf_gelu=False,
+            task=spec.get("task", "feature-extraction"), top_k=int(spec.get("top_k", 0)),
         )
         converter = tf.lite.TFLiteConverter.from_saved_model(saved, signature_keys=[SIGNATURE])
         Path(spec["out"]).write_bytes(converter.convert())

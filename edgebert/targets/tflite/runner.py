@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edgebert.targets.base import INPUT_NAMES, Runner, embedding_outputs
+from edgebert.targets.base import INPUT_NAMES, Runner, embedding_outputs, named_output
 
 SIGNATURE = "serving_default"
 
@@ -49,14 +49,11 @@ class TFLiteRunner(Runner):
             raise ValueError(f"inputs have {length} tokens but this TFLite model takes exactly {self.seq_len}")
         pad = self.seq_len - length  # shorter inputs are zero-padded (attention_mask 0) and cut back after
         feeds = {n: np.pad(inputs[n].astype(np.int32), ((0, 0), (0, pad))) for n in self.input_names}
-        embeddings, hidden = [], []
-        for row in range(feeds["input_ids"].shape[0]):
-            out = self.runner(**{n: v[row : row + 1] for n, v in feeds.items()})
-            embeddings.append(out["sentence_embedding"])
-            hidden.append(out["last_hidden_state"][:, :length])
+        rows = [self.runner(**{n: v[row : row + 1] for n, v in feeds.items()}) for row in range(feeds["input_ids"].shape[0])]
+        # Per-token outputs ([1, seq_len, ...]) are cut back to the inputs' length.
         return {
-            "sentence_embedding": np.concatenate(embeddings).astype(np.float32),
-            "last_hidden_state": np.concatenate(hidden).astype(np.float32),
+            name: named_output(name, np.concatenate([r[name][:, :length] if r[name].ndim == 3 else r[name] for r in rows]))
+            for name in rows[0]
         }
 
     def close(self) -> None:
