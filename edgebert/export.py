@@ -79,7 +79,7 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     family.require("export")
     check_within_positions("--seq-len", seq_len, config)
     task, head_left_out = choose_task(config, (model_dir / "modules.json").is_file(), o.task, model_dir)
-    check_task_config(config, task, o.top_k, model_dir)
+    check_task_config(config, task, o.top_k)
 
     stages = Stages(total=4, quiet=quiet)
     started = time.perf_counter()

@@ -56,8 +56,10 @@ def architecture_class(config: Any, task: str) -> str:
     raise UserError(f"the model's config names no *{suffix} architecture (architectures: {archs}); re-save the model")
 
 
-def check_task_config(config: dict[str, Any], task: str, top_k: int, where: Path) -> None:
-    """UserError (one line) for a task model whose head edgebert cannot export as declared."""
+def check_task_config(config: dict[str, Any], task: str, top_k: Any) -> None:
+    """UserError (one line) for a task export edgebert cannot make as asked (no head class, a top-k out of range).
+
+    Labels are transformers' `id2label` of the loaded config (LABEL_<i> when config.json names none)."""
     if task == FEATURE_EXTRACTION:
         return
     architecture_class(config, task)
@@ -65,9 +67,6 @@ def check_task_config(config: dict[str, Any], task: str, top_k: int, where: Path
         vocab = int(config.get("vocab_size", 0))
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= vocab:
             raise UserError(f"--top-k {top_k} must be between 1 and the vocabulary size {vocab}")
-        return
-    if not labels(config):
-        raise UserError(f"{where}/config.json has no id2label for its {task} head; re-save the model with its labels")
 
 
 def load_task_model(path: Path, config: Any, family: Any, task: str, top_k: int) -> Any:

@@ -11,8 +11,17 @@ export interface ExportManifest {
   quantization: string;
   seq_len: number;
   inputs: InputSpec[];
-  outputs: { name: string; shape: number[]; normalized?: boolean }[];
-  model: { family: string; pooling: string; hidden_size: number; layers: number; do_lower_case?: boolean };
+  /** What the export computes: feature-extraction (the default), text-classification, … */
+  task?: string;
+  outputs: { name: string; shape: (number | string)[]; normalized?: boolean; labels?: string[] }[];
+  model: {
+    family: string;
+    pooling?: string;
+    hidden_size: number;
+    layers: number;
+    do_lower_case?: boolean;
+    id2label?: Record<string, string>;
+  };
   target_details: {
     weight_shards: string[];
     output_nodes: Record<string, string>;
