@@ -208,3 +208,25 @@ def test_a_head_missing_from_the_weights_is_refused(classifiers: dict[str, Path]
     save_file({k: v for k, v in state.items() if not k.startswith("classifier.")}, broken / "model.safetensors", metadata={"format": "pt"})
     with pytest.raises(UserError, match="lack part of its text-classification head or encoder .*classifier"):
         _export(broken, tmp_path / "out", "onnx")
+
+
+@pytest.mark.integration
+def test_demo_classify_in_node_matches_pytorch(classifiers: dict[str, Path], tmp_path: Path) -> None:
+    """demo_app's classify(text) (src/core/classify.ts) on a TF.js export of a classifier, against transformers' logits."""
+    import shutil
+    import subprocess
+
+    app = Path(__file__).resolve().parents[1] / "demo_app"
+    npm = shutil.which("npm")
+    if not npm or not (app / "node_modules" / "tsx" / "package.json").exists():
+        pytest.fail("the demo's Node packages are needed: run demo_app/scripts/install.sh")
+    model = classifiers["distilbert"]
+    _export(model, tmp_path / "tfjs", "tfjs")
+    texts = [*SENTENCES, "Crème brûlée in Zürich 😍"]
+    _, logits = transformers_logits(model, texts)
+    reference = tmp_path / "reference.json"
+    reference.write_text(json.dumps({"labels": list(ID2LABEL.values()), "texts": texts, "logits": logits.tolist()}))
+    env = {**__import__("os").environ, "EDGEBERT_CLASSIFIER_DIR": str(tmp_path / "tfjs"), "EDGEBERT_CLASSIFIER_REFERENCE": str(reference)}
+    proc = subprocess.run([npm, "run", "--silent", "test:classify"], cwd=app, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert "ℹ pass 3" in proc.stdout and "ℹ skipped 0" in proc.stdout, proc.stdout[-3000:]
