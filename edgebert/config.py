@@ -268,6 +268,7 @@ class ExportConfig(ExportRecipe):
         None, "what the export computes (default: detected from the model dir); feature-extraction on a classifier or "
         "fill-mask model ships only its encoder's sentence embeddings, without the head",
     )  # fmt: skip
+    top_k: int = option(5, "fill-mask exports: the k best token ids and their softmax scores per token, computed in the graph")
     calibration: str | None = option(
         None, "text, one passage per line (.gz ok): activation ranges for --quantize int8-static", metavar="FILE"
     )

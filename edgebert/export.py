@@ -13,13 +13,15 @@ from edgebert import buckets
 from edgebert.artifact import atomic_output_dir, check_output_dir, dir_size
 from edgebert.config import DEFAULT_CALIBRATION_SAMPLES, ExportConfig
 from edgebert.errors import UserError, VerificationError
-from edgebert.heads import choose_task
+from edgebert.heads import FEATURE_EXTRACTION, choose_task
 from edgebert.modeldir import MANIFEST, new_manifest, write_manifest
 from edgebert.options import checked, keyword_options
 from edgebert.modelio import LoadedModel, check_within_positions, inspect_model_dir, load_model
 from edgebert.parity import PARITY_SENTENCES, compare, default_min_cosine, encode, merge_reports, torch_reference
 from edgebert.progress import Stages
 from edgebert.sources import resolve_model
+from edgebert.task_heads import FILL_MASK, check_task_config, manifest_outputs
+from edgebert.task_heads import labels as task_labels
 
 MIN_SEQ_LEN = 2  # [CLS] and [SEP]
 # Quantization recipes that calibrate activation ranges on text (`--calibration`).
@@ -80,11 +82,12 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     family.require("export")
     check_within_positions("--seq-len", seq_len, config)
     task, head_left_out = choose_task(config, (model_dir / "modules.json").is_file(), o.task, model_dir)
+    check_task_config(config, task, o.top_k)
 
     stages = Stages(total=4, quiet=quiet)
     started = time.perf_counter()
     with stages.stage("loading model"):
-        loaded = load_model(model_dir)
+        loaded = load_model(model_dir, task, o.top_k)
     out_dir = Path(out) if out is not None else default_out_dir(loaded, target, quantize)
     check_output_dir(out_dir, force, inputs)
     _check_finite(loaded, seq_len)
@@ -101,7 +104,6 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
         if calibration_record is not None:
             result.extra.setdefault("quantization", {})["calibration"] = calibration_record
         manifest = _manifest(loaded, target, options, result, tokenizer_files, work, threshold)
-        manifest["task"] = task
         if head_left_out:
             manifest["model"]["head_left_out"] = head_left_out
             stages.note(f"exporting the encoder's sentence embeddings only: the model's {head_left_out} head is left out (--task {task})")
@@ -236,7 +238,7 @@ def _raise_if_drifted(parity: dict[str, Any], target: str, out_dir: Path) -> Non
     if parity["passed"]:
         return
     name, worst = min(parity["kernel_paths"].items(), key=lambda item: item[1]["min_cosine"])
-    diff = max(r["max_abs_diff_embedding"] for r in worst.values() if isinstance(r, dict))
+    diff = max(r["max_abs_diff"] for r in worst.values() if isinstance(r, dict))
     where = "" if len(parity["kernel_paths"]) == 1 else f" on kernel path '{name}' ({worst['description']})"
     raise VerificationError(
         f"{target} export drifts from PyTorch{where}: min cosine {worst['min_cosine']:.6f} < {parity['threshold']} "
@@ -286,21 +288,15 @@ def _manifest(
     recipe = {"target": target, "quantize": options.quantize, "seq_len": asked, "min_cosine": min_cosine}
     model = {
         "family": loaded.family.name,
-        "pooling": loaded.pooling,
-        "sentence_stack": loaded.stack.describe(),
+        **_task_model_fields(loaded),
         "hidden_size": hidden,
         "layers": int(loaded.config.num_hidden_layers),
         "max_positions": loaded.max_positions,
         "do_lower_case": bool(getattr(loaded.tokenizer, "do_lower_case", False)),
     }
-    dim = loaded.embedding_dim
-    outputs = [
-        {"name": "sentence_embedding", "dim": dim, "dtype": "float32", "shape": [batch, dim], "normalized": loaded.stack.normalize},
-        {"name": "last_hidden_state", "dim": hidden, "dtype": "float32", "shape": [batch, seq, hidden]},
-    ]
     manifest = new_manifest(
-        "export", "export", loaded.name, loaded.path.absolute(), loaded.manifest, recipe=recipe, model=model, outputs=outputs,
-        metrics={"model_bytes": dir_size(work, result.files)},
+        "export", "export", loaded.name, loaded.path.absolute(), loaded.manifest, recipe=recipe, model=model,
+        outputs=_outputs(loaded, batch, seq), metrics={"model_bytes": dir_size(work, result.files)}, task=loaded.task,
     )
     return {
         **manifest,
@@ -315,6 +311,30 @@ def _manifest(
         "target_details": result.extra,
         "host": {"python": platform.python_version(), "machine": platform.machine()},
     }
+
+
+def _task_model_fields(loaded: LoadedModel) -> dict[str, Any]:
+    """The manifest's model fields that depend on the task: the sentence stack, or the head's class and labels."""
+    if loaded.task == FEATURE_EXTRACTION:
+        return {"pooling": loaded.pooling, "sentence_stack": loaded.stack.describe()}
+    fields: dict[str, Any] = {"head": type(loaded.embedder.model).__name__}
+    if loaded.task == FILL_MASK:
+        return {**fields, "vocab_size": int(loaded.config.vocab_size), "top_k": loaded.embedder.top_k}
+    fields["id2label"] = {str(i): name for i, name in enumerate(task_labels(loaded.config))}
+    if getattr(loaded.config, "problem_type", None):
+        fields["problem_type"] = loaded.config.problem_type
+    return fields
+
+
+def _outputs(loaded: LoadedModel, batch: Any, seq: Any) -> list[dict[str, Any]]:
+    """The manifest's `outputs`: the sentence embedding and token states, or the task head's outputs."""
+    if loaded.task != FEATURE_EXTRACTION:
+        return manifest_outputs(loaded.task, loaded.config, batch, seq, getattr(loaded.embedder, "top_k", 0))
+    dim, hidden = loaded.embedding_dim, int(loaded.config.hidden_size)
+    return [
+        {"name": "sentence_embedding", "dim": dim, "dtype": "float32", "shape": [batch, dim], "normalized": loaded.stack.normalize},
+        {"name": "last_hidden_state", "dim": hidden, "dtype": "float32", "shape": [batch, seq, hidden]},
+    ]
 
 
 __all__ = ["export", "ExportReport", "MANIFEST"]

@@ -182,7 +182,10 @@ def test_missing_node_modules_says_to_run_npm_ci(monkeypatch: pytest.MonkeyPatch
 
 def test_conversion_failure_surfaces_stderr_as_target_unavailable(tmp_path: Path) -> None:
     _require_toolchain()
-    bogus = SimpleNamespace(path=tmp_path / "no-such-model", family=BERT, pooling="mean")
+    bogus = SimpleNamespace(
+        path=tmp_path / "no-such-model", family=BERT, pooling="mean", task="feature-extraction", embedder=None,
+        output_names=("sentence_embedding", "last_hidden_state"),
+    )
     with pytest.raises(TargetUnavailable, match="conversion failed") as info:
         tfjs.TFJSExporter().convert(bogus, tmp_path / "out", ExportOptions(seq_len=8))
     assert "no-such-model" in str(info.value) or "Error" in str(info.value)

@@ -48,7 +48,8 @@ class Runner(ABC):
 
     @abstractmethod
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Map `input_ids`/`attention_mask`/`token_type_ids` [B, T] to the two float32 outputs."""
+        """Map `input_ids`/`attention_mask`/`token_type_ids` [B, T] to the export's named outputs (its manifest's
+        `outputs`): `sentence_embedding` and `last_hidden_state`, or the task's (`logits`; `top_ids`, `top_scores`)."""
 
     def time_calls(self, inputs: dict[str, np.ndarray], warmup: int, repeats: int) -> list[float]:
         """Seconds per `run(inputs)` call after `warmup` untimed calls (runtimes may time natively)."""
@@ -99,6 +100,12 @@ class Exporter(ABC):
         default is the host's runtime alone (targets whose arithmetic does not depend on the CPU).
         """
         return {"host": KernelPath("this machine's runtime", self.load_runner(export_dir, manifest))}
+
+
+def named_output(name: str, value: Any) -> np.ndarray:
+    """An output as the Runner contract has it: float32, except integer ids (fill-mask's `top_ids`: int32)."""
+    array = np.asarray(value)
+    return array.astype(np.int32) if np.issubdtype(array.dtype, np.integer) else array.astype(np.float32)
 
 
 def embedding_outputs(outputs: dict[str, np.ndarray], mask: np.ndarray, pooling: str) -> dict[str, np.ndarray]:

@@ -7,7 +7,7 @@ set to torch-only). It builds the family's TF class (`TFBertModel`, ...) from th
 (then L2-normalises), computes attention as one 2-D product per head (`tf_savedmodel.per_head_attention`: tfjs'
 wasm backend runs those on XNNPACK), saves a SavedModel in scratch space and runs the tensorflowjs converter on it
 with one weight shard. With several sequence lengths (buckets), one graph per length over one shard (`shared_weights`).
-The spec (JSON): model_dir, seq_lens, pooling, family, quantize, attention, out_dir, result.
+The spec (JSON): model_dir, seq_lens, pooling, family, quantize, attention, task, top_k, outputs, out_dir, result.
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ def quantize_flags(quantize: str, keep_patterns: list[str] | tuple[str, ...] = (
     return ["--quantize_float16", ",".join(keep), "--quantize_uint8"]
 
 
-OUTPUT_KEYS = ("sentence_embedding", "last_hidden_state")
 
 
 def convert_to_tfjs(
@@ -72,13 +71,13 @@ def convert_to_tfjs(
     return args
 
 
-def signature_of(model_json: dict, input_names: list[str]) -> dict[str, dict[str, str]]:
+def signature_of(model_json: dict, input_names: list[str], output_names: list[str]) -> dict[str, dict[str, str]]:
     """Map signature keys to graph node names (`sentence_embedding` -> `Identity:0`, ...) from model.json."""
     sig = model_json.get("signature") or {}
     # The converter keys inputs by tensor name ("input_ids:0") and outputs by signature key.
     inputs = {key.split(":")[0]: spec.get("name", key) for key, spec in (sig.get("inputs") or {}).items()}
     outputs = {key: spec.get("name", key) for key, spec in (sig.get("outputs") or {}).items()}
-    missing = [n for n in input_names if n not in inputs] + [n for n in OUTPUT_KEYS if n not in outputs]
+    missing = [n for n in input_names if n not in inputs] + [n for n in output_names if n not in outputs]
     if missing:
         raise SystemExit(f"model.json signature lacks {missing}; got inputs {inputs} outputs {outputs}")
     return {"inputs": inputs, "outputs": outputs}
@@ -99,25 +98,29 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
         saved, converted = Path(scratch) / "saved_model", {n: Path(scratch) / f"tfjs_{n}" for n in lengths}
         lengths_by_signature = {name: n for n, name in signatures.items()}
+        task, top_k = spec.get("task", "feature-extraction"), int(spec.get("top_k", 0))
         info = build_saved_model(
-            Path(spec["model_dir"]), lengths_by_signature, spec["pooling"], family, saved, per_head=per_head
+            Path(spec["model_dir"]), lengths_by_signature, spec["pooling"], family, saved, per_head=per_head, task=task, top_k=top_k
         )
         for n, name in signatures.items():
             keep = family.tfjs_ffn_output_patterns
             converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)
+        outputs = list(spec.get("outputs") or ("sentence_embedding", "last_hidden_state"))
         if len(lengths) == 1:
             model_json = json.loads((converted[lengths[0]] / "model.json").read_text())
             shards = [p for group in model_json["weightsManifest"] for p in group["paths"]]
             for name in ["model.json", *shards]:
                 shutil.move(str(converted[lengths[0]] / name), str(out_dir / name))
-            return {**info, **_describe(model_json, converter_args, shards, family.input_names())}
+            return {**info, **_describe(model_json, converter_args, shards, family.input_names(), outputs)}
         merged = merge(converted, out_dir)
         model_json = json.loads((out_dir / "model.json").read_text())
-    described = _describe(model_json, converter_args, merged["weight_shards"], family.input_names())
+    described = _describe(model_json, converter_args, merged["weight_shards"], family.input_names(), outputs)
     return {**info, **described, "model_files": merged["model_files"], "bucket_bytes": merged["bucket_bytes"]}
 
 
-def _describe(model_json: dict, converter_args: list[str], shards: list[str], input_names: list[str]) -> dict[str, Any]:
+def _describe(
+    model_json: dict, converter_args: list[str], shards: list[str], input_names: list[str], output_names: list[str]
+) -> dict[str, Any]:
     """What the converter wrote: its arguments, shards, weight dtypes, signature and version fields."""
     import tensorflowjs
 
@@ -130,7 +133,7 @@ def _describe(model_json: dict, converter_args: list[str], shards: list[str], in
         "converter_args": ["tensorflowjs_converter", *converter_args[:-2], "<saved_model>", "<out_dir>"],
         "weight_shards": shards,
         "weight_dtypes": stored,  # how many weight tensors are stored as float32 / float16 / uint8 / int32
-        "signature": signature_of(model_json, input_names),
+        "signature": signature_of(model_json, input_names, output_names),
         "model_json_format": model_json.get("format"),
         "generated_by": model_json.get("generatedBy"),
         "converted_by": model_json.get("convertedBy"),

@@ -76,6 +76,9 @@ class TFJSRunner(Runner):
         self.export_dir = Path(export_dir).resolve()
         self.input_names = [i["name"] for i in manifest["inputs"]]
         self.model_files = {n: e.get("model_file", MODEL_FILE) for n, e in buckets.from_manifest(manifest).items()}
+        declared = manifest.get("outputs") or [{"name": n, "dtype": "float32"} for n in OUTPUT_NAMES]
+        self.output_names = [o["name"] for o in declared]
+        self.output_dtypes = {o["name"]: o.get("dtype", "float32") for o in declared}
         self.threads = threads  # the wasm backend in Node runs single-threaded; kept for the interface
         self.backend = os.environ.get("EDGEBERT_TFJS_BACKEND", "wasm")
         self.last_backend: str | None = None
@@ -141,11 +144,12 @@ class TFJSRunner(Runner):
             self._stderr = None
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        outputs = self._request(inputs, mode="run", encoding="base64")["outputs"]
+        outputs = self._request(inputs, mode="run", encoding="base64", outputs=self.output_names)["outputs"]
         width = np.asarray(inputs["input_ids"]).shape[1]
         return {
-            name: buckets.cut(np.frombuffer(base64.b64decode(o["f32"]), dtype="<f4").reshape(o["shape"]), width)
-            for name, o in outputs.items()
+            name: buckets.cut(np.frombuffer(base64.b64decode(outputs[name]["f32"]), dtype="<f4").reshape(outputs[name]["shape"]), width)
+            .astype(self.output_dtypes[name])  # integer ids travel as float32 (exact below 2^24)
+            for name in self.output_names
         }
 
     def time_calls(self, inputs: dict[str, np.ndarray], warmup: int, repeats: int) -> list[float]:
@@ -178,6 +182,9 @@ class TFJSExporter(Exporter):
             "seq_lens": list(options.lengths),
             "pooling": model.pooling,
             "family": model.family.name,
+            "task": model.task,
+            "top_k": getattr(model.embedder, "top_k", 0),
+            "outputs": list(model.output_names),
             "quantize": options.quantize,
             "attention": "per-head",
             "out_dir": str(Path(work_dir).resolve()),

@@ -24,7 +24,7 @@ import numpy as np
 
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, KernelPath, Runner
+from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner
 from edgebert.targets.tf_subprocess import run_tf, tf_main
 from edgebert import buckets
 from edgebert.targets.tflite.runner import KERNEL_PATHS, SIGNATURE, TFLiteRunner, _set_env, signature_names
@@ -76,7 +76,7 @@ class TFLiteExporter(Exporter):
             data = self._quantize(fp32.read_bytes(), model, options, extra)
         target = work_dir / MODEL_FILE
         target.write_bytes(data)
-        self._check_signatures(target, names, signatures)
+        self._check_signatures(target, names, signatures, model.output_names)
         from edgebert.targets.tflite.quantize import activation_dtypes, weight_dtypes
 
         extra["weight_dtypes"] = weight_dtypes(str(target))
@@ -100,8 +100,8 @@ class TFLiteExporter(Exporter):
             signatures = signature_names(options.lengths)
             samples = {s: calibration_inputs(model, options, n) for n, s in signatures.items()}
             extra["quantizer"] = "ai-edge-quantizer static_wi8_ai8 (calibrated) with float islands"
-            extra["quantization"] = tq.static_recipe_details(model.family, tuple(samples), OUTPUT_NAMES)
-            return tq.quantize_tflite_static(data, model.family, samples, OUTPUT_NAMES)
+            extra["quantization"] = tq.static_recipe_details(model.family, tuple(samples), model.output_names)
+            return tq.quantize_tflite_static(data, model.family, samples, model.output_names)
         extra["quantizer"] = (
             "ai-edge-quantizer dynamic_wi8_afp32, inputs quantized per row with a zero point"
             if options.quantize == "int8"
@@ -134,6 +134,8 @@ class TFLiteExporter(Exporter):
             "family": model.family.name,
             "pooling": model.pooling,
             "signatures": {name: seq_len for seq_len, name in signatures.items()},
+            "task": model.task,
+            "top_k": getattr(model.embedder, "top_k", 0),
             "out": str(path.absolute()),
         }
         run_tf("edgebert.targets.tflite.exporter", spec, "the TensorFlow fallback (TFLiteConverter)")
@@ -141,7 +143,7 @@ class TFLiteExporter(Exporter):
             raise TargetUnavailable(f"the TensorFlow fallback wrote no {path.name}")
 
     @staticmethod
-    def _check_signatures(path: Path, names: list[str], signatures: dict[int, str]) -> None:
+    def _check_signatures(path: Path, names: list[str], signatures: dict[int, str], output_names: tuple[str, ...]) -> None:
         """The contract apps rely on, for every bucket: signature name, input names/dtype/shape, output names."""
         from ai_edge_litert.interpreter import Interpreter
 
@@ -160,8 +162,8 @@ class TFLiteExporter(Exporter):
                 if d["dtype"] != np.int32 or list(d["shape"]) != [1, seq_len]:
                     problems.append(f"{signature}: input {name} is {d['dtype'].__name__}{list(d['shape'])}, not int32[1, {seq_len}]")
             outputs = sorted(runner.get_output_details())
-            if outputs != sorted(OUTPUT_NAMES):
-                problems.append(f"{signature}: outputs {outputs} != {sorted(OUTPUT_NAMES)}")
+            if outputs != sorted(output_names):
+                problems.append(f"{signature}: outputs {outputs} != {sorted(output_names)}")
         if problems:
             raise TargetUnavailable("the converted TFLite model breaks the export contract: " + "; ".join(problems))
 
@@ -221,11 +223,11 @@ def _sample_inputs(names: list[str], seq_len: int) -> dict[str, np.ndarray]:
 
 
 def _int32_wrapper(embedder: Any) -> Any:
-    """The module litert_torch traces: the SentenceEmbedder behind int32 inputs and named outputs."""
+    """The module litert_torch traces: the SentenceEmbedder (or TaskModel) behind int32 inputs and named outputs."""
     import torch
 
     class Int32Embedder(torch.nn.Module):
-        """int32 inputs (cast to int64 inside) -> {"sentence_embedding", "last_hidden_state"}."""
+        """int32 inputs (cast to int64 inside) -> the embedder's named outputs ({"sentence_embedding", ...})."""
 
         def __init__(self, embedder: torch.nn.Module) -> None:
             super().__init__()
@@ -238,8 +240,8 @@ def _int32_wrapper(embedder: Any) -> Any:
             token_type_ids: torch.Tensor | None = None,
         ) -> dict[str, torch.Tensor]:
             token_types = None if token_type_ids is None else token_type_ids.long()
-            embedding, hidden = self.embedder(input_ids.long(), attention_mask.long(), token_types)
-            return {"sentence_embedding": embedding, "last_hidden_state": hidden}
+            values = self.embedder(input_ids.long(), attention_mask.long(), token_types)
+            return dict(zip(self.embedder.output_names, values))
 
     return Int32Embedder(embedder).eval()
 
@@ -255,7 +257,8 @@ def _tensorflow_fallback(spec: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="edgebert-tflite-tf-") as saved:
         signatures = {name: int(n) for name, n in spec["signatures"].items()}
         info = build_saved_model(
-            Path(spec["model_dir"]), signatures, spec["pooling"], family_named(spec["family"]), Path(saved), erf_gelu=False
+            Path(spec["model_dir"]), signatures, spec["pooling"], family_named(spec["family"]), Path(saved), erf_gelu=False,
+            task=spec.get("task", "feature-extraction"), top_k=int(spec.get("top_k", 0)),
         )
         converter = tf.lite.TFLiteConverter.from_saved_model(saved, signature_keys=list(signatures))
         Path(spec["out"]).write_bytes(converter.convert())

@@ -43,13 +43,22 @@ RECIPES = ("int8", "fp16", STATIC)
 LAYER_NORM_OPS = ("MEAN", "SQUARED_DIFFERENCE", "RSQRT", "ADD", "SUB", "MUL", "RESHAPE")
 # (ai_edge_quantizer's op names; its REDUCE_MAX has none: max pooling runs on int8 activations under int8-static)
 HEAD_OPS = ("RESHAPE", "MUL", "SUM", "MAXIMUM", "DIV", "SQRT", "SUB", "ADD", "CONCATENATION", "GATHER", "GATHER_ND",
-            "FULLY_CONNECTED", "TANH", "RELU", "LOGISTIC", "GELU", "RSQRT")
+            "FULLY_CONNECTED", "TANH", "RELU", "LOGISTIC", "GELU", "RSQRT", "SOFTMAX", "MEAN", "SQUARED_DIFFERENCE",
+            "STRIDED_SLICE", "BATCH_MATMUL")
 FFN_ROLES = ("ffn_input", "ffn_output")  # layer roles (edgebert.families.LAYER_ROLES) of the FFN projections
 # Scopes of ops that belong to edgebert's own wrappers rather than to a transformer module: the base model
 # (attribute `encoder` of edgebert.pooling.SentenceEmbedder: the attention-mask arithmetic) and the
 # SentenceEmbedder itself (attribute `embedder` of edgebert.targets.tflite.exporter's int32 wrapper: pooling, the
 # sentence-transformers Dense layers (attribute `dense`), L2 norm).
 WRAPPER_SCOPES = r"_(?:encoder|embedder);|_embedder/[^/;]*Sequential_dense/"
+
+
+def task_head_scopes(family: Family) -> str:
+    """Regex for the ops of a task model (edgebert.pooling.TaskModel, attribute `model` of the embedder) outside its
+    transformer layers and embeddings: the base model's own ops (attention-mask construction), its pooler and the
+    task head (classifier, MLM transform and decoder). Under int8-static they stay float like the sentence stack."""
+    inner = "|".join(re.escape(p) for p in (family.layers_path.split(".")[0], family.embeddings_prefix.rstrip(".")))
+    return rf"_embedder/[^/;]*_model(?:;|/(?![^;]*_(?:{inner})[/;]))"
 
 
 @dataclass(frozen=True)
@@ -154,11 +163,12 @@ def static_float_rules(family: Family, signatures: tuple[str, ...], outputs: tup
             "attention-mask addition (finfo.min) and softmax",
         ),
         FloatRule(WRAPPER_SCOPES, HEAD_OPS, "attention-mask construction, pooling and L2 normalisation"),
+        FloatRule(task_head_scopes(family), HEAD_OPS, "a task model's attention-mask construction, pooler and head"),
         FloatRule(".*", ("OUTPUT",), "float32 outputs (the export contract)"),
         FloatRule(
             f"(?:{'|'.join(map(re.escape, signatures))})_(?:{'|'.join(map(re.escape, outputs))})_output",
-            ("ADD", "DIV", "MUL"),
-            "float32 outputs (the export contract)",
+            tuple(dict.fromkeys(("ADD", "DIV", "MUL", *HEAD_OPS))),
+            "float32 outputs (the export contract; a task head's last layer writes its output tensor)",
         ),
     ]
     ffn_reason = "FFN projections: LayerNorm-output and post-GELU outliers (per-tensor int8 range too coarse)"

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from edgebert import buckets
-from edgebert.targets.base import INPUT_NAMES, Runner, embedding_outputs
+from edgebert.targets.base import INPUT_NAMES, Runner, embedding_outputs, named_output
 
 SIGNATURE = "serving_default"
 
@@ -59,7 +59,8 @@ class TFLiteRunner(Runner):
         width = inputs["input_ids"].shape[1]
         bucket = buckets.pick(width, self.buckets)  # shorter inputs: zero-padded (attention_mask 0), cut back after
         feeds = buckets.fit(inputs, bucket, self.input_names[bucket])
-        return buckets.run_rows(feeds, width, lambda row: self.runners[bucket](**row))
+        outputs = buckets.run_rows(feeds, width, lambda row: self.runners[bucket](**row))
+        return {name: named_output(name, value) for name, value in outputs.items()}
 
     def close(self) -> None:
         self.runners = {}

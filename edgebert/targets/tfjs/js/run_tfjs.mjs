@@ -3,9 +3,11 @@
 // Reads one JSON request on stdin:
 //   {"model_dir": "...", "inputs": {"input_ids": [[...]], "attention_mask": [[...]], "token_type_ids": [[...]]},
 //    "mode": "run" | "time", "warmup": 2, "repeats": 10, "backend": "wasm" | "cpu", "encoding": "json" | "base64",
-//    "model_file": "model.json" | "model-16.json" (a sequence-length bucket's graph; default model.json)}
+//    "model_file": "model.json" | "model-16.json" (a sequence-length bucket's graph; default model.json),
+//    "outputs": ["logits"]}   (the signature keys to fetch; default sentence_embedding and last_hidden_state)
 // and writes one JSON answer on stdout:
 //   run:  {"backend", "outputs": {"sentence_embedding": [[...]], "last_hidden_state": [[[...]]]}}
+//         (integer outputs such as fill-mask's top_ids come back as numbers too: float32 holds ids below 2^24)
 //         (with "encoding": "base64": {"outputs": {key: {"shape": [...], "f32": "<base64 little-endian float32>"}}})
 //   time: {"backend", "times_s": [...]}  (seconds per call over every row of `inputs`, measured here in Node)
 // Each row is one execute() of the static [1, seq_len] graph. Anything else tfjs prints goes to stderr.
@@ -27,7 +29,7 @@ console.log = (...args) => console.error(...args);
 console.info = (...args) => console.error(...args);
 process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
 
-const OUTPUT_KEYS = ['sentence_embedding', 'last_hidden_state'];
+const DEFAULT_OUTPUT_KEYS = ['sentence_embedding', 'last_hidden_state'];
 
 function readStdin() {
   return new Promise((resolve, reject) => {
@@ -85,16 +87,16 @@ async function setBackend(tf, wanted) {
   return 'cpu';
 }
 
-function outputNodes(modelDir, modelFile) {
+function outputNodes(modelDir, modelFile, keys) {
   // Signature keys -> graph node names ("sentence_embedding" -> "Identity_1:0"), as the converter wrote them.
   const sig = JSON.parse(fs.readFileSync(path.join(modelDir, modelFile), 'utf8')).signature || {};
   const outputs = sig.outputs || {};
-  return OUTPUT_KEYS.map((k) => (outputs[k] && outputs[k].name) || k);
+  return keys.map((k) => (outputs[k] && outputs[k].name) || k);
 }
 
-function encodeOutputs(results, encoding) {
+function encodeOutputs(results, encoding, keys) {
   const outputs = {};
-  OUTPUT_KEYS.forEach((key, i) => {
+  keys.forEach((key, i) => {
     const rows = results.map((values) => values[i][0]); // drop each call's batch axis of 1
     if (encoding !== 'base64') {
       outputs[key] = rows;
@@ -110,7 +112,7 @@ function encodeOutputs(results, encoding) {
 
 let tfModule = null;
 let activeBackend = null;
-const models = new Map(); // model_dir/model_file -> {model, nodes}
+const models = new Map(); // model_dir/model_file -> graph model
 const weightMaps = new Map(); // model_dir + shard list -> decoded weights, shared by that export's bucket graphs
 
 // A graph model over weights decoded once per shard set (GraphModel.loadWithWeightMap, tfjs-converter 4.x: tfjs has
@@ -132,15 +134,13 @@ async function loaded(request) {
   }
   const file = request.model_file || 'model.json';
   const key = path.join(request.model_dir, file);
-  if (!models.has(key)) {
-    const model = await loadGraph(tfModule, request.model_dir, file);
-    models.set(key, { model, nodes: outputNodes(request.model_dir, file) });
-  }
-  return { tf: tfModule, backend: activeBackend, ...models.get(key) };
+  if (!models.has(key)) models.set(key, await loadGraph(tfModule, request.model_dir, file));
+  const keys = request.outputs || DEFAULT_OUTPUT_KEYS;
+  return { tf: tfModule, backend: activeBackend, model: models.get(key), keys, nodes: outputNodes(request.model_dir, file, keys) };
 }
 
 async function handle(request) {
-  const { tf, backend, model, nodes } = await loaded(request);
+  const { tf, backend, model, keys, nodes } = await loaded(request);
 
   const names = Object.keys(request.inputs);
   const rows = request.inputs[names[0]].length;
@@ -158,7 +158,8 @@ async function handle(request) {
   const call = async () => {
     const results = [];
     for (const feed of feeds) {
-      const out = model.execute(feed, nodes);
+      const result = model.execute(feed, nodes);
+      const out = Array.isArray(result) ? result : [result]; // one requested node: tfjs returns the tensor itself
       const values = await Promise.all(out.map((t) => t.array()));
       out.forEach((t) => t.dispose());
       results.push(values);
@@ -178,8 +179,8 @@ async function handle(request) {
     answer = { backend, times_s: times };
   } else {
     const results = await call();
-    const outputs = encodeOutputs(results, request.encoding);
-    answer = { backend, output_nodes: Object.fromEntries(OUTPUT_KEYS.map((k, i) => [k, nodes[i]])), outputs };
+    const outputs = encodeOutputs(results, request.encoding, keys);
+    answer = { backend, output_nodes: Object.fromEntries(keys.map((k, i) => [k, nodes[i]])), outputs };
   }
   for (const feed of feeds) Object.values(feed).forEach((t) => t.dispose());
   return answer;
