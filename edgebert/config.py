@@ -30,14 +30,18 @@ MASKED_SHARE = 0.15  # DistilBERT's share of masked tokens
 SEQ_LEN = 128  # tokens per sequence wherever a length is not given: the packaged teacher's training length
 TRIPLE_LOSS = {"alpha_mlm": 2.0, "alpha_ce": 5.0, "alpha_cos": 1.0, "alpha_pooled": 0.0}
 COSINE_ONLY = {"alpha_mlm": 0.0, "alpha_ce": 0.0, "alpha_cos": 1.0, "alpha_pooled": 1.0}
+# Task distillation (a classifier teacher): DistilBERT's soft targets on the task logits (ce, KL at T × T²) plus the
+# hidden-state cosine, on unmasked text (the classifier reads real sentences); no masked-LM term (no MLM head).
+TASK_LOSS = {"alpha_mlm": 0.0, "alpha_ce": 5.0, "alpha_cos": 1.0, "alpha_pooled": 0.0}
 TEMPERATURE = 2.0
 ALPHA_SIM = 0.0  # in-batch similarity-matrix MSE: off unless asked for (not part of auto)
 SENTENCE_MIN_CHARS = 20  # a split sentence shorter than this is joined to its neighbour (data.split_sentences)
 AUTO_LOSSES_HELP = (
     f"unset weights are auto: DistilBERT's (mlm {TRIPLE_LOSS['alpha_mlm']:g}, ce {TRIPLE_LOSS['alpha_ce']:g}, cos "
-    f"{TRIPLE_LOSS['alpha_cos']:g}, {MASKED_SHARE:.0%} masked) when the teacher has its own masked-LM head, else "
-    f"cosine-only (cos {COSINE_ONLY['alpha_cos']:g}, pooled {COSINE_ONLY['alpha_pooled']:g}, unmasked text); "
-    "values given always win"
+    f"{TRIPLE_LOSS['alpha_cos']:g}, {MASKED_SHARE:.0%} masked) when the teacher has its own masked-LM head; task "
+    f"distillation (ce {TASK_LOSS['alpha_ce']:g} on the classifier's logits, cos {TASK_LOSS['alpha_cos']:g}, unmasked "
+    f"text) for a sequence classifier; else cosine-only (cos {COSINE_ONLY['alpha_cos']:g}, pooled "
+    f"{COSINE_ONLY['alpha_pooled']:g}, unmasked text); values given always win"
 )
 DEFAULT_HEAL_LOSSES = "cos=1,pooled=1"
 DEFAULT_CALIBRATION_SAMPLES = 200  # export --quantize int8-static
@@ -104,6 +108,11 @@ class DistillRecipe:
     max_grad_norm: float = option(5.0, "gradient clipping norm", cli=False)
     save_steps: int | None = option(None, "checkpoint interval (default: ~10 %% of steps)", group="training")
     eval_sts: str | None = option(None, "STS csv (sentence1,sentence2,score): periodic Spearman, keeps the best", group="training")
+    eval_labels: str | None = option(
+        None, "classifier teachers: labelled TSV (sentence<TAB>label with a header, SST-2 train format; a training "
+        "split, never the dev set you report on): checkpoints are kept on accuracy on it (default: the last step)",
+        group="training", metavar="FILE",
+    )  # fmt: skip
     eval_steps: int | None = option(None, "evaluation interval (default: --save-steps)", group="training")
     logging_steps: int | None = option(None, "log interval", group="training")
     head_steps: int = option(200, "steps to fit a head-less teacher's MLM head (cached)", group="training")
@@ -149,22 +158,26 @@ class DistillConfig(DistillRecipe):
 LOSS_OPTIONS = ("alpha_mlm", "alpha_ce", "alpha_cos", "alpha_pooled", "mlm_probability")
 
 
-def auto_losses(given: dict[str, float | None], teacher_has_mlm_head: bool) -> tuple[dict[str, float], str]:
-    """The loss weights and masking share for `given` (LOSS_OPTIONS; None = auto) and why: DistilBERT's triple loss
-    when the teacher has its own masked-LM head, cosine-only on unmasked text when it has none. Given values win."""
-    preset = TRIPLE_LOSS if teacher_has_mlm_head else COSINE_ONLY
+def auto_losses(
+    given: dict[str, float | None], teacher_has_mlm_head: bool, classifier: bool = False
+) -> tuple[dict[str, float], str]:
+    """The loss weights and masking share for `given` (LOSS_OPTIONS; None = auto) and why: task distillation on the
+    logits of a sequence-classifier teacher (`classifier`), DistilBERT's triple loss when the teacher has its own
+    masked-LM head, cosine-only on unmasked text when it has neither. Given values win."""
+    preset = TASK_LOSS if classifier else TRIPLE_LOSS if teacher_has_mlm_head else COSINE_ONLY
     chosen = {k: float(given[k]) if given.get(k) is not None else preset[k] for k in TRIPLE_LOSS}
-    masks = chosen["alpha_mlm"] or chosen["alpha_ce"]
+    masks = chosen["alpha_mlm"] or (chosen["alpha_ce"] and not classifier)
     probability = given.get("mlm_probability")
     chosen["mlm_probability"] = float(probability) if probability is not None else MASKED_SHARE if masks else 0.0
     auto = [k for k in LOSS_OPTIONS if given.get(k) is None]
     if not auto:
         return chosen, "as given"
-    why = (
-        "DistilBERT's triple loss: the teacher has its own masked-LM head"
-        if teacher_has_mlm_head
-        else "cosine-only on unmasked text: the teacher has no masked-LM head (a fitted one predicts poorly)"
-    )
+    if classifier:
+        why = "task distillation: soft targets on the classifier teacher's logits plus hidden-state cosine, unmasked text"
+    elif teacher_has_mlm_head:
+        why = "DistilBERT's triple loss: the teacher has its own masked-LM head"
+    else:
+        why = "cosine-only on unmasked text: the teacher has no masked-LM head (a fitted one predicts poorly)"
     which = "auto" if len(auto) == len(LOSS_OPTIONS) else f"auto for {', '.join(auto)}"
     return chosen, f"{which}: {why}"
 
@@ -253,7 +266,12 @@ class VocabConfig:
 class ExportRecipe:
     """The `export()` options a recipe's [export] section may set (for every target)."""
 
-    seq_len: int = option(SEQ_LEN, "token length (fixed for tflite/tfjs)")
+    # One 128 bucket until the bucketed default is timed on a quiet machine (issue 17): `--seq-len 16,32,64,128`.
+    seq_len: int | list[int] = option(
+        SEQ_LEN, "token length; a list (16,32,64,128) gives tflite/tfjs one static graph per length, verified each, and "
+        "the app pads to the smallest that fits (onnx: dynamic axes, the largest is the truncation length)",
+        action="int_list",
+    )  # fmt: skip
     min_cosine: float | None = option(None, "parity tolerance override")
 
 
@@ -266,6 +284,7 @@ class ExportConfig(ExportRecipe):
         None, "what the export computes (default: detected from the model dir); feature-extraction on a classifier or "
         "fill-mask model ships only its encoder's sentence embeddings, without the head",
     )  # fmt: skip
+    top_k: int = option(5, "fill-mask exports: the k best token ids and their softmax scores per token, computed in the graph")
     calibration: str | None = option(
         None, "text, one passage per line (.gz ok): activation ranges for --quantize int8-static", metavar="FILE"
     )
@@ -288,6 +307,12 @@ class BenchRecipe:
         {}, "fewer STS pairs for one target (e.g. tfjs=200: slow runtimes); retention uses the same pairs",
         group="accuracy", metavar="TARGET=N", action="target_limits",
     )  # fmt: skip
+    sst2: str | None = option(
+        None, "labelled sentences for classifiers: a TSV with a header sentence<TAB>label (SST-2's train/dev format) or a "
+        "dataset such as glue/sst2:validation; accuracy in every runtime and agreement with the reference",
+        group="accuracy", metavar="FILE",
+    )  # fmt: skip
+    sst2_limit: int | None = option(1000, "use only the first N labelled rows", group="accuracy")
     seq_len: list[int] = option([128], "token lengths", group="latency", action="int_list")
     batch: list[int] = option([1], "batch sizes", group="latency", action="int_list")
     threads: list[int] = option([1], "CPU threads", group="latency", action="int_list")
@@ -302,9 +327,13 @@ class BenchRecipe:
 class BenchConfig(BenchRecipe):
     """Every option of `edgebert bench` / `edgebert.bench(items, out, **options)`."""
 
+    texts: str | None = option(
+        None, "texts (one per line, .gz ok) for the app-like latency: tokenizer + model per text at its own length, "
+        "static exports padded to their longest length and to the smallest bucket (default: the --sts sentences)",
+        group="latency", metavar="FILE",
+    )  # fmt: skip
+    texts_limit: int = option(200, "texts timed one at a time for the app-like latency (0: none)", group="latency")
     reference: str | None = option(None, "the ITEM (or label) others are compared to (default: the first)", group="accuracy")
-    sst2: str | None = option(None, "SST-2 TSV (sentence<TAB>label) for classifier model dirs", group="accuracy")
-    sst2_limit: int | None = option(1000, "use only the first N SST-2 rows", group="accuracy")
     tokenizer: str | None = option(None, "tokenizer dir for bare .onnx/.tflite files", group="items")
     pooling: str = option("mean", "pooling for bare files without a sentence_embedding output", group="items")
     force: bool = option(False, "replace a non-empty --out", group="run")
@@ -328,6 +357,14 @@ class PipelineConfig:
     eval_sts: str | None = option(None, "STS pairs to keep the best checkpoint on, e.g. glue/stsb:train", group="data")
     sts: str | None = option(None, "STS pairs the bench scores retention on, e.g. glue/stsb:validation", group="data")
     sst2: str | None = option(None, "SST-2 sentences added to the corpus (tsv or glue/sst2:train)", group="data")
+    labels: str | None = option(
+        None, "classifier teachers: labelled sentences the bench scores accuracy on, e.g. glue/sst2:validation or a "
+        "sentence<TAB>label tsv (overrides the recipe's [bench] sst2)", group="data",
+    )  # fmt: skip
+    eval_labels: str | None = option(
+        None, "classifier teachers: a labelled train split to keep the best checkpoint on (overrides [distill] eval_labels)",
+        group="data",
+    )  # fmt: skip
     steps: int | None = option(None, "distillation steps (overrides the recipe's distill.steps)", group="overrides")
     teacher: str | None = option(None, "teacher dir or hub id (overrides the recipe's teacher)", group="overrides")
     cache_dir: str | None = option(None, "where fitted teacher MLM heads are cached (default ~/.cache/edgebert)", group="overrides")

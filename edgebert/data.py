@@ -1,4 +1,5 @@
-"""Corpora for distillation (text files, .gz, directories, HF datasets), the MLM collator and eval sets.
+"""Corpora for distillation (text files, .gz, directories, HF datasets), the MLM collator and eval sets (STS pairs,
+labelled sentences for classifiers).
 
 A corpus is read into a list of passages (one per non-blank line), tokenised once, then either truncated
 (one passage per sequence) or packed (passages concatenated with [SEP] and cut into full sequences).
@@ -22,6 +23,46 @@ from edgebert.errors import UserError
 
 TEXT_SUFFIXES = (".txt", ".txt.gz", ".text", ".text.gz")
 _DATASET_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?(:[\w.-]+)?$")
+GLUE_REPO = "nyu-mll/glue"
+DATASET_PREFIXES = ("glue/", "hf:")
+SPEC_FORMS = "glue/TASK:SPLIT (e.g. glue/stsb:train), hf:NAME:SPLIT or hf:NAME:CONFIG:SPLIT"
+LABELLED_TEXT_COLUMNS = ("sentence", "text")
+
+
+# --------------------------------------------------------------------------------------------- dataset specs
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A public dataset named on the command line or in a recipe: `load_dataset(name, config, split=split)`."""
+
+    spec: str
+    name: str
+    config: str | None
+    split: str
+
+    @property
+    def slug(self) -> str:
+        """A file-name-safe form of the spec, for the converted file in the work dir."""
+        return re.sub(r"[^\w.-]+", "-", self.spec.removeprefix("hf:")).strip("-")
+
+
+def is_dataset_spec(value: str) -> bool:
+    """Whether an input value names a dataset (glue/… or hf:…) rather than a file."""
+    return value.startswith(DATASET_PREFIXES)
+
+
+def parse_dataset_spec(value: str, flag: str) -> DatasetSpec:
+    """`glue/TASK:SPLIT` or `hf:NAME[:CONFIG]:SPLIT` into its parts; UserError naming `flag` when malformed."""
+    if value.startswith("glue/"):
+        task, sep, split = value.removeprefix("glue/").partition(":")
+        if task and sep and split and ":" not in split:
+            return DatasetSpec(value, GLUE_REPO, task, split)
+    else:
+        parts = value.removeprefix("hf:").split(":")
+        if len(parts) in (2, 3) and all(parts):
+            return DatasetSpec(value, parts[0], parts[1] if len(parts) == 3 else None, parts[-1])
+    raise UserError(f"{flag} {value} is not a dataset spec; use {SPEC_FORMS}, or pass a file")
 
 
 # --------------------------------------------------------------------------------------------- corpora
@@ -87,7 +128,7 @@ def load_hf_dataset(name: str, config: str | None, split: str, spec: str, hint: 
     try:
         with _datasets_offline(offline):  # offline: the datasets cache only, no retries against an unreachable Hub
             return datasets.load_dataset(name, config, split=split)
-    except Exception as exc:  # noqa: BLE001 - offline, unknown name, bad config all mean the same to the user
+    except Exception as exc:
         where = "the datasets cache (the Hugging Face Hub is offline or unreachable)" if offline else "the Hugging Face Hub"
         raise UserError(f"could not load dataset '{spec}' from {where} ({type(exc).__name__}); check the name and your network, or {hint}") from exc
 
@@ -366,3 +407,104 @@ def table_sentences(path: Path) -> list[str]:
     if not out:
         raise UserError(f"corpus table {path} has no sentences (expected an STS-B csv or an SST-2 tsv)")
     return out
+
+
+# --------------------------------------------------------------------------------------------- labelled sentences
+
+
+@dataclass
+class LabelledSet:
+    """Sentences with their gold labels as written (ids such as "0"/"1", or label names such as "positive")."""
+
+    texts: list[str]
+    labels: list[str]
+    source: str
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def load_labelled(value: str | Path, limit: int | None = None, flag: str = "--sst2") -> LabelledSet:
+    """A labelled set: a TSV with a header naming a text column (`sentence` or `text`) and `label` (GLUE SST-2's
+    train/dev format), or a dataset spec such as `glue/sst2:validation` (its sentence/text and label columns).
+    Rows without a gold label (GLUE's test split stores -1) are dropped; UserError (one line) on anything else."""
+    text = str(value)
+    path = Path(text).expanduser()
+    if is_dataset_spec(text) and not path.exists():
+        spec = parse_dataset_spec(text, flag)
+        ds = load_hf_dataset(spec.name, spec.config, spec.split, spec.spec, "pass a local TSV (sentence<TAB>label)")
+        return labelled_from_dataset(ds, spec.spec, limit)
+    return load_labelled_tsv(path, limit, flag)
+
+
+def load_labelled_tsv(path: Path, limit: int | None = None, flag: str = "--sst2") -> LabelledSet:
+    """A TSV with a header: a `sentence` (or `text`) column and a `label` column."""
+    if not path.is_file():
+        raise UserError(f"{flag} {path} does not exist; pass a TSV with a header 'sentence<TAB>label' (SST-2 format)")
+    validate.text_file(f"{flag} file", path)
+    texts: list[str] = []
+    labels: list[str] = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = [h.strip().lower() for h in next(reader, [])]
+        text_col = next((header.index(c) for c in LABELLED_TEXT_COLUMNS if c in header), None)
+        if text_col is None or "label" not in header:
+            raise UserError(f"{flag} {path}: expected a header with 'sentence' (or 'text') and 'label', got {header}")
+        label_col = header.index("label")
+        for row in reader:
+            if len(row) <= max(text_col, label_col) or not row[text_col].strip() or row[label_col].strip() in ("", "-1"):
+                continue
+            texts.append(row[text_col].strip())
+            labels.append(row[label_col].strip())
+            if limit is not None and len(labels) >= limit:
+                break
+    if not labels:
+        raise UserError(f"{flag} {path} has no labelled rows")
+    return LabelledSet(texts, labels, str(path))
+
+
+def labelled_from_dataset(ds: Any, spec: str, limit: int | None = None) -> LabelledSet:
+    """The labelled rows of a loaded dataset (text column `sentence` or `text`, column `label`; class names from
+    its ClassLabel feature when it has one)."""
+    column = next((c for c in LABELLED_TEXT_COLUMNS if c in ds.column_names), None)
+    if column is None or "label" not in ds.column_names:
+        raise UserError(f"dataset '{spec}' needs a sentence (or text) and a label column; it has {', '.join(ds.column_names)}")
+    texts: list[str] = []
+    labels: list[str] = []
+    for sentence, label in zip(ds[column], ds["label"]):
+        if isinstance(sentence, str) and sentence.strip() and label is not None and int(label) >= 0:
+            texts.append(sentence.strip())
+            labels.append(str(int(label)))
+            if limit is not None and len(labels) >= limit:
+                break
+    if not labels:
+        raise UserError(f"dataset '{spec}' has no labelled rows (GLUE's test splits have none: use validation)")
+    return LabelledSet(texts, labels, spec)
+
+
+def labelled_tsv_text(data: LabelledSet) -> str:
+    """`data` as the SST-2 style TSV `load_labelled_tsv` reads (header sentence<TAB>label)."""
+    rows = ["sentence\tlabel", *(f"{' '.join(t.split())}\t{y}" for t, y in zip(data.texts, data.labels))]
+    return "\n".join(rows) + "\n"
+
+
+def label_ids(labels: Sequence[str], id2label: dict[Any, str] | None, where: str) -> list[int]:
+    """The model's class ids of gold `labels`: a label name of the model's (case-insensitive), or an integer id.
+    SST-2's 0/1 map to a two-class head by its names when they say negative/positive, whatever their order."""
+    names = {int(k): str(v) for k, v in (id2label or {}).items()}
+    by_name = {v.lower(): k for k, v in names.items()}
+    sentiment = len(names) == 2 and all(("neg" in v.lower()) != ("pos" in v.lower()) for v in names.values())
+    polarity = {str(i): next(k for k, v in names.items() if word in v.lower()) for i, word in enumerate(("neg", "pos"))} if sentiment else {}
+    ids = []
+    for label in labels:
+        key = str(label).strip()
+        if key.lower() in by_name:
+            ids.append(by_name[key.lower()])
+        elif key in polarity:
+            ids.append(polarity[key])
+        elif key.isdigit() and (not names or int(key) in names):
+            ids.append(int(key))
+        else:
+            known = ", ".join(f"{k} {v}" for k, v in sorted(names.items()))
+            raise UserError(f"{where}: label {key!r} is neither a label of the model nor one of its ids ({known})")
+    return ids

@@ -9,16 +9,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edgebert import buckets
 from edgebert.artifact import atomic_output_dir, check_output_dir, dir_size
 from edgebert.config import DEFAULT_CALIBRATION_SAMPLES, ExportConfig
 from edgebert.errors import UserError, VerificationError
-from edgebert.heads import choose_task
+from edgebert.heads import FEATURE_EXTRACTION, choose_task
 from edgebert.modeldir import MANIFEST, new_manifest, write_manifest
 from edgebert.options import checked, keyword_options
 from edgebert.modelio import LoadedModel, check_within_positions, inspect_model_dir, load_model
 from edgebert.parity import PARITY_SENTENCES, compare, default_min_cosine, encode, merge_reports, torch_reference
 from edgebert.progress import Stages
 from edgebert.sources import resolve_model
+from edgebert.task_heads import FILL_MASK, check_task_config, manifest_outputs
+from edgebert.task_heads import labels as task_labels
 
 MIN_SEQ_LEN = 2  # [CLS] and [SEP]
 # Quantization recipes that calibrate activation ranges on text (`--calibration`).
@@ -60,6 +63,8 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     quantize, seq_len, force, min_cosine, quiet = o.quantize, o.seq_len, o.force, o.min_cosine, o.quiet
     calibration, calibration_texts, calibration_samples = o.calibration, o.calibration_texts, o.calibration_samples
     check_arguments(target, model, out, quantize, seq_len, min_cosine, calibration, calibration_samples)
+    lengths = buckets.normalize(seq_len, MIN_SEQ_LEN)
+    seq_len = max(lengths)
     exporter = get_exporter(target)
     quantize = quantize or "none"
     if quantize != "none" and quantize not in exporter.quantizations:
@@ -77,32 +82,35 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     family.require("export")
     check_within_positions("--seq-len", seq_len, config)
     task, head_left_out = choose_task(config, (model_dir / "modules.json").is_file(), o.task, model_dir)
+    check_task_config(config, task, o.top_k)
 
     stages = Stages(total=4, quiet=quiet)
     started = time.perf_counter()
     with stages.stage("loading model"):
-        loaded = load_model(model_dir)
+        loaded = load_model(model_dir, task, o.top_k)
     out_dir = Path(out) if out is not None else default_out_dir(loaded, target, quantize)
     check_output_dir(out_dir, force, inputs)
     _check_finite(loaded, seq_len)
-    options = ExportOptions(seq_len=seq_len, quantize=quantize, calibration_texts=texts)
+    options = ExportOptions(seq_len=seq_len, quantize=quantize, calibration_texts=texts, buckets=lengths)
     threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
 
     with atomic_output_dir(out_dir, force=force, inputs=inputs) as work:
         with stages.stage(f"converting to {target}" + ("" if quantize == "none" else f" ({quantize})")):
             result = exporter.convert(loaded, work, options)
+        if len(lengths) > 1 and not result.static_shape:
+            stages.note(f"{target} has dynamic axes: no buckets needed; inputs are truncated to {seq_len} tokens")
         with stages.stage("saving tokenizer"):
             tokenizer_files = [Path(f).name for f in loaded.tokenizer.save_pretrained(str(work))]
         if calibration_record is not None:
             result.extra.setdefault("quantization", {})["calibration"] = calibration_record
         manifest = _manifest(loaded, target, options, result, tokenizer_files, work, threshold)
-        manifest["task"] = task
         if head_left_out:
             manifest["model"]["head_left_out"] = head_left_out
             stages.note(f"exporting the encoder's sentence embeddings only: the model's {head_left_out} head is left out (--task {task})")
         write_manifest(work, manifest)
         with stages.stage(f"verifying in the {target} runtime against PyTorch"):
-            manifest["parity"] = verify_kernel_paths(exporter.kernel_paths(work, manifest), loaded, seq_len, result.static_shape, threshold)
+            lengths = tuple(sorted(result.buckets)) if result.static_shape else ()
+            manifest["parity"] = verify_kernel_paths(exporter.kernel_paths(work, manifest), loaded, seq_len, lengths, threshold)
         manifest["metrics"]["wall_time_s"] = round(time.perf_counter() - started, 2)
         manifest["metrics"]["stage_times_s"] = stages.timings
         _raise_if_drifted(manifest["parity"], target, out_dir)
@@ -130,7 +138,7 @@ def check_arguments(
         raise UserError(f"--model must be a model dir, hub id or 'default' (str or Path), got {model!r}")
     validate.path_like("--out", out)
     validate.path_like("--calibration", calibration)
-    validate.integer("--seq-len", seq_len, MIN_SEQ_LEN, hint="tokens, [CLS] and [SEP] included")
+    buckets.normalize(seq_len, MIN_SEQ_LEN)
     validate.optional_number("--min-cosine", min_cosine, 0.0, 1.0, low_open=True)
     validate.optional_integer("--calibration-samples", calibration_samples, 1)
 
@@ -202,15 +210,16 @@ def _normalized(text: str) -> str:
 
 
 def verify_kernel_paths(
-    paths: dict[str, Any], loaded: LoadedModel, seq_len: int, static_shape: bool, threshold: float
+    paths: dict[str, Any], loaded: LoadedModel, seq_len: int, lengths: tuple[int, ...], threshold: float
 ) -> dict[str, Any]:
-    """Parity on every kernel path the artifact can meet (`Exporter.kernel_paths`); the worst one decides.
+    """Parity on every kernel path the artifact can meet (`Exporter.kernel_paths`), and on every bucket (`lengths`)
+    of a static-shape artifact (() for dynamic shapes); the worst one decides.
 
     Also records the CPU that ran the check: which kernels "host" means depends on it (edgebert.cpu).
     """
     from edgebert import cpu
 
-    checks = _parity_checks(loaded, seq_len, static_shape)  # the PyTorch side once, for every path
+    checks = _parity_checks(loaded, seq_len, lengths)  # the PyTorch side once, for every path
     checked: dict[str, Any] = {}
     try:
         for name, path in paths.items():
@@ -229,7 +238,7 @@ def _raise_if_drifted(parity: dict[str, Any], target: str, out_dir: Path) -> Non
     if parity["passed"]:
         return
     name, worst = min(parity["kernel_paths"].items(), key=lambda item: item[1]["min_cosine"])
-    diff = max(r["max_abs_diff_embedding"] for r in worst.values() if isinstance(r, dict))
+    diff = max(r["max_abs_diff"] for r in worst.values() if isinstance(r, dict))
     where = "" if len(parity["kernel_paths"]) == 1 else f" on kernel path '{name}' ({worst['description']})"
     raise VerificationError(
         f"{target} export drifts from PyTorch{where}: min cosine {worst['min_cosine']:.6f} < {parity['threshold']} "
@@ -237,16 +246,18 @@ def _raise_if_drifted(parity: dict[str, Any], target: str, out_dir: Path) -> Non
     )
 
 
-def _parity_checks(loaded: LoadedModel, seq_len: int, static_shape: bool) -> dict[str, list[tuple[dict, dict]]]:
+def _parity_checks(loaded: LoadedModel, seq_len: int, lengths: tuple[int, ...]) -> dict[str, list[tuple[dict, dict]]]:
     """The parity inputs, the way the artifact is used, each with its PyTorch reference: {check: [(inputs, ref)]}.
 
-    Static-shape targets (TFLite, TF.js) take every sentence padded to `seq_len`. Dynamic-shape targets
+    Static-shape targets (TFLite, TF.js) take every sentence truncated and padded to each bucket of `lengths`
+    (check `fixed_length` for one bucket, `bucket_<n>` for several: every bucket's graph runs). Dynamic-shape targets
     (ONNX) are checked as an app runs them: each sentence alone at its own length (truncated to
     `seq_len`), and one batch padded to its longest sentence (exercises both dynamic axes).
     """
     tokenizer = loaded.tokenizer
-    if static_shape:
-        batches = {"fixed_length": [encode(tokenizer, PARITY_SENTENCES, seq_len, pad_to_seq_len=True)]}
+    if lengths:
+        names = {n: "fixed_length" if len(lengths) == 1 else f"bucket_{n}" for n in lengths}
+        batches = {names[n]: [encode(tokenizer, PARITY_SENTENCES, n, pad_to_seq_len=True)] for n in lengths}
     else:
         batches = {
             "natural_length": [encode(tokenizer, [s], seq_len, pad_to_seq_len=False) for s in PARITY_SENTENCES],
@@ -270,26 +281,22 @@ def _manifest(
     """The export's edgebert.json: the common fields (parent = the model dir) and the export's own (target, inputs,
     files, tokenizer, target details; parity is added once verified)."""
     batch = 1 if result.static_shape else "batch"
-    seq = options.seq_len if result.static_shape else "sequence"
+    lengths = sorted(result.buckets) if result.static_shape else []
+    seq = ("bucket" if len(lengths) > 1 else options.seq_len) if result.static_shape else "sequence"
     hidden = int(loaded.config.hidden_size)
-    recipe = {"target": target, "quantize": options.quantize, "seq_len": options.seq_len, "min_cosine": min_cosine}
+    asked = list(options.lengths) if len(options.lengths) > 1 else options.seq_len
+    recipe = {"target": target, "quantize": options.quantize, "seq_len": asked, "min_cosine": min_cosine}
     model = {
         "family": loaded.family.name,
-        "pooling": loaded.pooling,
-        "sentence_stack": loaded.stack.describe(),
+        **_task_model_fields(loaded),
         "hidden_size": hidden,
         "layers": int(loaded.config.num_hidden_layers),
         "max_positions": loaded.max_positions,
         "do_lower_case": bool(getattr(loaded.tokenizer, "do_lower_case", False)),
     }
-    dim = loaded.embedding_dim
-    outputs = [
-        {"name": "sentence_embedding", "dim": dim, "dtype": "float32", "shape": [batch, dim], "normalized": loaded.stack.normalize},
-        {"name": "last_hidden_state", "dim": hidden, "dtype": "float32", "shape": [batch, seq, hidden]},
-    ]
     manifest = new_manifest(
-        "export", "export", loaded.name, loaded.path.absolute(), loaded.manifest, recipe=recipe, model=model, outputs=outputs,
-        metrics={"model_bytes": dir_size(work, result.files)},
+        "export", "export", loaded.name, loaded.path.absolute(), loaded.manifest, recipe=recipe, model=model,
+        outputs=_outputs(loaded, batch, seq), metrics={"model_bytes": dir_size(work, result.files)}, task=loaded.task,
     )
     return {
         **manifest,
@@ -297,12 +304,37 @@ def _manifest(
         "quantization": options.quantize,
         "seq_len": options.seq_len,
         "static_shape": result.static_shape,
+        **({"buckets": [{"seq_len": n, **result.buckets[n]} for n in lengths]} if lengths else {}),
         "inputs": [{"name": n, "dtype": result.input_dtype, "shape": [batch, seq]} for n in loaded.family.input_names()],
         "files": {f: (work / f).stat().st_size for f in result.files},
         "tokenizer_files": sorted(tokenizer_files),
         "target_details": result.extra,
         "host": {"python": platform.python_version(), "machine": platform.machine()},
     }
+
+
+def _task_model_fields(loaded: LoadedModel) -> dict[str, Any]:
+    """The manifest's model fields that depend on the task: the sentence stack, or the head's class and labels."""
+    if loaded.task == FEATURE_EXTRACTION:
+        return {"pooling": loaded.pooling, "sentence_stack": loaded.stack.describe()}
+    fields: dict[str, Any] = {"head": type(loaded.embedder.model).__name__}
+    if loaded.task == FILL_MASK:
+        return {**fields, "vocab_size": int(loaded.config.vocab_size), "top_k": loaded.embedder.top_k}
+    fields["id2label"] = {str(i): name for i, name in enumerate(task_labels(loaded.config))}
+    if getattr(loaded.config, "problem_type", None):
+        fields["problem_type"] = loaded.config.problem_type
+    return fields
+
+
+def _outputs(loaded: LoadedModel, batch: Any, seq: Any) -> list[dict[str, Any]]:
+    """The manifest's `outputs`: the sentence embedding and token states, or the task head's outputs."""
+    if loaded.task != FEATURE_EXTRACTION:
+        return manifest_outputs(loaded.task, loaded.config, batch, seq, getattr(loaded.embedder, "top_k", 0))
+    dim, hidden = loaded.embedding_dim, int(loaded.config.hidden_size)
+    return [
+        {"name": "sentence_embedding", "dim": dim, "dtype": "float32", "shape": [batch, dim], "normalized": loaded.stack.normalize},
+        {"name": "last_hidden_state", "dim": hidden, "dtype": "float32", "shape": [batch, seq, hidden]},
+    ]
 
 
 __all__ = ["export", "ExportReport", "MANIFEST"]

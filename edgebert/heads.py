@@ -17,12 +17,15 @@ from typing import Any
 from edgebert.errors import UserError
 
 FEATURE_EXTRACTION = "feature-extraction"
+TEXT_CLASSIFICATION = "text-classification"
+TOKEN_CLASSIFICATION = "token-classification"
+FILL_MASK = "fill-mask"
 # task -> (transformers Auto class, the export's outputs)
 TASKS: dict[str, tuple[str, tuple[str, ...]]] = {
     FEATURE_EXTRACTION: ("AutoModel", ("sentence_embedding", "last_hidden_state")),
-    "text-classification": ("AutoModelForSequenceClassification", ("logits",)),
-    "token-classification": ("AutoModelForTokenClassification", ("logits",)),
-    "fill-mask": ("AutoModelForMaskedLM", ("logits",)),
+    TEXT_CLASSIFICATION: ("AutoModelForSequenceClassification", ("logits",)),
+    TOKEN_CLASSIFICATION: ("AutoModelForTokenClassification", ("logits",)),
+    FILL_MASK: ("AutoModelForMaskedLM", ("logits",)),
 }
 # transformers architectures (config.json "architectures") -> task
 ARCHITECTURE_SUFFIXES = {
@@ -236,15 +239,13 @@ def check_task(task: str) -> None:
         raise UserError(f"--task {task} is not supported; supported: {', '.join(TASKS)}")
 
 
-EXPORTABLE_TASKS = (FEATURE_EXTRACTION,)
-
-
 def choose_task(config: dict[str, Any], has_sentence_stack: bool, requested: str | None, where: Path) -> tuple[str, str | None]:
     """(the task to export, the task of the model's head left out, or None) for the model in `where`.
 
-    A head is never dropped silently: a classifier is refused (one line) unless `requested` is feature-extraction,
-    which ships its encoder's sentence embeddings and says the head is left out; a masked-LM model exports as an
-    encoder unless fill-mask is requested (not exportable yet: refused), and the head left out is reported."""
+    The model's head is exported whole (edgebert.task_heads) and never dropped silently: `requested`
+    feature-extraction ships a classifier's encoder sentence embeddings and says the head is left out; a masked-LM
+    model exports as an encoder unless fill-mask is requested, and the head left out is reported. Asking for a
+    task the model has no head for is a UserError (one line)."""
     detected = detect_task(config, has_sentence_stack)
     if requested is not None:
         check_task(requested)
@@ -253,12 +254,6 @@ def choose_task(config: dict[str, Any], has_sentence_stack: bool, requested: str
     task = requested or (FEATURE_EXTRACTION if detected == "fill-mask" else detected)
     if task != detected and task != FEATURE_EXTRACTION:
         raise UserError(f"--task {task}: {where} is a {detected} model, it has no {task} head")
-    if task not in EXPORTABLE_TASKS:
-        arch = ", ".join(config.get("architectures") or ()) or config.get("model_type", "?")
-        raise UserError(
-            f"{where} is a {task} model ({arch}) and edgebert cannot export its head yet; it will not drop it silently: "
-            "pass --task feature-extraction to ship only the encoder's sentence embeddings"
-        )
     return task, (detected if detected != task else None)
 
 

@@ -83,6 +83,13 @@ def embedding_outputs(hidden: int) -> list[dict[str, Any]]:
     ]
 
 
+def classifier_outputs(id2label: dict[Any, str]) -> list[dict[str, Any]]:
+    """The output of a sequence classifier (a model dir's or export's `outputs`): logits [batch, num_labels] with the
+    label of each column."""
+    labels = [str(id2label[k]) for k in sorted(id2label, key=int)]
+    return [{"name": "logits", "shape": ["batch", len(labels)], "dtype": "float32", "labels": labels}]
+
+
 def new_manifest(
     kind: str, step: str, name: str, parent: str | Path | None, parent_manifest: dict[str, Any] | None, *,
     parent_name: str | None = None, recipe: dict[str, Any], model: dict[str, Any], outputs: list[dict[str, Any]],

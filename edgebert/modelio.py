@@ -32,6 +32,12 @@ class LoadedModel:
     pooling: str  # the stack's pooling modes, "+"-joined
     manifest: dict[str, Any]
     stack: Any = None  # edgebert.heads.SentenceStack: pooling, Dense layers, Normalize
+    task: str = "feature-extraction"  # what `embedder` computes: a SentenceEmbedder, or a TaskModel for a task head
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        """The named outputs of `embedder`, in the order it returns them."""
+        return tuple(self.embedder.output_names)
 
     @property
     def embedding_dim(self) -> int:
@@ -138,8 +144,10 @@ def load_for_rewrite(model_dir: Path, family: Family) -> tuple[Any, bool]:
     return model.eval(), with_head
 
 
-def load_model(path: Path) -> LoadedModel:
-    """Load config, tokenizer and weights of `path` into an eval-mode `SentenceEmbedder` with the directory's pooling."""
+def load_model(path: Path, task: str | None = None, top_k: int = 5) -> LoadedModel:
+    """Load config, tokenizer and weights of `path` into an eval-mode `SentenceEmbedder` with the directory's pooling,
+    or, for a `task` other than feature-extraction, the model's own transformers task head (`edgebert.task_heads`;
+    `top_k`: fill-mask's in-graph top-k)."""
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     from edgebert.pooling import SentenceEmbedder
@@ -154,6 +162,13 @@ def load_model(path: Path) -> LoadedModel:
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"cannot load the tokenizer in {path} ({type(exc).__name__}: {exc}); re-save it") from exc
     check_tokenizer_fits(tokenizer, config, path)
+    name = manifest.get("name") or (path.parent.name if path.name == "model" else path.name)
+    task = task or "feature-extraction"
+    if task != "feature-extraction":
+        from edgebert.task_heads import load_task_model
+
+        embedder = load_task_model(path, config, family, task, top_k)
+        return LoadedModel(path, name, config, family, tokenizer, embedder, "+".join(stack.pooling), manifest, stack, task)
     encoder, info = load_weights(AutoModel, path, config=config)
     missing = family.required_missing(info.get("missing_keys", []))
     if missing:
@@ -163,7 +178,6 @@ def load_model(path: Path) -> LoadedModel:
         )
     _check_dense_fits(stack, int(config.hidden_size), path)
     embedder = SentenceEmbedder(encoder, pooling=stack, uses_token_type_ids=family.uses_token_type_ids).eval()
-    name = manifest.get("name") or (path.parent.name if path.name == "model" else path.name)
     return LoadedModel(path, name, config, family, tokenizer, embedder, embedder.pooling, manifest, stack)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -78,30 +78,52 @@ def encode(tokenizer: Any, texts: Sequence[str], seq_len: int, pad_to_seq_len: b
 
 
 def torch_reference(embedder: Any, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Run the PyTorch `SentenceEmbedder` on numpy inputs; outputs as float32 numpy arrays."""
+    """Run the PyTorch module (`SentenceEmbedder` or `TaskModel`) on numpy inputs: its named outputs as numpy arrays
+    (float32; integer outputs such as fill-mask's `top_ids` keep their integer type)."""
     import torch
 
     with torch.inference_mode():
         tensors = {k: torch.from_numpy(v) for k, v in inputs.items()}
-        embedding, hidden = embedder(**tensors)
-    return {"sentence_embedding": embedding.float().numpy(), "last_hidden_state": hidden.float().numpy()}
+        values = embedder(**tensors)
+    names = getattr(embedder, "output_names", ("sentence_embedding", "last_hidden_state"))
+    return {n: v.numpy() if not v.is_floating_point() else v.float().numpy() for n, v in zip(names, values)}
 
 
 @dataclass
 class ParityReport:
-    """How closely an exported model matches PyTorch on the parity sentences."""
+    """How closely an exported model matches PyTorch on the parity sentences.
+
+    `min_cosine` is the score held to the threshold: the sentence embedding's (feature extraction), the logits'
+    per sentence (text classification) or per real token (token classification), fill-mask's top-k scores per real
+    token. `agreement`: share of rows (tokens) whose argmax (fill-mask: top-1 id) matches, None for embeddings.
+    `outputs`: the same measures per named output."""
 
     sentences: int
     seq_len: int
     min_cosine: float
     mean_cosine: float
-    max_abs_diff_embedding: float
-    max_abs_diff_hidden: float
+    max_abs_diff: float
     threshold: float
     passed: bool
+    agreement: float | None = None
+    max_abs_diff_embedding: float | None = None
+    max_abs_diff_hidden: float | None = None
+    outputs: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _rows(reference: np.ndarray, candidate: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows to compare: one per sentence ([B, N] outputs), one per real token ([B, T, N] outputs, padding left out)."""
+    if reference.ndim == 3:
+        keep = mask[:, : reference.shape[1]].astype(bool)
+        return reference[keep], candidate[:, : reference.shape[1]][keep]
+    return reference, candidate
+
+
+def _cosines(ref: np.ndarray, got: np.ndarray) -> np.ndarray:
+    return (ref * got).sum(-1) / (np.linalg.norm(ref, axis=-1) * np.linalg.norm(got, axis=-1) + 1e-12)
 
 
 def compare(
@@ -110,25 +132,43 @@ def compare(
     attention_mask: np.ndarray,
     threshold: float,
 ) -> ParityReport:
-    """Cosine of sentence embeddings row by row; max abs diffs (hidden states over real tokens only)."""
-    ref = reference["sentence_embedding"].astype(np.float64)
-    got = candidate["sentence_embedding"].astype(np.float64)
-    if ref.shape != got.shape:
-        raise ValueError(f"sentence_embedding shapes differ: reference {ref.shape}, export {got.shape}")
-    cos = (ref * got).sum(-1) / (np.linalg.norm(ref, axis=-1) * np.linalg.norm(got, axis=-1) + 1e-12)
-    mask = attention_mask.astype(bool)
-    hidden_diff = np.abs(
-        reference["last_hidden_state"].astype(np.float64) - candidate["last_hidden_state"].astype(np.float64)
-    )[mask]
+    """Every named output of `reference` against `candidate`: cosine row by row (sentences, or real tokens), max abs
+    diff, argmax / top-1 agreement; `last_hidden_state` contributes its max abs diff over real tokens only."""
+    per_output: dict[str, dict[str, float]] = {}
+    scored: list[np.ndarray] = []
+    for name, value in reference.items():
+        if name not in candidate:
+            raise ValueError(f"the export has no {name!r} output (it has {sorted(candidate)})")
+        got = np.asarray(candidate[name])
+        if got.shape[0] != value.shape[0] or got.shape[2:] != value.shape[2:]:
+            raise ValueError(f"{name} shapes differ: reference {value.shape}, export {got.shape}")
+        ref, cand = _rows(value, got, attention_mask)
+        if name == "top_ids":
+            per_output[name] = {"agreement": float((ref[:, 0] == cand[:, 0]).mean())}
+            continue
+        ref, cand = ref.astype(np.float64), cand.astype(np.float64)
+        entry = {"max_abs_diff": float(np.abs(ref - cand).max())}
+        if name != "last_hidden_state":
+            cos = _cosines(ref, cand)
+            scored.append(cos)
+            entry.update(min_cosine=float(cos.min()), mean_cosine=float(cos.mean()))
+        if name == "logits":
+            entry["agreement"] = float((ref.argmax(-1) == cand.argmax(-1)).mean())
+        per_output[name] = entry
+    cos = np.concatenate(scored)
+    agreements = [o["agreement"] for o in per_output.values() if "agreement" in o]
     return ParityReport(
-        sentences=int(ref.shape[0]),
+        sentences=int(attention_mask.shape[0]),
         seq_len=int(attention_mask.shape[1]),
         min_cosine=float(cos.min()),
         mean_cosine=float(cos.mean()),
-        max_abs_diff_embedding=float(np.abs(ref - got).max()),
-        max_abs_diff_hidden=float(hidden_diff.max()),
+        max_abs_diff=max(o.get("max_abs_diff", 0.0) for o in per_output.values()),
         threshold=threshold,
         passed=bool(cos.min() >= threshold),
+        agreement=min(agreements) if agreements else None,
+        max_abs_diff_embedding=per_output.get("sentence_embedding", {}).get("max_abs_diff"),
+        max_abs_diff_hidden=per_output.get("last_hidden_state", {}).get("max_abs_diff"),
+        outputs=per_output,
     )
 
 
@@ -143,16 +183,32 @@ def check_parity(
 
 
 def merge_reports(reports: Sequence[ParityReport]) -> ParityReport:
-    """One report over several runs (e.g. one sentence each): worst cosine, worst diffs, mean of means."""
-    worst = min(r.min_cosine for r in reports)
+    """One report over several runs (e.g. one sentence each): worst cosine, diffs and agreement, mean of means."""
     total = sum(r.sentences for r in reports)
+
+    def worst(values: list[float | None], pick: Callable[..., float] = max) -> float | None:
+        known = [v for v in values if v is not None]
+        return pick(known) if known else None
+
+    outputs: dict[str, dict[str, float]] = {}
+    for name in reports[0].outputs:
+        entries = [r.outputs[name] for r in reports]
+        merged = {key: worst([e.get(key) for e in entries], min if key in ("min_cosine", "agreement") else max) for key in entries[0]}
+        if "mean_cosine" in merged:
+            merged["mean_cosine"] = sum(e["mean_cosine"] * r.sentences for e, r in zip(entries, reports)) / total
+        if "agreement" in merged:
+            merged["agreement"] = sum(e["agreement"] * r.sentences for e, r in zip(entries, reports)) / total
+        outputs[name] = merged
     return ParityReport(
         sentences=total,
         seq_len=max(r.seq_len for r in reports),
-        min_cosine=worst,
+        min_cosine=min(r.min_cosine for r in reports),
         mean_cosine=sum(r.mean_cosine * r.sentences for r in reports) / total,
-        max_abs_diff_embedding=max(r.max_abs_diff_embedding for r in reports),
-        max_abs_diff_hidden=max(r.max_abs_diff_hidden for r in reports),
+        max_abs_diff=max(r.max_abs_diff for r in reports),
         threshold=reports[0].threshold,
         passed=all(r.passed for r in reports),
+        agreement=worst([o.get("agreement") for o in outputs.values()], min),
+        max_abs_diff_embedding=worst([r.max_abs_diff_embedding for r in reports]),
+        max_abs_diff_hidden=worst([r.max_abs_diff_hidden for r in reports]),
+        outputs=outputs,
     )

@@ -33,6 +33,7 @@ class SentenceEmbedder(nn.Module):
         self.pooling = "+".join(pooling.pooling)
         self.dense = torch_dense_layers(pooling)  # ops inline in forward: traced graphs scope them to the embedder
         self.uses_token_type_ids = uses_token_type_ids
+        self.output_names = ("sentence_embedding", "last_hidden_state")
 
     def forward(
         self,
@@ -45,3 +46,40 @@ class SentenceEmbedder(nn.Module):
             kwargs["token_type_ids"] = token_type_ids if token_type_ids is not None else torch.zeros_like(input_ids)
         hidden = self.encoder(**kwargs).last_hidden_state
         return torch_sentence_vector(self.stack, self.dense, hidden, attention_mask), hidden
+
+
+class TaskModel(nn.Module):
+    """A transformers task model (`edgebert.task_heads`) with the export's inputs and the task's outputs: a tuple
+    in `output_names` order (`logits`, or fill-mask's in-graph top-k `top_ids` int32 and `top_scores`).
+
+    The transformers model is the attribute `model`; its base model is `encoder`."""
+
+    def __init__(self, model: nn.Module, task: str, top_k: int, uses_token_type_ids: bool) -> None:
+        from edgebert.task_heads import output_names
+
+        super().__init__()
+        self.model = model
+        self.task = task
+        self.top_k = top_k
+        self.uses_token_type_ids = uses_token_type_ids
+        self.output_names = output_names(task)
+
+    @property
+    def encoder(self) -> nn.Module:
+        """The base model (what a feature-extraction export of the same dir runs)."""
+        return self.model.base_model
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, ...]:
+        kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if self.uses_token_type_ids:
+            kwargs["token_type_ids"] = token_type_ids if token_type_ids is not None else torch.zeros_like(input_ids)
+        logits = self.model(**kwargs).logits
+        if self.output_names == ("logits",):
+            return (logits,)
+        scores, ids = torch.topk(torch.softmax(logits, dim=-1), self.top_k, dim=-1)
+        return ids.to(torch.int32), scores

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from edgebert import buckets
 from edgebert.export import ExportReport
 
 LOAD_HINTS = {
@@ -27,10 +28,24 @@ def print_parity(parity: dict, console: Console) -> None:
     for name, path in parity["kernel_paths"].items():
         checks = [c for c in path.values() if isinstance(c, dict)]
         counts = ", ".join(f"{c['sentences']} sentences at {c['seq_len']} tokens" for c in checks)
-        diff = max(c["max_abs_diff_embedding"] for c in checks)
-        console.print(f"  {name} ({path['description']}): min cosine {path['min_cosine']:.6f}, max abs diff {diff:.2e} ({counts})")
+        diff = max(c["max_abs_diff"] for c in checks)
+        agreements = [c["agreement"] for c in checks if c.get("agreement") is not None]
+        agree = f", argmax agreement {min(agreements):.1%}" if agreements else ""
+        console.print(f"  {name} ({path['description']}): min cosine {path['min_cosine']:.6f}, max abs diff {diff:.2e}{agree} ({counts})")
     cpu = parity["cpu"]
     console.print(f"  checked on {cpu['model']} ({cpu['machine']}, int8 dot product: {cpu['int8_dot_product']})")
+
+
+def print_buckets(m: dict, console: Console) -> None:
+    """How an app picks a bucket of a static-shape export, and what each bucket is called in the file."""
+    entries = m.get("buckets") or []
+    if len(entries) < 2:
+        return
+    console.print(buckets.how_to_pick([e["seq_len"] for e in entries]))
+    if m["target"] == "tflite":
+        console.print("  signatures: " + ", ".join(f"{e['seq_len']} → '{e['signature']}'" for e in entries))
+    else:
+        console.print("  graphs (one weight shard): " + ", ".join(f"{e['seq_len']} → {e['model_file']}" for e in entries))
 
 
 def print_export_summary(report: ExportReport, console: Console | None = None) -> None:
@@ -47,10 +62,14 @@ def print_export_summary(report: ExportReport, console: Console | None = None) -
     inputs = ", ".join(f"{i['name']}{i['shape']}" for i in m["inputs"])
     console.print(f"model bytes: {human_bytes(m['metrics']['model_bytes'])}; inputs: {inputs}; wall time {m['metrics']['wall_time_s']} s")
     console.print(f"written to: {report.out_dir}")
-    outputs = ", ".join(f"{o['name']}[{o['dim']}]" for o in m.get("outputs", []))
+    outputs = ", ".join(f"{o['name']} {o.get('dtype', 'float32')}{o.get('shape', [o.get('dim')])}" for o in m.get("outputs", []))
     console.print(f"task: {m.get('task')}; outputs: {outputs}")
+    for output in m.get("outputs", []):
+        if output.get("labels"):
+            console.print(f"labels of {output['name']} (index order): {', '.join(output['labels'])}")
     if (m.get("model") or {}).get("head_left_out"):
         console.print(f"[yellow]the model's {m['model']['head_left_out']} head is NOT in this export (--task {m.get('task')})[/yellow]")
+    print_buckets(m, console)
     if m["target"] == "tfjs":
         shards = m["target_details"].get("weight_shards", [])
         base = f"./{report.out_dir.name}"

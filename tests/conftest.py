@@ -86,6 +86,17 @@ def tiny_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def write_labelled_tsv(path: Path, count: int, seed: int, header: str = "sentence") -> Path:
+    """`count` seeded rows of 3-10 WORDS with a random 0/1 label, as an SST-2 style TSV (`header<TAB>label`)."""
+    import random
+
+    rng = random.Random(seed)
+    rows = [f"{' '.join(rng.choice(WORDS) for _ in range(rng.randint(3, 10)))}\t{rng.randint(0, 1)}" for _ in range(count)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{header}\tlabel\n" + "\n".join(rows) + "\n")
+    return path
+
+
 @pytest.fixture()
 def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
     """`run_cli(*argv)` runs `edgebert <argv>` in-process: (exit code, stdout, stripped stderr); argparse exits count."""

@@ -19,8 +19,8 @@ from edgebert.data import STSPairs
 from edgebert.errors import UserError
 
 MD_COLUMNS = (
-    "item", "target", "quant", "size MB", "params M", "model ms median", "p90", "tok+model ms", "mem Δ MB",
-    "STS-B ρ", "retention", "speed-up", "compression", "SST-2", "status",
+    "item", "task", "target", "quant", "size MB", "params M", "model ms median", "p90", "tok+model ms", "mem Δ MB",
+    "STS-B ρ", "accuracy", "agreement", "retention", "speed-up", "compression", "status",
 )  # fmt: skip
 
 

@@ -154,12 +154,17 @@ def test_runner_matches_reference_and_times_in_node(tiny_exports, tiny_bert: Pat
     runner.close()
 
 
-def test_runner_rejects_other_sequence_lengths(tiny_exports) -> None:
+def test_runner_pads_shorter_inputs_and_rejects_longer_ones(tiny_exports) -> None:
     report = tiny_exports.get("none")
     runner = tfjs.TFJSExporter().load_runner(report.out_dir, report.manifest)
-    short = {name: np.ones((1, SEQ_LEN - 1), dtype=np.int64) for name in BERT.input_names()}
-    with pytest.raises(ValueError, match="static length"):
-        runner.run(short)
+    try:
+        short = {name: np.ones((1, SEQ_LEN - 1), dtype=np.int64) for name in BERT.input_names()}
+        assert runner.run(short)["last_hidden_state"].shape == (1, SEQ_LEN - 1, 32)  # padded to SEQ_LEN, cut back
+        long = {name: np.ones((1, SEQ_LEN + 1), dtype=np.int64) for name in BERT.input_names()}
+        with pytest.raises(ValueError, match=f"takes at most {SEQ_LEN}"):
+            runner.run(long)
+    finally:
+        runner.close()
 
 
 def test_missing_node_is_a_clear_target_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -177,7 +182,10 @@ def test_missing_node_modules_says_to_run_npm_ci(monkeypatch: pytest.MonkeyPatch
 
 def test_conversion_failure_surfaces_stderr_as_target_unavailable(tmp_path: Path) -> None:
     _require_toolchain()
-    bogus = SimpleNamespace(path=tmp_path / "no-such-model", family=BERT, pooling="mean")
+    bogus = SimpleNamespace(
+        path=tmp_path / "no-such-model", family=BERT, pooling="mean", task="feature-extraction", embedder=None,
+        output_names=("sentence_embedding", "last_hidden_state"),
+    )
     with pytest.raises(TargetUnavailable, match="conversion failed") as info:
         tfjs.TFJSExporter().convert(bogus, tmp_path / "out", ExportOptions(seq_len=8))
     assert "no-such-model" in str(info.value) or "Error" in str(info.value)

@@ -2,7 +2,8 @@
  * Query latency of an export with the shared core: Node (wasm backend) and/or headless Chromium (the web page).
  *   node --import tsx scripts/bench.ts [--model-dir DIR] [--runs 20] [--node] [--browser] [--isolate]
  * DIR defaults to assets/model. In Chromium the page loads DIR through the test server's /ext/ mount.
- * "Query latency" = tokenise + one execute of the [1, seq_len] graph + read back (what search() waits for).
+ * "Query latency" = tokenise + one execute of the [1, bucket] graph + read back (what search() waits for); with
+ * buckets (the query padded to the smallest bucket that holds it) and fixed (padded to the longest length).
  */
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -34,25 +35,30 @@ function summary(ms: number[], digits = 0): string {
 async function benchNode(modelDir: string, runs: number): Promise<void> {
   const backend = await useBackend('wasm');
   const t0 = performance.now();
-  const embedder = await loadEmbedder(modelDir);
+  const embedders = { buckets: await loadEmbedder(modelDir), fixed: await loadEmbedder(modelDir, { buckets: false }) };
   const loadMs = performance.now() - t0;
-  await embedder.embed(['warm-up', 'second warm-up']);
-  const ms: number[] = [];
+  const ms: Record<string, number[]> = { buckets: [], fixed: [] };
+  for (const e of Object.values(embedders)) for (const length of e.buckets) await e.embed(['a '.repeat(Math.max(1, length - 2))]);
   for (let i = 0; i < runs; i++) {
-    await embedder.embed([QUERIES[i % QUERIES.length]]);
-    ms.push(embedder.lastEmbedMs);
+    for (const [mode, e] of Object.entries(embedders)) { // interleaved: both modes see the same machine
+      await e.embed([QUERIES[i % QUERIES.length]]);
+      ms[mode].push(e.lastEmbedMs);
+    }
   }
   const tok: number[] = [];
   for (let i = 0; i < 200; i++) {
     const s = performance.now();
-    embedder.tokenizer.encode(QUERIES[i % QUERIES.length]);
+    embedders.buckets.tokenizer.encode(QUERIES[i % QUERIES.length]);
     tok.push(performance.now() - s);
   }
-  console.log(`node ${process.version} ${backend}: load ${(loadMs / 1000).toFixed(1)} s; query ${summary(ms)}; of which tokenise ${summary(tok, 2)}`);
-  embedder.dispose();
+  const lengths = QUERIES.map((q) => embedders.buckets.tokenizer.encode(q).inputIds.length).join('/');
+  console.log(`node ${process.version} ${backend}: load ${(loadMs / 1000).toFixed(1)} s (both); tokenise ${summary(tok, 2)}`);
+  console.log(`  buckets ${embedders.buckets.buckets.join(',')} (queries padded to ${lengths}): query ${summary(ms.buckets, 1)}`);
+  console.log(`  fixed ${embedders.fixed.buckets.join(',')}: query ${summary(ms.fixed, 1)}`);
+  Object.values(embedders).forEach((e) => e.dispose());
 }
 
-async function benchBrowser(modelDir: string, runs: number, isolate: boolean): Promise<void> {
+async function benchBrowser(modelDir: string, runs: number, isolate: boolean, buckets: boolean): Promise<void> {
   const server = await startServer({ port: 0, isolate, ext: modelDir });
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
@@ -60,7 +66,7 @@ async function benchBrowser(modelDir: string, runs: number, isolate: boolean): P
   });
   try {
     const page = await browser.newPage();
-    await page.goto(`${server.url}web/dist/index.html?model=/ext/`);
+    await page.goto(`${server.url}web/dist/index.html?model=/ext/${buckets ? '' : '&buckets=0'}`);
     await page.waitForFunction(() => window.edgebertDemo?.ready || window.edgebertDemo?.error, null, { timeout: 600_000 });
     const state = await page.evaluate(() => window.edgebertDemo);
     if (state.error) throw new Error(state.error);
@@ -72,7 +78,8 @@ async function benchBrowser(modelDir: string, runs: number, isolate: boolean): P
     const { queryMs, backend, loadMs } = await page.evaluate(() => window.edgebertDemo);
     const version = browser.version();
     const threads = isolate ? 'cross-origin isolated (threaded wasm)' : 'not isolated';
-    console.log(`chromium ${version} ${backend}, ${threads}: load ${(loadMs / 1000).toFixed(1)} s; query ${summary(queryMs.slice(2))}`);
+    const mode = buckets ? 'buckets' : 'fixed';
+    console.log(`chromium ${version} ${backend}, ${threads}, ${mode}: load ${(loadMs / 1000).toFixed(1)} s; query ${summary(queryMs.slice(2))}`);
   } finally {
     await browser.close();
     await server.close();
@@ -86,7 +93,9 @@ async function main(): Promise<void> {
   const m = readManifest(modelDir);
   console.log(`${m.name}: ${m.model.layers} layers, hidden ${m.model.hidden_size}, ${m.quantization}, seq_len ${m.seq_len}`);
   if (both || process.argv.includes('--node')) await benchNode(modelDir, runs);
-  if (both || process.argv.includes('--browser')) await benchBrowser(modelDir, runs, process.argv.includes('--isolate'));
+  if (both || process.argv.includes('--browser')) {
+    for (const buckets of [true, false]) await benchBrowser(modelDir, runs, process.argv.includes('--isolate'), buckets);
+  }
 }
 
 main().catch((err) => {

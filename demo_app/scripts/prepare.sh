@@ -4,11 +4,13 @@
 #   2. precompute the bundled notes' embeddings with that same export (Node, wasm backend)
 #   3. build the web page bundle (web/dist/)
 #
-# usage: demo_app/scripts/prepare.sh [--model M] [--quantize none|uint8|float16] [--seq-len N]
+# usage: demo_app/scripts/prepare.sh [--model M] [--quantize none|uint8|float16] [--seq-len N[,N...]]
+#   (default --seq-len 16,32,64,128: one graph per sequence-length bucket over one weight shard)
 #   M: a model directory (e.g. a distilled student), a Hub id, or `default` (the packaged teacher).
 #   Any option is passed to `edgebert export`; EDGEBERT=/path/to/edgebert overrides the CLI
 #   (default: the repository's .venv/bin/edgebert, else `edgebert` on PATH).
 set -euo pipefail
+DEMO_BUCKETS="${DEMO_BUCKETS:-16,32,64,128}"
 APP_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 ROOT="$(cd "$APP_DIR/.." && pwd)"
 if [ -z "${EDGEBERT:-}" ]; then
@@ -20,8 +22,10 @@ if [ ! -d "$APP_DIR/node_modules/@tensorflow/tfjs-backend-wasm" ]; then
   npm ci --prefix "$APP_DIR" --no-audit --no-fund --loglevel=error
 fi
 
+# Sequence-length buckets unless the caller chose lengths: a query runs on the smallest graph that holds it.
+case " $* " in *" --seq-len"*) SEQ=() ;; *) SEQ=(--seq-len "$DEMO_BUCKETS") ;; esac
 echo "prepare.sh: exporting to $APP_DIR/assets/model" >&2
-"$EDGEBERT" export --target tfjs --out "$APP_DIR/assets/model" --force "$@"
+"$EDGEBERT" export --target tfjs --out "$APP_DIR/assets/model" --force "${SEQ[@]}" "$@"
 
 cd "$APP_DIR"
 echo "prepare.sh: precomputing note embeddings" >&2

@@ -81,6 +81,8 @@ async function main(): Promise<void> {
     tokenizerJson,
     tokenizerConfig,
     source: new URL('model.json', modelBase).href,
+    // ?buckets=0: every query padded to the export's longest length (what a one-length export costs)
+    bucketSource: params.get('buckets') === '0' ? undefined : (file) => new URL(file, modelBase).href,
   });
   let noteVectors = embeddings;
   const mismatch = NoteIndex.mismatch(embedder, embeddings);
@@ -96,7 +98,8 @@ async function main(): Promise<void> {
     };
   }
   const index = new NoteIndex(embedder, notes, noteVectors);
-  await embedder.embed(['warm-up']); // the first execute compiles kernels; keep it out of the first query's time
+  // The first execute of each graph compiles kernels (WebGL: shaders per shape): keep it out of the first query's time.
+  for (const length of embedder.buckets) await embedder.embed(['a '.repeat(Math.max(1, length - 2))]);
 
   Object.assign(state, {
     ready: true,
@@ -123,7 +126,8 @@ async function main(): Promise<void> {
       state.lastHits = result.hits.map((h) => ({ id: h.note.id, score: h.score }));
       render(result.hits);
       $('status').textContent =
-        `${state.model} on ${state.backend}: query embedded in ${result.embedMs.toFixed(0)} ms, ranked in ${result.rankMs.toFixed(1)} ms.`;
+        `${state.model} on ${state.backend}: query embedded in ${result.embedMs.toFixed(0)} ms ` +
+        `(${embedder.lastSeqLen} tokens padded), ranked in ${result.rankMs.toFixed(1)} ms.`;
     } finally {
       button.disabled = false;
     }

@@ -19,10 +19,12 @@ from typing import Any
 
 from edgebert import validate
 from edgebert.artifact import atomic_output_dir, check_output_dir
-from edgebert.bench.items import ItemSpec, parse_items, resolve_item
+from edgebert.bench.items import ItemSpec, assign_tasks, parse_items, resolve_item
 from edgebert.bench.measure import PARENT_ENV, MeasureJob, measure_item
 from edgebert.config import BENCH_TARGETS, BenchConfig
+from edgebert.data import is_dataset_spec
 from edgebert.errors import UserError
+from edgebert.heads import TEXT_CLASSIFICATION
 from edgebert.targets import tf_subprocess
 
 INTERRUPT_GRACE_S = 15.0
@@ -69,9 +71,11 @@ def plan_bench(items: list[str], options: BenchConfig, command: list[str] | None
     job = MeasureJob(
         seq_lens=_int_list(o.seq_len), batches=_int_list(o.batch), threads=_int_list(o.threads), warmup=o.warmup,
         repeats=o.repeats, sts_path=_str(o.sts), sts_limit=o.sts_limit, sts_limits=dict(o.sts_limit_for),
-        sst2_path=_str(o.sst2), sst2_limit=o.sst2_limit,
+        sst2_path=_str(o.sst2), sst2_limit=o.sst2_limit, texts_path=_str(o.texts), texts_limit=o.texts_limit,
     )  # fmt: skip
     check_numbers(job, o.timeout)
+    if o.texts is not None:
+        validate.text_file("--texts", validate.path_like("--texts", o.texts))
     job.seq_lens = list(dict.fromkeys(job.seq_lens))
     job.sts_max_length = max(job.seq_lens)
     return build_config(
@@ -123,6 +127,8 @@ def build_config(
                 ref.label = f"{ref.label} (reference)"
             specs.insert(0, ref)
             ref_label = ref.label
+    assign_tasks(specs, ref_label)
+    _check_labels(specs, job)
     return BenchRun(items=specs, reference=ref_label, job=job, isolate=isolate, timeout_s=timeout_s, command=command or [])
 
 
@@ -135,6 +141,7 @@ def check_numbers(job: MeasureJob, timeout_s: Any = None) -> None:
             validate.integer(name, value, 2 if name == "--seq-len" else 1)
     validate.integer("--repeats", job.repeats, 1)
     validate.integer("--warmup", job.warmup, 0)
+    validate.integer("--texts-limit", job.texts_limit, 0)
     validate.optional_integer("--sts-limit", job.sts_limit, 2, hint="pairs")
     validate.optional_integer("--sst2-limit", job.sst2_limit, 1)
     for target, limit in job.sts_limits.items():
@@ -149,9 +156,22 @@ def _validate_job(job: MeasureJob) -> None:
 
         load_sts_csv(job.sts_path, limit=job.sts_limit)  # UserError on a missing or malformed file
     if job.sst2_path:
-        from edgebert.bench.metrics import load_sst2_tsv
+        from edgebert.data import load_labelled
 
-        load_sst2_tsv(job.sst2_path, limit=1)
+        load_labelled(job.sst2_path, limit=1)  # UserError on a missing or malformed file, or a dataset that cannot load
+
+
+def _check_labels(specs: list[ItemSpec], job: MeasureJob) -> None:
+    """Every classifier item can read the labelled set's labels (its ids or label names); UserError up front."""
+    if not job.sst2_path:
+        return
+    from edgebert.bench.items import item_labels
+    from edgebert.data import label_ids, load_labelled
+
+    labels = sorted(set(load_labelled(job.sst2_path, limit=job.sst2_limit).labels))
+    for spec in specs:
+        if spec.task == TEXT_CLASSIFICATION and not spec.unsupported:
+            label_ids(labels, item_labels(spec), f"--sst2 {job.sst2_path} for {spec.label}")
 
 
 # ----------------------------------------------------------------------------------------- running
@@ -237,7 +257,7 @@ def bench_inputs(config: BenchRun) -> dict[str, list[str | None]]:
         "ITEM": [s.path for s in config.items],
         "--tokenizer": [s.tokenizer for s in config.items],
         "--sts": [config.job.sts_path],
-        "--sst2": [config.job.sst2_path],
+        "--sst2": [p for p in [config.job.sst2_path] if p and not is_dataset_spec(p)],
     }
 
 

@@ -10,6 +10,11 @@ An ITEM on the command line is one of
   hidden states pooled with `--pooling` (mean by default) and L2-normalised;
 - `default`: the packaged teacher (all-MiniLM-L6-v2).
 Any item may be written `LABEL=ITEM` to name it in the report.
+
+Every item has a task (`edgebert.heads` tasks): an export's is its manifest's, a model dir's its head's (config.json
+`architectures`; a masked-LM dir is an encoder unless an export in the run is fill-mask, as `export` does), a bare
+file's feature-extraction. An item whose task is not the reference's (e.g. the embeddings-only export of a
+classifier) lacks the reference's head: it is a failed item saying so, never a 100 % retention.
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from edgebert.modeldir import MANIFEST, POOLING_MODES, read_manifest
+from edgebert import buckets
 from edgebert.errors import UserError
+from edgebert.heads import FEATURE_EXTRACTION, FILL_MASK, TASKS
+from edgebert.modeldir import MANIFEST, POOLING_MODES, read_manifest
 from edgebert.targets.base import INPUT_NAMES, Runner
 
 KINDS = ("pytorch", "export", "onnx", "tflite")
@@ -54,6 +61,7 @@ class ItemSpec:
     target: str = ""  # export dirs: onnx | tflite | tfjs
     quantization: str = "none"
     unsupported: str | None = None  # why edgebert cannot run this item: reported as a failed item, the others still run
+    task: str = FEATURE_EXTRACTION  # what the item computes (edgebert.heads.TASKS): its outputs and its task metric
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -80,8 +88,14 @@ class OpenItem:
     params_source: str
     make_runner: Any  # Callable[[int], Runner]
     runs_out_of_process: bool = False  # the runtime lives in another process (TF.js in Node)
-    classifier: Any = None  # a torch sequence-classification model (SST-2), PyTorch items only
+    task: str = FEATURE_EXTRACTION
+    id2label: dict[int, str] | None = None  # classifiers: the label of each logits column
     notes: list[str] = field(default_factory=list)
+    buckets: tuple[int, ...] = ()  # static-shape items: the lengths it takes (edgebert.buckets); () = dynamic
+
+    def pad_length(self, tokens: int) -> int | None:
+        """The length an input of `tokens` tokens is padded to: the smallest bucket that holds it (None: dynamic)."""
+        return buckets.pick(tokens, self.buckets) if self.buckets else None
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -89,12 +103,14 @@ class OpenItem:
             "runtime": self.runtime,
             "quantization": self.quantization,
             "static_seq_len": self.static_seq_len,
+            "buckets": list(self.buckets),
             "model_bytes": self.model_bytes,
             "files": self.files,
             "tokenizer_bytes": self.tokenizer_bytes,
             "params": self.params,
             "params_source": self.params_source,
-            "classifier": self.classifier is not None,
+            "task": self.task,
+            **({"labels": [self.id2label[k] for k in sorted(self.id2label)]} if self.id2label else {}),
             "notes": self.notes,
         }
 
@@ -125,6 +141,7 @@ def parse_items(
                     quantization="int8-dynamic",
                     target="pytorch",
                     unsupported=spec.unsupported,
+                    task=spec.task,
                 )
             )
     seen: dict[str, int] = {}
@@ -181,20 +198,64 @@ def resolve_item(text: str, tokenizer: str | None = None, pooling: str = "mean")
             kind="export",
             target=tgt,
             quantization=str(manifest.get("quantization", "none")),
+            task=str(manifest.get("task") or FEATURE_EXTRACTION),
         )
     if (path / "config.json").exists():
         from edgebert.modelio import inspect_model_dir
 
+        task, unsupported = FEATURE_EXTRACTION, None
         try:
-            inspect_model_dir(path)  # a model edgebert cannot run (family, missing weights) is a failed item, not an abort
-            unsupported = None
+            config, _ = inspect_model_dir(path)  # a model edgebert cannot run (family, missing weights) is a failed item, not an abort
+            task = _model_dir_task(path, config)
         except UserError as exc:
             unsupported = str(exc)
         name = manifest.get("name") or (path.parent.name if path.name == "model" else path.name)
-        return ItemSpec(label=label or name, path=str(path.absolute()), kind="pytorch", target="pytorch", unsupported=unsupported)
+        return ItemSpec(
+            label=label or name, path=str(path.absolute()), kind="pytorch", target="pytorch", unsupported=unsupported, task=task
+        )
     loose = sorted(p.name for p in path.glob("*.onnx")) + sorted(p.name for p in path.glob("*.tflite"))
     hint = f"; to bench {loose[0]}, pass the file itself with --tokenizer" if loose else ""
     raise UserError(f"item {path} is neither a model dir (no config.json) nor an export dir (no {MANIFEST}){hint}")
+
+
+def _model_dir_task(path: Path, config: dict[str, Any]) -> str:
+    """The task of a model dir's head (`edgebert.heads.detect_task`); an unreadable sentence stack is the loader's to report."""
+    from edgebert.heads import detect_task, read_sentence_stack
+
+    try:
+        has_stack = read_sentence_stack(path) is not None
+    except UserError:
+        has_stack = True
+    return detect_task(config, has_stack)
+
+
+def assign_tasks(specs: list[ItemSpec], reference: str) -> None:
+    """Settle each item's task against the run and mark the items that lack the reference's head as failed.
+
+    A masked-LM model dir is benched as an encoder (what `export` ships from it by default) unless an export in the
+    run is fill-mask. Against a reference with a head, an item of another task (an embeddings-only export of a
+    classifier) lacks that head; against an embedder reference, a head-only export has no sentence embeddings,
+    while a model dir with a head is benched as the encoder under it."""
+    fill_mask = any(s.kind == "export" and s.task == FILL_MASK for s in specs)
+    for spec in specs:
+        if spec.kind == "pytorch" and spec.task == FILL_MASK and not fill_mask:
+            spec.task = FEATURE_EXTRACTION
+    ref = next(s for s in specs if s.label == reference)
+    for spec in specs:
+        if spec.task == ref.task or spec.unsupported:
+            continue
+        if ref.task != FEATURE_EXTRACTION:
+            spec.unsupported = (
+                f"task mismatch: {spec.label} computes {spec.task}, the reference {ref.label} is a {ref.task} model: "
+                f"its head is missing, so it cannot be compared (export the model with its head, --task {ref.task})"
+            )
+        elif spec.kind == "pytorch":
+            spec.task = FEATURE_EXTRACTION
+        else:
+            spec.unsupported = (
+                f"task mismatch: {spec.label} is a {spec.task} export without sentence embeddings, the reference "
+                f"{ref.label} is a {FEATURE_EXTRACTION} model; bench it against a {spec.task} reference"
+            )
 
 
 def _split_label(text: str) -> tuple[str | None, str]:
@@ -280,6 +341,26 @@ class TorchRunner(Runner):
         return {"sentence_embedding": embedding.float().numpy(), "last_hidden_state": hidden.float().numpy()}
 
 
+class TorchHeadRunner(Runner):
+    """A transformers task model (classifier, token classifier, masked-LM) behind the Runner interface: {"logits"}."""
+
+    def __init__(self, model: Any, threads: int | None) -> None:
+        import inspect
+
+        self.model = model
+        self.threads = threads
+        self.accepts = set(inspect.signature(model.forward).parameters) & set(INPUT_NAMES)
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        import torch
+
+        if self.threads and torch.get_num_threads() != self.threads:
+            torch.set_num_threads(self.threads)
+        with torch.inference_mode():
+            tensors = {k: torch.from_numpy(np.ascontiguousarray(v, dtype=np.int64)) for k, v in inputs.items() if k in self.accepts}
+            return {"logits": self.model(**tensors).logits.float().numpy()}
+
+
 def quantize_torch_dynamic(module: Any) -> Any:
     """`module` with int8 dynamic-quantized nn.Linear layers, in place (torch.ao.quantization.quantize_dynamic)."""
     import warnings
@@ -300,41 +381,34 @@ def _state_dict_bytes(module: Any) -> int:
 
 
 def _open_pytorch(spec: ItemSpec) -> OpenItem:
-    import json
-
     import torch
 
     from edgebert.modelio import load_model
 
     path = Path(spec.path)
-    loaded = load_model(path)
-    embedder = loaded.embedder
-    params = int(sum(p.numel() for p in embedder.parameters()))
+    head = _load_head_model(path, spec.task)  # None for an encoder: the SentenceEmbedder is what it computes
+    if head is None:
+        loaded = load_model(path)
+        model, tokenizer = loaded.embedder, loaded.tokenizer
+    else:
+        model, tokenizer = head, _load_tokenizer(path)
+    params = int(sum(p.numel() for p in model.parameters()))
+    id2label = {int(k): str(v) for k, v in head.config.id2label.items()} if head is not None and spec.task != FILL_MASK else None
     weight_names = [n for n in MODEL_DIR_FILES if (path / n).exists()] + sorted(p.name for p in path.glob("model-*.safetensors"))
     files = _file_sizes(path, weight_names)
     notes: list[str] = []
-    classifier = None
-    config = json.loads((path / "config.json").read_text())
-    if any(str(a).endswith("ForSequenceClassification") for a in config.get("architectures") or []):
-        from transformers import AutoModelForSequenceClassification
-
-        classifier = AutoModelForSequenceClassification.from_pretrained(
-            str(path), attn_implementation="eager", trust_remote_code=False
-        ).eval()
     quantization = "none"
     runtime = f"torch {torch.__version__} (eager, fp32)"
     if spec.torch_int8:
-        embedder = quantize_torch_dynamic(embedder)
-        if classifier is not None:
-            classifier = quantize_torch_dynamic(classifier)
+        model = quantize_torch_dynamic(model)
         quantization = "int8-dynamic"
         runtime = f"torch {torch.__version__} (eager, quantize_dynamic int8 Linear)"
-        size = _state_dict_bytes(embedder)
+        size = _state_dict_bytes(model)
         files = {"state_dict (torch.save, int8 Linear)": size, "config.json": files.get("config.json", 0)}
         notes.append("size is the torch.save'd state_dict after quantize_dynamic (not a file on disk)")
     return OpenItem(
         spec=spec,
-        tokenizer=loaded.tokenizer,
+        tokenizer=tokenizer,
         target="pytorch",
         runtime=runtime,
         quantization=quantization,
@@ -344,10 +418,49 @@ def _open_pytorch(spec: ItemSpec) -> OpenItem:
         tokenizer_bytes=sum(_file_sizes(path, TOKENIZER_FILES).values()),
         params=params,
         params_source="model parameters (fp32 count; int8 keeps the same count)" if spec.torch_int8 else "model parameters",
-        make_runner=lambda threads: TorchRunner(embedder, threads),
-        classifier=classifier,
+        make_runner=lambda threads: TorchRunner(model, threads) if head is None else TorchHeadRunner(model, threads),
+        task=spec.task,
+        id2label=id2label,
         notes=notes,
     )
+
+
+def _load_head_model(path: Path, task: str) -> Any:
+    """The model dir as its task's transformers Auto class (eval mode), or None for feature extraction."""
+    if task == FEATURE_EXTRACTION:
+        return None
+    import transformers
+
+    from edgebert.modelio import inspect_model_dir, load_weights
+
+    _, family = inspect_model_dir(path)
+    model, info = load_weights(getattr(transformers, TASKS[task][0]), path)
+    missing = family.required_missing(info.get("missing_keys", []))
+    if missing:
+        raise UserError(f"{path}: the {task} head's weights are missing ({missing[0]}); re-save the model")
+    return model.eval()
+
+
+def item_labels(spec: ItemSpec) -> dict[int, str] | None:
+    """A classifier item's labels without loading it: config.json's id2label, or the export manifest's."""
+    import json
+
+    path = Path(spec.path)
+    if spec.kind == "export":
+        return manifest_labels(read_manifest(path))
+    if spec.kind == "pytorch" and (path / "config.json").is_file():
+        id2label = json.loads((path / "config.json").read_text()).get("id2label") or {}
+        return {int(k): str(v) for k, v in id2label.items()} or None
+    return None
+
+
+def manifest_labels(manifest: dict[str, Any]) -> dict[int, str] | None:
+    """A classifier export's labels: the manifest's model.id2label, or the labels of its logits output."""
+    id2label = (manifest.get("model") or {}).get("id2label")
+    if id2label:
+        return {int(k): str(v) for k, v in id2label.items()}
+    logits = next((o for o in manifest.get("outputs") or [] if o.get("name") == "logits" and o.get("labels")), None)
+    return dict(enumerate(str(x) for x in logits["labels"])) if logits else None
 
 
 def _open_export(spec: ItemSpec) -> OpenItem:
@@ -380,7 +493,10 @@ def _open_export(spec: ItemSpec) -> OpenItem:
         params_source=f"source model config ({source})" if params is not None else "unknown",
         make_runner=lambda threads: exporter.load_runner(path, manifest, threads=threads),
         runs_out_of_process=out_of_process,
+        task=spec.task,
+        id2label=manifest_labels(manifest) if spec.task != FILL_MASK else None,
         notes=notes,
+        buckets=tuple(sorted(buckets.from_manifest(manifest))) if manifest.get("static_shape") else (),
     )
 
 
@@ -434,4 +550,5 @@ def _open_bare_file(spec: ItemSpec) -> OpenItem:
         params_source="unknown (bare file)",
         make_runner=lambda threads: cls(path, spec.pooling, threads),
         notes=["bare file: quantization and parameters not recorded"],
+        buckets=(static,) if static else (),
     )

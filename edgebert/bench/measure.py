@@ -1,4 +1,4 @@
-"""Measure one bench item: what it ships, peak memory, latency per (seq len, batch, threads), STS-B, SST-2.
+"""Measure one bench item: what it ships, peak memory, latency per (seq len, batch, threads), its task metric.
 
 `measure_item` runs in a worker process of its own (`python -m edgebert.bench.measure JOB RESULT`, started by
 the harness) so that memory is the item's alone and a crashing runtime takes down only its item. It reports
@@ -15,7 +15,9 @@ Method (also written into every report):
   from a baseline taken after the runtime libraries are imported until after model load and one call at each
   configuration; delta = peak - baseline (model weights + runtime session + activations);
 - STS: unique sentences embedded once (batched, sorted by length; static exports one padded row at a time),
-  Spearman of cosine vs gold over the pairs.
+  Spearman of cosine vs gold over the pairs;
+- classifiers, fill-mask and token classification: predictions from the runner's outputs on the same batches
+  (edgebert.bench.tasks), accuracy on labelled sentences and agreement with the reference (in the report).
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class MeasureJob:
     sts_batch: int = 32
     sst2_path: str | None = None
     sst2_limit: int | None = default(BenchConfig, "sst2_limit")
+    texts_path: str | None = None  # app-like latency: these texts (default: the STS sentences)
+    texts_limit: int = default(BenchConfig, "texts_limit")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -206,12 +210,11 @@ def _pad_to(inputs: dict[str, np.ndarray], length: int) -> dict[str, np.ndarray]
 
 
 def make_tokenize(item: OpenItem, texts: list[str], seq_len: int) -> Callable[[], dict[str, np.ndarray]]:
-    """tokenizer(texts) truncated to `seq_len`, padded to the item's static length when it has one."""
-    static = item.static_seq_len
+    """tokenizer(texts) truncated to `seq_len`, padded to the item's smallest bucket that holds it (static items)."""
 
     def tokenize() -> dict[str, np.ndarray]:
         inputs = encode(item.tokenizer, texts, seq_len, pad_to_seq_len=True)
-        return _pad_to(inputs, static) if static else inputs
+        return _pad_to(inputs, item.pad_length(inputs["input_ids"].shape[1]) or 0)
 
     return tokenize
 
@@ -263,18 +266,23 @@ def measure_latency(item: OpenItem, runner: Any, seq_len: int, batch: int, threa
 # ----------------------------------------------------------------------------------------- accuracy
 
 
-def embed_sentences(item: OpenItem, runner: Any, sentences: list[str], max_length: int, batch_size: int) -> np.ndarray:
-    """Sentence embeddings in the item's runtime: length-sorted batches (static exports: padded rows)."""
+def sentence_batches(item: OpenItem, sentences: list[str], max_length: int, batch_size: int) -> Any:
+    """(indices into `sentences`, encoded inputs) of length-sorted batches for the item's runtime (static exports:
+    padded to their fixed length)."""
     static = item.static_seq_len
     length = min(max_length, static) if static else max_length
     lengths = [len(ids) for ids in item.tokenizer(sentences, truncation=True, max_length=length)["input_ids"]]
     order = np.argsort(lengths, kind="stable")
-    out: list[np.ndarray] = [None] * len(sentences)  # type: ignore[list-item]
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
-        inputs = encode(item.tokenizer, [sentences[i] for i in chunk], length, pad_to_seq_len=bool(static))
-        if static:
-            inputs = _pad_to(inputs, static)
+        inputs = encode(item.tokenizer, [sentences[i] for i in chunk], length, pad_to_seq_len=False)
+        yield chunk, _pad_to(inputs, item.pad_length(inputs["input_ids"].shape[1]) or 0)  # static: its smallest bucket
+
+
+def embed_sentences(item: OpenItem, runner: Any, sentences: list[str], max_length: int, batch_size: int) -> np.ndarray:
+    """Sentence embeddings in the item's runtime: length-sorted batches (static exports: padded rows)."""
+    out: list[np.ndarray] = [None] * len(sentences)  # type: ignore[list-item]
+    for chunk, inputs in sentence_batches(item, sentences, max_length, batch_size):
         vectors = np.asarray(runner.run(inputs)["sentence_embedding"], dtype=np.float32)
         for row, i in enumerate(chunk):
             out[i] = vectors[row]
@@ -311,22 +319,27 @@ def measure_sts(item: OpenItem, runner: Any, job: MeasureJob) -> dict[str, Any]:
     }
 
 
-def measure_sst2(item: OpenItem, job: MeasureJob) -> dict[str, Any]:
-    import torch
+def measure_task(item: OpenItem, job: MeasureJob, result: dict[str, Any], sink: Sink) -> None:
+    """The item's task metric in its own runtime: STS for embedders, accuracy for classifiers (--sst2), predictions
+    to compare with the reference's for classifiers, token classifiers and fill-mask (edgebert.bench.tasks)."""
+    from edgebert.bench import tasks
 
-    from edgebert.bench.metrics import classifier_label_map, load_sst2_tsv
-
-    data = load_sst2_tsv(job.sst2_path, limit=job.sst2_limit)
-    model = item.classifier
-    to_label = classifier_label_map(getattr(model.config, "id2label", None))
-    correct = 0
-    start = time.perf_counter()
-    with torch.inference_mode():
-        for i in range(0, len(data), 32):
-            enc = item.tokenizer(data.texts[i : i + 32], padding=True, truncation=True, max_length=job.sts_max_length, return_tensors="pt")
-            pred = model(**enc).logits.argmax(-1).tolist()
-            correct += sum(int(to_label(p) == y) for p, y in zip(pred, data.labels[i : i + 32]))
-    return {"accuracy": correct / len(data), "examples": len(data), "seconds": round(time.perf_counter() - start, 2), "path": str(job.sst2_path)}
+    stage = tasks.stage_for(item.task, job)
+    if stage is None:
+        return
+    result["stage"] = stage
+    runner = item.make_runner(max(job.threads))
+    try:
+        if stage == "sts":
+            result["sts"] = measure_sts(item, runner, job)
+            s = result["sts"]
+            log(f"{item.spec.label}: STS Spearman {s['spearman']:.4f} over {s['pairs']} pairs ({s['seconds']} s)")
+        else:
+            result[stage] = tasks.MEASURES[stage](item, runner, job, sentence_batches)
+            log(f"{item.spec.label}: {tasks.summary(stage, result[stage])}")
+    finally:
+        runner.close()
+    sink(result)
 
 
 # ----------------------------------------------------------------------------------------- one item
@@ -400,21 +413,26 @@ def _measure(spec: ItemSpec, job: MeasureJob, result: dict[str, Any], sink: Sink
         finally:
             runner.close()
 
-    if job.sts_path:
-        result["stage"] = "sts"
-        runner = item.make_runner(max(job.threads))
-        try:
-            result["sts"] = measure_sts(item, runner, job)
-        finally:
-            runner.close()
-        s = result["sts"]
-        log(f"{spec.label}: STS Spearman {s['spearman']:.4f} over {s['pairs']} pairs ({s['seconds']} s)")
-        sink(result)
-    if job.sst2_path and item.classifier is not None:
-        result["stage"] = "sst2"
-        result["sst2"] = measure_sst2(item, job)
-        log(f"{spec.label}: SST-2 accuracy {result['sst2']['accuracy']:.4f}")
-        sink(result)
+    _measure_app_latency(item, job, result, sink)
+    measure_task(item, job, result, sink)
+
+
+def _measure_app_latency(item: OpenItem, job: MeasureJob, result: dict[str, Any], sink: Sink) -> None:
+    """Tokenizer + model per text over real lengths (edgebert.bench.app_latency), fixed vs buckets; skipped without texts."""
+    from edgebert.bench.app_latency import measure_app_latency, read_texts
+
+    texts = read_texts(job.texts_path, job.sts_path, job.texts_limit) if job.texts_limit > 0 else None
+    if texts is None:
+        return
+    result["stage"] = "app_latency"
+    runner = item.make_runner(job.threads[0])
+    try:
+        result["app_latency"] = a = measure_app_latency(item, runner, *texts, job.sts_max_length)
+    finally:
+        runner.close()
+    modes = ", ".join(f"{m} {v['e2e_ms']['median']:.2f} ms (p90 {v['e2e_ms']['p90']:.2f})" for m, v in a["modes"].items())
+    log(f"{item.spec.label}: app-like latency over {a['texts']} texts (median {a['tokens']['median']:g} tokens): {modes}")
+    sink(result)
 
 
 # ----------------------------------------------------------------------------------------- worker

@@ -14,8 +14,10 @@ from typing import Any
 from edgebert import __version__
 from edgebert.artifact import report_json
 from edgebert.bench.metrics import pareto_front, ratio
+from edgebert.heads import FEATURE_EXTRACTION, FILL_MASK, TEXT_CLASSIFICATION, TOKEN_CLASSIFICATION
 
 SCHEMA = "edgebert.bench/1"
+TASK_SHORT = {FEATURE_EXTRACTION: "emb", TEXT_CLASSIFICATION: "cls", FILL_MASK: "mask", TOKEN_CLASSIFICATION: "tok"}
 LIBRARIES = (
     "edgebert",
     "torch",
@@ -111,12 +113,33 @@ def _spearman_on_first(cosines: list[float] | None, path: str | None, n: int | N
     return spearman(cosines[:n], load_sts_csv(path, limit=n).scores)
 
 
+def task_figures(item: dict[str, Any], ref: dict[str, Any] | None) -> dict[str, Any]:
+    """The item's task metric against the reference's: accuracy and agreement (classifiers), agreement (fill-mask,
+    token classification), and `retention` on the item's own task (accuracy ratio, agreement, or STS ratio; None
+    when not measured: a failed item is never 100 %)."""
+    from edgebert.bench.tasks import agreement
+
+    ref = ref or {}
+    if item.get("status", "ok") != "ok":
+        return {"accuracy": None, "agreement": None, "retention": None}
+    if item.get("classification"):
+        acc = item["classification"]["accuracy"]
+        ref_cls = ref.get("classification") or {}
+        agree = agreement(item["classification"]["predicted"], ref_cls.get("predicted"))
+        return {"accuracy": acc, "agreement": agree, "retention": ratio(acc, ref_cls.get("accuracy"))}
+    for key in ("fill_mask", "tokens"):
+        if item.get(key):
+            agree = agreement(item[key]["predicted"], (ref.get(key) or {}).get("predicted"))
+            return {"accuracy": None, "agreement": agree, "retention": agree}
+    sts = item.get("sts") or {}
+    return {"accuracy": None, "agreement": None, "retention": ratio(sts.get("spearman"), item.get("sts_reference_same_pairs"))}
+
+
 def derive(items: list[dict[str, Any]], reference: str, primary: tuple[int, int, int]) -> None:
     """Add `derived` to every item: retention, speed-up (per config) and compression against `reference`."""
     ref = next((i for i in items if i["label"] == reference), None)
     ref_lat = {_config_key(e): e for e in (ref or {}).get("latency", []) if "skipped" not in e}
     ref_sts = ((ref or {}).get("sts") or {}).get("spearman")
-    ref_sst2 = ((ref or {}).get("sst2") or {}).get("accuracy")
     ref_cos = ((ref or {}).get("sts") or {}).get("cosines")
     for item in items:
         sts = item.get("sts") or {}
@@ -130,9 +153,10 @@ def derive(items: list[dict[str, Any]], reference: str, primary: tuple[int, int,
             entry["speedup_model"] = ratio(_median(ref_lat.get(key)), _median(entry))
             entry["speedup_e2e"] = ratio(_median(ref_lat.get(key), "e2e_ms"), _median(entry, "e2e_ms"))
         main = lat.get(primary)
+        task = task_figures(item, ref)
         item["derived"] = {
             "sts_retention": ratio(sts.get("spearman"), sts_ref),
-            "sst2_retention": ratio((item.get("sst2") or {}).get("accuracy"), ref_sst2),
+            **task,
             "speedup": main.get("speedup_model") if main else None,
             "speedup_e2e": main.get("speedup_e2e") if main else None,
             "compression": ratio((ref or {}).get("model_bytes"), item.get("model_bytes")),
@@ -143,9 +167,9 @@ def derive(items: list[dict[str, Any]], reference: str, primary: tuple[int, int,
     candidates = [
         i for i in items if i["derived"]["latency_ms"] is not None and i.get("model_bytes")
     ]
-    use_retention = bool(candidates) and all(i["derived"]["sts_retention"] is not None for i in candidates)
+    use_retention = bool(candidates) and all(i["derived"]["retention"] is not None for i in candidates)
     points = [
-        (i["model_bytes"], i["derived"]["latency_ms"]) + ((i["derived"]["sts_retention"],) if use_retention else ())
+        (i["model_bytes"], i["derived"]["latency_ms"]) + ((i["derived"]["retention"],) if use_retention else ())
         for i in candidates
     ]
     flags = pareto_front(points, maximize=(False, False) + ((True,) if use_retention else ()))
@@ -200,10 +224,19 @@ def build_report(
         "primary_config": {"seq_len": primary[0], "batch": primary[1], "threads": primary[2]},
         "job": job.as_dict(),
         "sts": sts_info,
+        "labelled": _labelled_info(job, items),
         "method": method_text(config),
         "machine": machine,
         "items": items,
     }
+
+
+def _labelled_info(job: Any, items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The labelled set classifiers were scored on (path, limit, examples scored)."""
+    if not job.sst2_path:
+        return None
+    done = next((i["classification"] for i in items if i.get("classification")), None)
+    return {"path": job.sst2_path, "limit": job.sst2_limit, "examples": done["examples"] if done else None}
 
 
 def method_text(config: Any) -> list[str]:
@@ -236,17 +269,30 @@ def method_text(config: Any) -> list[str]:
         "Threads: PyTorch torch.set_num_threads, onnxruntime intra_op_num_threads (inter_op 1), LiteRT num_threads; "
         "TF.js runs on the wasm backend in Node, single-threaded, whatever the setting.",
         "Static-shape exports (TFLite, TF.js) run [1, seq_len] graphs: batch > 1 is a loop of single rows, and a "
-        "shorter seq_len is zero-padded to the export's fixed length.",
+        "shorter seq_len is zero-padded to the smallest of the export's lengths (buckets) that holds it.",
+        f"App-like latency: up to {job.texts_limit} texts ({job.texts_path or 'the STS sentences'}) one at a time, "
+        "each at its own length: tokenizer + model per text, median and p90 over the texts; static exports timed "
+        "padded to their longest length (fixed) and to the smallest bucket that holds the text (buckets), "
+        "interleaved per text.",
         "Size: bytes of what an app ships for the model (graph + weights; PyTorch: weights + config.json); the "
         "tokenizer is listed apart. Parameters: the model's (exports: counted from their source model's config).",
         "Peak memory: RSS of the worker process plus its child processes (Node for TF.js), sampled every 5 ms with "
         "psutil during model load and one call per configuration; delta = peak - RSS after the runtime libraries "
         "were imported (so: weights + runtime session + activations).",
         sts,
-        "SST-2: accuracy of classifier model dirs only (sequence-classification heads); embedding models show n/a.",
-        "Retention = item metric / reference metric; speed-up = reference median / item median (same seq_len, batch, "
+        (
+            f"Classifiers: accuracy of the argmax of the item's logits, in its own runtime, on the first {job.sst2_limit or 'all'} "
+            f"labelled sentences of {job.sst2_path}; agreement = share of those sentences where the item predicts "
+            "what the reference predicts."
+            if job.sst2_path
+            else "Classifiers: accuracy not measured (no --sst2 labelled set)."
+        ),
+        "Fill-mask: the middle token of each STS (else labelled) sentence masked; top-1 agreement with the reference. "
+        "An item whose task differs from the reference's (e.g. a classifier exported without its head) is a failed item.",
+        "Retention = item metric / reference metric on the item's task (classifiers: accuracy; fill-mask and token "
+        "classification: agreement; embedders: STS); speed-up = reference median / item median (same seq_len, batch, "
         "threads); compression = reference bytes / item bytes. The Pareto front: items no other item beats on "
-        "size, latency and STS retention at once.",
+        "size, latency and retention at once.",
     ]
 
 
@@ -311,21 +357,21 @@ def _status(item: dict[str, Any]) -> str:
 def main_table(report: dict[str, Any]) -> list[str]:
     p = report["primary_config"]
     rows = [
-        "| item | target | quant | size MB | params M | model ms median | p90 | tok+model ms | mem Δ MB | STS-B ρ | "
-        "retention | speed-up | compression | SST-2 | status |",
-        "|" + "---|" * 15,
+        "| item | task | target | quant | size MB | params M | model ms median | p90 | tok+model ms | mem Δ MB | STS-B ρ | "
+        "accuracy | agreement | retention | speed-up | compression | status |",
+        "|" + "---|" * 17,
     ]
     ref = next((i for i in report["items"] if i["label"] == report["reference"]), {})
     ref_pairs = (ref.get("sts") or {}).get("pairs")
     for item in report["items"]:
         d = item.get("derived", {})
         label = item["label"] + (" (ref)" if item.get("reference") else "") + (" ★" if d.get("pareto") else "")
-        sst2 = (item.get("sst2") or {}).get("accuracy")
         rows.append(
             "| "
             + " | ".join(
                 [
                     label,
+                    TASK_SHORT.get(str((item.get("spec") or {}).get("task")), "?"),
                     str(item.get("target", "")),
                     str(item.get("quantization", "")),
                     _mb(item.get("model_bytes")),
@@ -335,10 +381,11 @@ def main_table(report: dict[str, Any]) -> list[str]:
                     _num(d.get("e2e_ms"), ".2f"),
                     _num((item.get("memory") or {}).get("delta_rss_mb"), ".0f"),
                     _sts_cell(item, ref_pairs),
-                    _pct(d.get("sts_retention")),
+                    _num(d.get("accuracy"), ".4f"),
+                    _pct(d.get("agreement")),
+                    _pct(d.get("retention")),
                     _times(d.get("speedup")),
                     _times(d.get("compression")),
-                    _num(sst2, ".4f") if sst2 is not None else "n/a",
                     _status(item),
                 ]
             )
@@ -348,7 +395,10 @@ def main_table(report: dict[str, Any]) -> list[str]:
     rows.append(
         f"Latency at seq_len {p['seq_len']}, batch {p['batch']}, threads {p['threads']}. ★ = on the Pareto front. "
         "Sizes in MB = 10^6 bytes. An STS figure marked (N pairs) used only the first N pairs; its retention is "
-        "against the reference on those same pairs."
+        "against the reference on those same pairs. Task: emb = feature extraction (STS), cls = text classification "
+        "(accuracy on the labelled set, agreement = share of its predictions equal to the reference's), mask = "
+        "fill-mask (top-1 agreement), tok = token classification (per-token agreement); retention is on the item's "
+        "own task."
     )
     return rows
 
@@ -371,6 +421,27 @@ def latency_table(report: dict[str, Any]) -> list[str]:
     return rows
 
 
+def app_latency_table(report: dict[str, Any]) -> list[str]:
+    """Tokenizer + model per text over real sentence lengths: one row per item and padding mode."""
+    rows = [
+        "| item | texts | tokens median / p90 | padding | tok+model ms median | p90 | model ms median | buckets vs fixed |",
+        "|" + "---|" * 8,
+    ]
+    for item in report["items"]:
+        a = item.get("app_latency")
+        if not a:
+            continue
+        for mode, t in a["modes"].items():
+            gain = _times(a.get("bucket_speedup_e2e")) if mode == "buckets" else ""
+            rows.append(
+                f"| {item['label']} | {a['texts']} | {a['tokens']['median']:g} / {a['tokens']['p90']:g} | {mode} | "
+                f"{t['e2e_ms']['median']:.2f} | {t['e2e_ms']['p90']:.2f} | {t['model_ms']['median']:.2f} | {gain} |"
+            )
+    rows += ["", "natural = the tokens the text has (dynamic shapes); fixed = padded to the export's longest length; "
+             "buckets = padded to the smallest bucket that holds the text (the same as fixed for a single-length export)."]
+    return rows
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     m = report["machine"]
     libs = ", ".join(f"{k} {v}" for k, v in m["libraries"].items() if v)
@@ -388,6 +459,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += [""]
     if any(len(i.get("latency", [])) > 1 for i in report["items"]):
         lines += ["## Latency per configuration", ""] + latency_table(report) + [""]
+    if any(i.get("app_latency") for i in report["items"]):
+        lines += ["## App-like latency (one text at a time, real lengths)", ""] + app_latency_table(report) + [""]
     failed = [i for i in report["items"] if i.get("status") != "ok"]
     if failed:
         lines += ["## Items that did not finish", ""]
@@ -407,6 +480,13 @@ def render_markdown(report: dict[str, Any]) -> str:
         for target, n in (s.get("limits_per_target") or {}).items():
             lines.append(f"- STS for {target} items: the first {n} pairs only (--sts-limit-for {target}={n}).")
         lines.append("")
+    if report.get("labelled"):
+        s = report["labelled"]
+        if not report.get("sts"):
+            lines += ["## Data", ""]
+        else:
+            lines.pop()
+        lines += [f"- Labelled sentences (classifiers): {s['path']}: {s['examples'] or '–'} scored (first {s['limit'] or 'all'} rows).", ""]
     lines += ["## Method", ""] + [f"- {t}" for t in report["method"]] + [""]
     if notes:
         lines += ["## Notes", ""] + [f"- {label}: {n}" for label, n in notes] + [""]
@@ -445,7 +525,7 @@ def plot_report(report: dict[str, Any], path: Path) -> None:
     else:
         xs = [i["model_bytes"] / 1e6 for i in items]
         ys = [i["derived"]["latency_ms"] for i in items]
-        ret = [i["derived"].get("sts_retention") for i in items]
+        ret = [i["derived"].get("retention") for i in items]
         known = [r for r in ret if r is not None]
         if known:
             lo, hi = min(known), max(max(known), 1.0)
@@ -455,7 +535,7 @@ def plot_report(report: dict[str, Any], path: Path) -> None:
             cmap = matplotlib.colormaps["viridis"].with_extremes(bad="lightgrey")
             sc = ax.scatter(xs, ys, c=colours, cmap=cmap, vmin=lo, vmax=hi, s=90, edgecolors="black", linewidths=0.5, zorder=3,
                             plotnonfinite=True)
-            fig.colorbar(sc, ax=ax, label=f"STS-B retention vs {report['reference']}")
+            fig.colorbar(sc, ax=ax, label=f"retention on the task vs {report['reference']}")
         else:
             ax.scatter(xs, ys, s=90, color="tab:blue", edgecolors="black", linewidths=0.5, zorder=3)
         front = [(x, y) for x, y, i in zip(xs, ys, items) if i["derived"].get("pareto")]

@@ -42,9 +42,10 @@ class PipelineCommand:
         s = report.summary
         for row in s["headline"]:
             mb = f"{row['mb']:.2f} MB" if row["mb"] is not None else "–"
-            ret = f"{row['sts_retention'] * 100:.1f} %" if row["sts_retention"] is not None else "–"
+            what, value = ("accuracy", row.get("retention")) if row.get("accuracy") is not None else ("STS", row["sts_retention"])
+            ret = f"{value * 100:.1f} %" if value is not None else "–"
             lat = f"{row['latency_ms']:.2f} ms" if row["latency_ms"] is not None else "–"
-            print(f"{row['label']:<24} {row['status']:<8} {mb:>10}  STS retention {ret:>7}  latency {lat}")
+            print(f"{row['label']:<24} {row['status']:<8} {mb:>10}  {what} retention {ret:>7}  latency {lat}")
         for name, verdict in s["targets"].items():
             if name == "all_met":
                 continue

@@ -16,6 +16,7 @@ from edgebert.artifact import check_output_dir
 from edgebert.config import CE_POSITIONS, COS_LAYERS, LOSS_OPTIONS, MASKED_SHARE, DistillConfig, auto_losses
 from edgebert.modeldir import MANIFEST, read_manifest, write_manifest
 from edgebert.errors import UserError, kept_on_interrupt
+from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
 from edgebert.options import checked, keyword_options
 
 CHECKPOINTS = "checkpoints"
@@ -56,7 +57,7 @@ def check_numbers(
     student_heads: Any = None, student_ffn: Any = None, embedding_dim: Any = None, student_head_steps: Any = None,
     eval_steps: Any = None, save_steps: Any = None, logging_steps: Any = None, head_steps: Any = _D.head_steps,
     head_batch_size: Any = _D.head_batch_size, head_lr: Any = _D.head_lr, max_passages: Any = None, seed: Any = _D.seed,
-    threads: Any = None, alpha_sim: Any = _D.alpha_sim, **_: Any,
+    threads: Any = None, eval_labels: Any = None, alpha_sim: Any = _D.alpha_sim, **_: Any,
 ) -> None:
     """Types and ranges of distill()'s numeric arguments (the recipe loader checks its [distill] section with it)."""
     v = validate
@@ -68,7 +69,8 @@ def check_numbers(
     v.number("weight_decay", weight_decay, 0.0)
     v.number("max_grad_norm", max_grad_norm, 0.0, low_open=True)
     v.number("--temperature", temperature, 0.0, low_open=True)
-    check_losses(alpha_mlm, alpha_ce, alpha_cos, alpha_pooled, mlm_probability, alpha_sim)
+    check_losses(alpha_mlm, alpha_ce, alpha_cos, alpha_pooled, mlm_probability, alpha_sim=alpha_sim)
+    validate.path_like("--eval-labels", eval_labels)
     shape = {"--student-layers": student_layers, "--student-hidden": student_hidden, "--student-heads": student_heads,
              "--student-ffn": student_ffn, "--embedding-dim": embedding_dim}  # fmt: skip
     for name, value in shape.items():
@@ -85,9 +87,11 @@ def check_numbers(
 
 
 def check_losses(
-    alpha_mlm: Any, alpha_ce: Any, alpha_cos: Any, alpha_pooled: Any, mlm_probability: Any, alpha_sim: Any = _D.alpha_sim
+    alpha_mlm: Any, alpha_ce: Any, alpha_cos: Any, alpha_pooled: Any, mlm_probability: Any, classifier: bool = False,
+    alpha_sim: Any = _D.alpha_sim,
 ) -> None:
-    """Loss weights and masking share: ranges of those given (None = auto), and, once all are known, that they fit."""
+    """Loss weights and masking share: ranges of those given (None = auto), and, once all are known, that they fit
+    (`classifier`: a sequence-classifier teacher, whose soft targets are its task logits on any text)."""
     alphas = {"--alpha-mlm": alpha_mlm, "--alpha-ce": alpha_ce, "--alpha-cos": alpha_cos, "--alpha-pooled": alpha_pooled}
     for name, value in alphas.items():
         validate.optional_number(name, value, 0.0)
@@ -95,7 +99,11 @@ def check_losses(
     validate.optional_number("--mlm-probability", mlm_probability, 0.0, 1.0, high_open=True)
     if None not in alphas.values() and not any(alphas.values()) and not alpha_sim:
         raise UserError("all loss weights are zero (--alpha-mlm, --alpha-ce, --alpha-cos, --alpha-pooled, --alpha-sim); set at least one")
-    if mlm_probability == 0 and (alpha_mlm or alpha_ce):
+    if classifier and alpha_mlm:
+        raise UserError("the teacher is a sequence classifier: it has no masked-LM head for --alpha-mlm; set it to 0 (task distillation)")
+    if classifier and alpha_sim:
+        raise UserError("--alpha-sim compares sentence embeddings and the teacher is a sequence classifier; set it to 0 (task distillation)")
+    if mlm_probability == 0 and (alpha_mlm or (alpha_ce and not classifier)):
         raise UserError("--mlm-probability 0 (unmasked text) leaves nothing for --alpha-mlm/--alpha-ce to score; set them to 0")
 
 
@@ -142,6 +150,10 @@ def distill(teacher: str | Path | None, corpus: str | Path | list[str | Path], o
     The loss weights and `mlm_probability` default to auto (None): DistilBERT's triple loss (mlm 2, ce 5, cos 1,
     15 % masked) when the teacher has its own masked-LM head, cosine-only (cos 1, pooled 1, unmasked text) when it has
     none; values given always win, and the manifest's recipe records the choice ("loss_choice").
+    A sequence-classifier teacher is distilled by task distillation (edgebert/distill/task.py): soft targets on its
+    logits (ce 5, KL at `temperature` × T²) plus the hidden-state cosine (cos 1), on unmasked text, into a classifier
+    student with the teacher's labels and (where shapes allow) its classifier; `eval_labels` (a labelled TSV or
+    dataset) keeps the checkpoint with the best accuracy, as `eval_sts` does for encoders.
     `mlm_probability` 0 distils on unmasked text, for recipes with hidden-state losses only (alpha_mlm = alpha_ce = 0).
     `group_by_length` batches passages of similar length (the Trainer's length-grouped sampler) so that a batch is
     padded to its own longest passage rather than to the longest of a random mix: same losses, fewer padded tokens.
@@ -219,6 +231,10 @@ class _Run:
     initial_state: Any = None
     teacher_cache: Any = None  # edgebert.distill.teacher_cache.TeacherCache when --teacher-cache
     cache_info: dict[str, Any] = field(default_factory=dict)
+    classifier: bool = False  # task distillation: a sequence-classifier teacher into a classifier student
+    teacher_task: Any = None  # that teacher, as its sequence-classification class
+    labelled: Any = None  # --eval-labels: (texts, gold class ids, source) before the teacher is loaded
+    eval_set: Any = None  # edgebert.distill.task.LabelledEval once it is
 
 
 def _check_arguments(run: _Run) -> None:
@@ -227,6 +243,7 @@ def _check_arguments(run: _Run) -> None:
     check_numbers(**{f.name: getattr(a, f.name) for f in fields(DistillConfig)})
     validate.path_like("--out", a.out, optional=False)
     validate.path_like("--eval-sts", a.eval_sts)
+    validate.path_like("--eval-labels", a.eval_labels)
     validate.path_like("--cache-dir", a.cache_dir)
     validate.path_like("--teacher-cache", a.teacher_cache)
     if a.ce_positions not in CE_POSITIONS:
@@ -236,7 +253,7 @@ def _check_arguments(run: _Run) -> None:
     run.out = Path(a.out).expanduser().absolute()
     run.out_action = _check_out(run.out, a.force, a.resume)
     _check_precision(a.precision)
-    _check_intervals(a.steps, a.save_steps, a.eval_steps, a.eval_sts is not None)
+    _check_intervals(a.steps, a.save_steps, a.eval_steps, a.eval_sts is not None or a.eval_labels is not None)
 
 
 def _resolve_models(run: _Run) -> None:
@@ -253,6 +270,7 @@ def _resolve_models(run: _Run) -> None:
     run.config_dict, run.family = inspect_model_dir(run.teacher_dir)
     run.family.require("distill")
     run.pooling = resolve_pooling(run.teacher_dir, run.family.default_pooling)
+    _check_task(run)
     _choose_losses(run)
     a = run.a
     run.teacher_config = AutoConfig.from_pretrained(run.teacher_dir, trust_remote_code=False)
@@ -267,9 +285,12 @@ def _resolve_models(run: _Run) -> None:
         run.shape = resolve_shape(run.teacher_config, run.spec, run.family)
     check_within_positions("--seq-len", a.seq_len, run.teacher_config, "the teacher's")
     run.corpus_list = [a.corpus] if isinstance(a.corpus, (str, Path)) else list(a.corpus)
-    inputs = {"--teacher": run.teacher_dir, "--student-init": run.init_dir, "--corpus": run.corpus_list, "--eval-sts": a.eval_sts}
+    inputs = {
+        "--teacher": run.teacher_dir, "--student-init": run.init_dir, "--corpus": run.corpus_list, "--eval-sts": a.eval_sts,
+        "--eval-labels": a.eval_labels,
+    }  # fmt: skip
     check_output_dir(run.out, True, inputs)  # overlap and writability; emptiness is _check_out's (--resume)
-    if run.init_dir is not None:
+    if run.init_dir is not None and not run.classifier:
         _check_init_head(run.init_dir, run.init_family, run.family, bool(a.alpha_mlm or a.alpha_ce))
 
 
@@ -287,18 +308,37 @@ def _check_student_family(a: Any, teacher_config: Any, family: Any) -> None:
     check_relayout(teacher_config, family, target)
 
 
+def _check_task(run: _Run) -> None:
+    """What the teacher computes decides the distillation: a sequence classifier → task distillation (its labelled
+    set, not STS, chooses checkpoints); a head edgebert cannot distil is refused rather than dropped."""
+    from edgebert.heads import FILL_MASK, detect_task, read_sentence_stack
+
+    a = run.a
+    task = detect_task(run.config_dict, read_sentence_stack(run.teacher_dir) is not None)
+    if task not in (FEATURE_EXTRACTION, FILL_MASK, TEXT_CLASSIFICATION):
+        raise UserError(f"the teacher {run.teacher_dir} is a {task} model; distill supports sentence encoders, masked-LM and sequence-classifier teachers")
+    run.classifier = task == TEXT_CLASSIFICATION
+    if run.classifier and a.eval_sts:
+        raise UserError("--eval-sts scores sentence embeddings; a classifier teacher's checkpoints are chosen on --eval-labels FILE.tsv")
+    if run.classifier and a.student_family not in (None, run.family.name):
+        raise UserError(f"--student-family re-lays encoder and masked-LM teachers; a classifier teacher's student stays {run.family.name}")
+    if a.eval_labels and not run.classifier:
+        raise UserError(f"--eval-labels needs a sequence-classifier teacher; {run.teacher_dir} is a {task} model (use --eval-sts)")
+
+
 def _choose_losses(run: _Run) -> None:
-    """Fill the auto (None) loss weights and masking share from whether the teacher has its own masked-LM head."""
+    """Fill the auto (None) loss weights and masking share from the teacher: a classifier (task distillation), or
+    whether it has its own masked-LM head."""
     from edgebert.modelio import has_mlm_head
 
     a = run.a
     given = {k: getattr(a, k) for k in LOSS_OPTIONS}
-    chosen, reason = auto_losses(given, has_mlm_head(run.teacher_dir, run.family))
-    check_losses(**chosen, alpha_sim=a.alpha_sim)
-    if a.teacher_cache is not None and (chosen["alpha_mlm"] or chosen["alpha_ce"] or chosen["mlm_probability"]):
+    chosen, reason = auto_losses(given, has_mlm_head(run.teacher_dir, run.family), classifier=run.classifier)
+    check_losses(**chosen, classifier=run.classifier, alpha_sim=a.alpha_sim)
+    if a.teacher_cache is not None and (run.classifier or chosen["alpha_mlm"] or chosen["alpha_ce"] or chosen["mlm_probability"]):
         raise UserError(
-            "--teacher-cache needs unmasked text and hidden-state losses only (the teacher sees new masks every step); "
-            "add --alpha-mlm 0 --alpha-ce 0 --mlm-probability 0 or drop --teacher-cache"
+            "--teacher-cache needs unmasked text and hidden-state losses only (the teacher sees new masks every step, and "
+            "a classifier teacher's logits are read live); add --alpha-mlm 0 --alpha-ce 0 --mlm-probability 0 or drop --teacher-cache"
         )
     run.a = replace(a, **chosen)
     run.loss_choice = reason  # logged once the run starts writing (_load_teacher)
@@ -314,6 +354,12 @@ def _load_data(run: _Run) -> None:
 
     a = run.a
     run.sts = load_sts_csv(a.eval_sts) if a.eval_sts else None
+    if a.eval_labels:
+        from edgebert.data import label_ids, load_labelled
+
+        data = load_labelled(a.eval_labels, flag="--eval-labels")
+        gold = label_ids(data.labels, run.config_dict.get("id2label"), f"--eval-labels {a.eval_labels}")
+        run.labelled = (data.texts, gold, data.source)
     run.texts = load_corpus(run.corpus_list, sentences=a.sentences)
     if a.max_passages:
         run.texts = run.texts[: a.max_passages]
@@ -386,6 +432,7 @@ def _recipe(run: _Run) -> dict[str, Any]:
         **({"student_init": {"path": str(init_dir), "fingerprint": _fingerprint(init_dir)}} if init_dir else {}),
         **({"freeze_embeddings": True} if a.freeze_embeddings else {}),
         **({"student_family": a.student_family} if a.student_family not in (None, run.family.name) else {}),
+        **({"task": TEXT_CLASSIFICATION, "eval_labels": a.eval_labels} if run.classifier else {}),
     }
 
 
@@ -406,6 +453,9 @@ def _load_teacher(run: _Run) -> None:
     run.log(f"teacher {run.teacher_dir} ({family.name}, {shape.teacher_layers} layers × {shape.teacher_hidden}); corpus: {len(run.texts)} passages → {len(run.dataset)} sequences")
     weights = ", ".join(f"{k.removeprefix('alpha_')} {getattr(a, k):g}" for k in LOSS_OPTIONS) + (f", sim {a.alpha_sim:g}" if a.alpha_sim else "")
     run.log(f"losses: {weights} ({run.loss_choice})")
+    if run.classifier:
+        _load_classifier_teacher(run)
+        return
     run.head_used = bool(a.alpha_mlm or a.alpha_ce)
     if run.head_used:
         run.teacher_mlm, run.head_info = prepare_teacher(
@@ -421,12 +471,34 @@ def _load_teacher(run: _Run) -> None:
     run.save_head = run.head_used or teacher_own_head
 
 
+def _load_classifier_teacher(run: _Run) -> None:
+    """Task distillation: the teacher as a classifier (soft targets, hidden states) and as a masked-LM (only the
+    encoder layers the student is built from; its MLM head is never used); the labelled set's teacher predictions."""
+    from edgebert.distill.task import labelled_eval, load_teacher_classifier
+    from edgebert.distill.teacher import load_teacher_mlm
+
+    run.teacher_task = load_teacher_classifier(run.teacher_dir, run.family)
+    run.teacher_mlm, _ = load_teacher_mlm(run.teacher_dir, run.family)
+    run.head_info = {"source": "unused", "mlm_accuracy": None}
+    run.head_used = run.save_head = False
+    labels = ", ".join(str(v) for _, v in sorted(run.teacher_task.config.id2label.items()))
+    run.log(f"task distillation: sequence classifier with labels {labels}; no masked-LM head is used")
+    if run.labelled is not None:
+        run.eval_set = labelled_eval(*run.labelled, run.teacher_task, run.tokenizer, run.a.seq_len)
+
+
 def _make_student(run: _Run) -> None:
     """The student: --student-init loaded, or built from the teacher; its MLM head fitted when factorised, then frozen parts."""
     from edgebert.distill.student import build_student, freeze_embedding_parameters, student_family
 
     a, shape, init_dir = run.a, run.shape, run.init_dir
-    if init_dir is not None:
+    if init_dir is not None and run.classifier:
+        from edgebert.distill.task import load_classifier_init
+
+        run.student, run.init_info = load_classifier_init(init_dir, run.init_family, run.teacher_task)
+        run.s_family = run.init_family
+        run.log(f"student: {init_dir} (classifier, {shape.layers} layers × {shape.hidden}), layer map {shape.layer_map}")
+    elif init_dir is not None:
         run.student, run.init_info = _student_from_dir(init_dir, run.init_family, run.teacher_mlm, run.family, run.head_used)
         run.s_family, run.save_head = run.init_family, run.init_info["mlm_head"] is not None
         run.log(
@@ -447,6 +519,8 @@ def _make_student(run: _Run) -> None:
             run.init_info["relayout"] = relaid
         factorised = f", factorised embeddings {shape.embedding_dim} ({run.s_family.name})" if shape.embedding_dim else ""
         run.log(f"student: {shape.kind} {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
+        if run.classifier:
+            _classifier_from_student(run)
     s_head_steps = _student_head_steps(a.student_head_steps, a.head_steps)
     if init_dir is None and shape.embedding_dim and s_head_steps and run.head_used:  # also on --resume: part of the initial student
         run.init_info["head"] = _fit_student_head(run.student, run.s_family, run.dataset, run.head_collator, run.head_cfg, s_head_steps, run.log)
@@ -470,6 +544,17 @@ def _relaid_teacher(run: _Run) -> tuple[Any, Any, dict[str, Any] | None]:
     return relaid, target, {"from": run.family.name, "to": target.name, "notes": notes, "checked_within": 1e-5}
 
 
+def _classifier_from_student(run: _Run) -> None:
+    """The built student as a classifier with the teacher's labels and (where shapes allow) its classifier."""
+    from edgebert.distill.task import classifier_student
+
+    run.student, info = classifier_student(run.student, run.teacher_task, run.s_family.mlm_base_attr)
+    run.init_info.update(info)
+    run.teacher_mlm = None  # only its encoder layers were needed
+    kept = "the teacher's" if not info["classifier_random"] else f"random init for {', '.join(info['classifier_random'])}"
+    run.log(f"student classifier: {type(run.student).__name__}, head from {kept}")
+
+
 def _sts_score(run: _Run, model: Any, family: Any) -> float:
     """STS Spearman of `model`'s encoder (rounded as recorded)."""
     from edgebert.evaluate import sts_spearman
@@ -478,16 +563,30 @@ def _sts_score(run: _Run, model: Any, family: Any) -> float:
     return round(sts_spearman(base, run.tokenizer, run.sts, run.pooling.mode, uses_token_type_ids=family.uses_token_type_ids), 5)
 
 
+def _eval_metric(run: _Run) -> str | None:
+    """What checkpoints are chosen on: STS Spearman (--eval-sts), accuracy (--eval-labels), or None (the last step)."""
+    return "accuracy" if run.eval_set is not None else "sts_spearman" if run.sts is not None else None
+
+
+def _score(run: _Run, model: Any, family: Any) -> float:
+    """`model`'s score on the evaluation set: a classifier's accuracy, or an encoder's STS Spearman."""
+    if run.eval_set is not None:
+        return run.eval_set.score(model, run.tokenizer)["accuracy"]
+    return _sts_score(run, model, family)
+
+
 def _score_initial(run: _Run) -> None:
-    """With --eval-sts: the teacher's and the initial student's scores, and a copy of the student kept in case none beats it."""
-    if run.sts is None:
+    """With --eval-sts / --eval-labels: the teacher's and the initial student's scores, and a copy of the student
+    kept in case no checkpoint beats it."""
+    metric = _eval_metric(run)
+    if metric is None:
         return
     from edgebert.distill.factorize import clone_state
 
-    run.sts_scores["teacher"] = _sts_score(run, run.teacher_mlm, run.family)
-    run.sts_scores["student_init"] = _sts_score(run, run.student, run.s_family)
+    run.sts_scores["teacher"] = _score(run, run.teacher_task if run.classifier else run.teacher_mlm, run.family)
+    run.sts_scores["student_init"] = _score(run, run.student, run.s_family)
     run.initial_state = clone_state(run.student)  # kept if no checkpoint beats it
-    run.log(f"STS Spearman: teacher {run.sts_scores['teacher']:.4f}, student at init {run.sts_scores['student_init']:.4f}")
+    run.log(f"{metric}: teacher {run.sts_scores['teacher']:.4f}, student at init {run.sts_scores['student_init']:.4f}")
 
 
 def _distillation_model(run: _Run) -> Any:
@@ -502,6 +601,10 @@ def _distillation_model(run: _Run) -> Any:
         cos_pairs = [(shape.layers, shape.teacher_layers)]
     need_hidden = bool(a.alpha_cos or a.alpha_pooled or a.alpha_sim)
     projections = make_projections(shape.hidden, shape.teacher_hidden, len(cos_pairs)) if need_hidden else None
+    if run.classifier:
+        from edgebert.distill.task import TaskDistillationModel
+
+        return TaskDistillationModel(run.student, cos_pairs if need_hidden else [], projections)
     return DistillationModel(run.student, run.s_family, cos_pairs if need_hidden else [], projections, a.ce_positions)
 
 
@@ -531,16 +634,17 @@ def _make_trainer(run: _Run, model: Any) -> Any:
         dataset, collator = IndexedCorpus(dataset), IndexedCollator(collator)
     args = _training_args(
         run.checkpoint_dir, a.steps, a.batch_size, a.grad_accum, a.lr, a.warmup_ratio, a.weight_decay, a.max_grad_norm, a.seed,
-        a.eval_steps, a.save_steps, a.logging_steps, run.sts is not None, a.precision, a.quiet, a.group_by_length,
+        a.eval_steps, a.save_steps, a.logging_steps, _eval_metric(run), a.precision, a.quiet, a.group_by_length,
     )  # fmt: skip
     trainer = DistillationTrainer(
         model=model,
         args=args,
         train_dataset=dataset,
-        eval_dataset=[0] if run.sts is not None else None,
+        eval_dataset=[0] if _eval_metric(run) else None,
         data_collator=collator,
         teacher_cache=run.teacher_cache,
-        teacher=run.teacher_mlm,
+        teacher=run.teacher_task if run.classifier else run.teacher_mlm,
+        labelled=run.eval_set,
         family=run.family,
         student_family=run.s_family,
         weights=run.weights,
@@ -560,13 +664,15 @@ def _make_trainer(run: _Run, model: Any) -> Any:
 
 
 def _keep_best(run: _Run, trainer: Any) -> None:
-    """With --eval-sts: keep the best checkpoint, or the student at initialisation when none beats it; record the scores."""
-    if run.sts is None:
+    """With --eval-sts / --eval-labels: keep the best checkpoint, or the student at initialisation when none beats it;
+    record the scores."""
+    metric = _eval_metric(run)
+    if metric is None:
         return
     scores, state = run.sts_scores, trainer.state
     best_trained = state.best_metric
     if best_trained is None:  # no evaluation during training: the trained student is the candidate
-        best_trained = _sts_score(run, run.student, run.s_family)
+        best_trained = _score(run, run.student, run.s_family)
     scores["best_checkpoint"] = state.best_model_checkpoint
     scores["best_trained"] = best_trained
     if best_trained <= scores["student_init"]:
@@ -577,11 +683,17 @@ def _keep_best(run: _Run, trainer: Any) -> None:
         run.log(f"no checkpoint beat the student at initialisation ({best_trained} <= {scores['student_init']}); keeping it")
     else:
         scores["kept"] = Path(state.best_model_checkpoint).name if state.best_model_checkpoint else "final"
-    scores["student_final"] = _sts_score(run, run.student, run.s_family)
+    scores["student_final"] = _score(run, run.student, run.s_family)
+    key, name = (f"eval_{metric}", "spearman") if metric == "sts_spearman" else (f"eval_{metric}", metric)
     scores["history"] = [  # checkpoint evaluations; the student at init is "student_init"
-        {"step": e["step"], "spearman": e["eval_sts_spearman"]} for e in state.log_history if "eval_sts_spearman" in e
+        {"step": e["step"], name: e[key], **({"agreement": e["eval_agreement"]} if "eval_agreement" in e else {})}
+        for e in state.log_history
+        if key in e
     ]
-    run.log(f"STS Spearman after distillation: {scores['student_final']:.4f} (teacher {scores['teacher']:.4f})")
+    if run.eval_set is not None:
+        scores["agreement_final"] = run.eval_set.score(run.student, run.tokenizer)["agreement"]
+        scores["examples"], scores["path"] = len(run.eval_set.gold), run.eval_set.source
+    run.log(f"{metric} after distillation: {scores['student_final']:.4f} (teacher {scores['teacher']:.4f})")
 
 
 def _model_record(run: _Run) -> dict[str, Any]:
@@ -590,9 +702,11 @@ def _model_record(run: _Run) -> dict[str, Any]:
 
     shape, s_family, student = run.shape, run.s_family, run.student
     base = getattr(student, s_family.mlm_base_attr)
+    classifier = {"id2label": {str(k): v for k, v in student.config.id2label.items()}} if run.classifier else {}
     return {
         "family": s_family.name,
-        "architecture": s_family.mlm_class if run.save_head else type(base).__name__,
+        "architecture": type(student).__name__ if run.classifier else s_family.mlm_class if run.save_head else type(base).__name__,
+        **classifier,
         "embedding_dim": shape.embedding_dim,
         "pooling": run.pooling.mode,
         "hidden_size": shape.hidden,
@@ -610,7 +724,7 @@ def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[st
     """The student's edgebert.json: the common fields (parent = the teacher, recipe, metrics; wall time and size
     filled on save) and the "distill" block (teacher fingerprint and head, corpus, steps, init)."""
     from edgebert.distill.teacher import weights_fingerprint
-    from edgebert.modeldir import embedding_outputs, new_manifest
+    from edgebert.modeldir import classifier_outputs, embedding_outputs, new_manifest
 
     teacher_dir, head_info = run.teacher_dir, run.head_info
     teacher_manifest = read_manifest(teacher_dir)
@@ -622,9 +736,12 @@ def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[st
     manifest = new_manifest(
         "model", "distill", run.out.name, teacher_dir, teacher_manifest,
         parent_name=teacher_manifest.get("name") or run.config_dict.get("_name_or_path") or teacher_dir.name,
-        recipe=run.recipe, model=_model_record(run), outputs=embedding_outputs(run.shape.hidden),
+        recipe=run.recipe, model=_model_record(run),
+        outputs=classifier_outputs(run.student.config.id2label) if run.classifier else embedding_outputs(run.shape.hidden),
+        task=TEXT_CLASSIFICATION if run.classifier else FEATURE_EXTRACTION,
         metrics={
-            "sts_spearman": run.sts_scores or None,
+            "sts_spearman": (run.sts_scores or None) if not run.classifier else None,
+            **({"eval_labels": run.sts_scores or None} if run.classifier else {}),
             "teacher_mlm_accuracy": head_info.get("mlm_accuracy"),
             "steps_per_second": train_metrics.get("train_steps_per_second"),
             "samples_per_second": train_metrics.get("train_samples_per_second"),
@@ -647,13 +764,14 @@ def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[st
 
 def _save(run: _Run, manifest: dict[str, Any]) -> None:
     """Write the student (with or without its MLM head) and its manifest to --out; drop the checkpoints unless kept."""
-    saved = run.student if run.save_head else getattr(run.student, run.s_family.mlm_base_attr)
+    saved = run.student if run.save_head or run.classifier else getattr(run.student, run.s_family.mlm_base_attr)
     tokenizer = run.tokenizer
     if not run.s_family.uses_token_type_ids and "token_type_ids" in tokenizer.model_input_names:  # --student-family
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(run.teacher_dir, use_fast=True, model_input_names=run.s_family.input_names())
-    _write_student(run.out, saved, tokenizer, run.pooling, run.teacher_dir, run.shape.hidden, run.a.seq_len, manifest, run.started)
+    pooling = None if run.classifier else run.pooling  # a classifier computes its head, not a sentence-transformers stack
+    _write_student(run.out, saved, tokenizer, pooling, run.teacher_dir, run.shape.hidden, run.a.seq_len, manifest, run.started)
     if not run.a.keep_checkpoints:
         shutil.rmtree(run.checkpoint_dir, ignore_errors=True)
 
@@ -766,12 +884,14 @@ def _fit_student_head(student: Any, family: Any, dataset: Any, collator: Any, he
 def _training_args(
     output_dir: Path, steps: int, batch_size: int, grad_accum: int, lr: float, warmup_ratio: float,
     weight_decay: float, max_grad_norm: float, seed: int, eval_steps: int | None, save_steps: int | None,
-    logging_steps: int | None, evaluate: bool, precision: str, quiet: bool, group_by_length: bool,
+    logging_steps: int | None, metric: str | None, precision: str, quiet: bool, group_by_length: bool,
 ) -> Any:
+    """TrainingArguments; `metric` (sts_spearman, accuracy or None) is what the best checkpoint is kept on."""
     import torch
     from transformers import TrainingArguments
 
     cuda = torch.cuda.is_available()
+    evaluate = metric is not None
     precision = _check_precision(precision)
     save_steps, eval_steps = _check_intervals(steps, save_steps, eval_steps, evaluate)
     return TrainingArguments(
@@ -794,7 +914,7 @@ def _training_args(
         save_safetensors=True,
         eval_strategy="steps" if evaluate else "no",
         eval_steps=eval_steps if evaluate else None,
-        metric_for_best_model="sts_spearman" if evaluate else None,
+        metric_for_best_model=metric,
         greater_is_better=True if evaluate else None,
         load_best_model_at_end=evaluate,
         remove_unused_columns=False,

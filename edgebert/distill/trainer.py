@@ -29,6 +29,7 @@ from edgebert.distill.losses import (
     mean_pool,
     mlm_loss,
     pooled_cosine,
+    pooled_cosine_loss,
     similarity_loss,
     soft_target_loss,
 )
@@ -115,10 +116,12 @@ class DistillationTrainer(Trainer):
         masker: Any = None,
         mask_seed: int = 0,
         teacher_cache: Any = None,
+        labelled: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.teacher_cache = teacher_cache  # edgebert.distill.teacher_cache.TeacherCache: targets from disk, no teacher pass
+        self.labelled = labelled  # task distillation: edgebert.distill.task.LabelledEval, or None
         self.masker = masker
         self.mask_seed = mask_seed
         self._mask_step, self._mask_micro = -1, 0
@@ -181,6 +184,8 @@ class DistillationTrainer(Trainer):
         w = self.weights
         if "labels" not in inputs:
             inputs = self.mask(inputs)
+        if self.task:
+            return self._task_loss(model, inputs, return_outputs)
         labels = inputs["labels"]
         core = self.accelerator.unwrap_model(model)
         scored = core.scored(labels, inputs["attention_mask"])
@@ -206,11 +211,44 @@ class DistillationTrainer(Trainer):
             terms["pooled"] = pooled_cosine(mean_pool(s["hidden"][-1].float(), mask), t.pooled)
         if w.alpha_sim:  # the student's own embedding (no projection): similarity matrices need no common width
             terms["sim"] = similarity_loss(mean_pool(s["last_hidden_state"].float(), mask), t.pooled)
-        loss = combine(terms, w)
+        loss = self._combine(terms)
+        return (loss, s) if return_outputs else loss
+
+    @property
+    def task(self) -> bool:
+        """Task distillation: the student is a classifier (edgebert.distill.task.TaskDistillationModel)."""
+        from edgebert.distill.task import TaskDistillationModel
+
+        return isinstance(self.accelerator.unwrap_model(self.model), TaskDistillationModel)
+
+    def _task_loss(self, model: nn.Module, inputs: dict[str, torch.Tensor], return_outputs: bool) -> Any:
+        """Soft targets on the classifier's logits (KL at T × T²) plus the hidden-state cosine over mapped layers."""
+        from edgebert.distill.task import teacher_forward
+
+        w = self.weights
+        core = self.accelerator.unwrap_model(model)
+        need_hidden = bool(w.alpha_cos or w.alpha_pooled)
+        t_out = teacher_forward(self.teacher, inputs, need_hidden)
+        s = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"], token_type_ids=inputs.get("token_type_ids"))
+        mask = inputs["attention_mask"]
+        terms: dict[str, torch.Tensor] = {}
+        if w.alpha_ce:
+            terms["ce"] = soft_target_loss(s["logits"], t_out.logits, w.temperature)
+        if w.alpha_cos:
+            pairs = core.cos_pairs
+            terms["cos"] = sum(cosine_loss(h, t_out.hidden_states[t_idx], mask) for h, (_, t_idx) in zip(s["hidden"], pairs)) / len(pairs)
+        if w.alpha_pooled:
+            terms["pooled"] = pooled_cosine_loss(s["hidden"][-1], t_out.hidden_states[core.cos_pairs[-1][1]], mask)
+        loss = self._combine(terms)
+        return (loss, s) if return_outputs else loss
+
+    def _combine(self, terms: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The weighted sum of `terms`, each also added to the running sums logged per term."""
+        loss = combine(terms, self.weights)
         for name, value in terms.items():
             self._term_sums[name] = self._term_sums.get(name, 0.0) + float(value.detach())
         self._term_count += 1
-        return (loss, s) if return_outputs else loss
+        return loss
 
     def log(self, logs: dict[str, float], *args: Any, **kwargs: Any) -> None:
         if "loss" in logs and self._term_count:
@@ -224,9 +262,15 @@ class DistillationTrainer(Trainer):
     def evaluate(self, eval_dataset: Any = None, ignore_keys: Any = None, metric_key_prefix: str = "eval") -> dict[str, float]:
         from edgebert.evaluate import sts_spearman
 
+        core = self.accelerator.unwrap_model(self.model)
+        if self.labelled is not None:
+            scores = self.labelled.score(core.student, self.sts_tokenizer)
+            metrics = {f"{metric_key_prefix}_{k}": v for k, v in scores.items()}
+            self.log(metrics)
+            self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
+            return metrics
         if self.sts is None:
             return {}
-        core = self.accelerator.unwrap_model(self.model)
         base = getattr(core.student, self.student_family.mlm_base_attr)
         rho = sts_spearman(
             base, self.sts_tokenizer, self.sts, pooling=self.pooling, uses_token_type_ids=self.student_family.uses_token_type_ids

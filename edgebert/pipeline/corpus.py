@@ -25,15 +25,19 @@ def _write_if_changed(path: Path, lines: list[str]) -> Path:
     return path
 
 
-def prepare_corpus(sources: list[Path], corpus_dir: Path) -> list[Path]:
-    """The corpus as `distill()` takes it: text files/dirs unchanged, csv/tsv turned into text files."""
+def prepare_corpus(sources: list[Path], corpus_dir: Path, exclude: set[str] | None = None) -> list[Path]:
+    """The corpus as `distill()` takes it: text files/dirs unchanged, csv/tsv turned into text files, without the
+    sentences in `exclude` (whitespace-normalised: the bench's held-out labelled sentences, never distilled on)."""
     prepared: list[Path] = []
     for source in sources:
         if not source.exists():
             raise UserError(f"corpus {source} does not exist; pass --corpus with text files (.gz ok), dirs, STS csv or SST tsv")
         if source.is_file() and source.suffix.lower() in TABLE_SUFFIXES:
             name = f"{source.parent.name}-{source.stem}.txt"
-            prepared.append(_write_if_changed(corpus_dir / name, table_sentences(source)))
+            sentences = [s for s in table_sentences(source) if s not in (exclude or set())]
+            if not sentences:
+                raise UserError(f"corpus table {source} holds only the bench's labelled sentences; pass other text")
+            prepared.append(_write_if_changed(corpus_dir / name, sentences))
         else:
             prepared.append(source)
     return prepared

@@ -15,51 +15,17 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from edgebert.data import SPEC_FORMS, DatasetSpec, is_dataset_spec, parse_dataset_spec
 from edgebert.errors import UserError
 
-GLUE_REPO = "nyu-mll/glue"
-DATASET_PREFIXES = ("glue/", "hf:")
-SPEC_FORMS = "glue/TASK:SPLIT (e.g. glue/stsb:train), hf:NAME:SPLIT or hf:NAME:CONFIG:SPLIT"
+__all__ = ["DatasetSpec", "Input", "is_dataset_spec", "parse_dataset_spec", "resolve_input"]
+
 STS_SCORE_COLUMNS = ("score", "label", "similarity_score", "relatedness_score")
 SENTENCE_COLUMNS = ("sentence", "text", "sentence1", "sentence2", "question", "premise", "hypothesis")
-
-
-@dataclass(frozen=True)
-class DatasetSpec:
-    """A public dataset named on the command line or in a recipe: `load_dataset(name, config, split=split)`."""
-
-    spec: str
-    name: str
-    config: str | None
-    split: str
-
-    @property
-    def slug(self) -> str:
-        """A file-name-safe form of the spec, for the converted file in the work dir."""
-        return re.sub(r"[^\w.-]+", "-", self.spec.removeprefix("hf:")).strip("-")
-
-
-def is_dataset_spec(value: str) -> bool:
-    """Whether an input value names a dataset (glue/… or hf:…) rather than a file."""
-    return value.startswith(DATASET_PREFIXES)
-
-
-def parse_dataset_spec(value: str, flag: str) -> DatasetSpec:
-    """`glue/TASK:SPLIT` or `hf:NAME[:CONFIG]:SPLIT` into its parts; UserError naming `flag` when malformed."""
-    if value.startswith("glue/"):
-        task, sep, split = value.removeprefix("glue/").partition(":")
-        if task and sep and split and ":" not in split:
-            return DatasetSpec(value, GLUE_REPO, task, split)
-    else:
-        parts = value.removeprefix("hf:").split(":")
-        if len(parts) in (2, 3) and all(parts):
-            return DatasetSpec(value, parts[0], parts[1] if len(parts) == 3 else None, parts[-1])
-    raise UserError(f"{flag} {value} is not a dataset spec; use {SPEC_FORMS}, or pass a file")
 
 
 # ------------------------------------------------------------------------------------------------ conversions
@@ -149,7 +115,8 @@ class Input:
 def resolve_input(flag: str, value: str, base: Path, kind: str) -> Input:
     """An input value (path relative to `base`, or dataset spec) checked and, for a dataset, loaded and converted.
 
-    `kind` is "sts" (scored pairs) or "text" (sentences). Missing files and unloadable datasets are UserErrors."""
+    `kind` is "sts" (scored pairs), "labelled" (sentence<TAB>label tsv) or "text" (sentences). Missing files and
+    unloadable datasets are UserErrors."""
     if not isinstance(value, str) or not value:
         raise UserError(f"{flag} must be a path or a dataset spec, got {value!r}")
     path = Path(value).expanduser()
@@ -158,13 +125,19 @@ def resolve_input(flag: str, value: str, base: Path, kind: str) -> Input:
         spec = parse_dataset_spec(value, flag)
         from edgebert.data import load_hf_dataset
 
-        hint = "pass a local STS-B csv (sentence1,sentence2,score)" if kind == "sts" else "pass a local text file"
-        ds = load_hf_dataset(spec.name, spec.config, spec.split, spec.spec, hint)
+        hints = {"sts": "pass a local STS-B csv (sentence1,sentence2,score)", "labelled": "pass a local TSV (sentence<TAB>label)"}
+        ds = load_hf_dataset(spec.name, spec.config, spec.split, spec.spec, hints.get(kind, "pass a local text file"))
+        if kind == "labelled":
+            from edgebert.data import labelled_from_dataset, labelled_tsv_text
+
+            return Input(flag, value, dataset=spec, text=labelled_tsv_text(labelled_from_dataset(ds, spec.spec)), suffix=".tsv")
         if kind == "sts":
             return Input(flag, value, dataset=spec, text=sts_csv_text(sts_rows_from_dataset(ds, spec.spec)), suffix=".csv")
         return Input(flag, value, dataset=spec, text="\n".join(sentences_from_dataset(ds, spec.spec)) + "\n")
     path = path.resolve()
     if not path.exists():
-        what = "an STS-B csv (sentence1,sentence2,score)" if kind == "sts" else "text files (.gz ok), dirs, an STS-B csv or an SST-2 tsv"
+        what = {"sts": "an STS-B csv (sentence1,sentence2,score)", "labelled": "a TSV with a header sentence<TAB>label"}.get(
+            kind, "text files (.gz ok), dirs, an STS-B csv or an SST-2 tsv"
+        )
         raise UserError(f"{flag} {path} does not exist; pass {what}, or a dataset spec ({SPEC_FORMS})")
     return Input(flag, value, path=path)

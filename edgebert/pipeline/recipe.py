@@ -37,7 +37,7 @@ class DistillSection(DistillRecipe):
     eval_sts_limit: int | None = None
 
     def kwargs(self) -> dict[str, Any]:
-        skip = {"eval_sts", "eval_sts_limit"}
+        skip = {"eval_sts", "eval_sts_limit", "eval_labels"}
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip}
 
 
@@ -67,6 +67,7 @@ class VocabSection(VocabConfig):
 class ExportSection(ExportRecipe):
     """Student exports (target → quantizations, 'none' = fp32) and the teacher's fp32 exports for comparison."""
 
+    # Empty ({}): no student exports, the student is benched in PyTorch only.
     targets: dict[str, list[str]] = field(default_factory=lambda: {"onnx": ["int8"], "tflite": ["int8"], "tfjs": ["uint8"]})
     teacher_targets: list[str] = field(default_factory=lambda: ["onnx"])  # fp32 teacher exports benched beside
 
@@ -76,7 +77,8 @@ class ExportSection(ExportRecipe):
 
 @dataclass
 class BenchSection(BenchRecipe):
-    """What `edgebert bench` measures (`sts` None: no STS retention, its targets not evaluated); the reference is
+    """What `edgebert bench` measures (`sts` None: no STS retention, its targets not evaluated; `sst2`: the labelled
+    sentences a classifier teacher's items are scored on, None: accuracy targets not evaluated); the reference is
     always the teacher in PyTorch fp32."""
 
     student_pytorch: bool = True  # bench the (compressed) student in PyTorch too
@@ -88,6 +90,7 @@ class TargetsSection:
 
     max_mb: float | None = None  # every student export, on disk (1 MB = 10^6 bytes, as in the bench report)
     min_sts_retention: float | None = None  # every student export, vs the teacher in PyTorch fp32
+    min_accuracy_retention: float | None = None  # classifier teachers: every student export's accuracy / the teacher's
     min_onnx_speedup: float | None = None  # best student ONNX export vs the teacher's fp32 ONNX export
     min_tfjs_speedup: float | None = None  # best student TF.js export vs the teacher's fp32 TF.js export
     max_wall_minutes: float | None = None  # the whole pipeline
@@ -187,8 +190,6 @@ def _validate(recipe: Recipe) -> None:
                 raise UserError(
                     f"recipe: export.targets.{target} has unknown quantization '{q}'; choose from {', '.join(TARGET_QUANTIZATIONS[target])}"
                 )
-    if not recipe.export.targets:
-        raise UserError("recipe: export.targets is empty; name at least one target")
     for target in recipe.export.teacher_targets:
         if target not in TARGET_QUANTIZATIONS:
             raise UserError(f"recipe: export.teacher_targets has unknown target '{target}'")
@@ -274,7 +275,7 @@ def _check_bench(b: BenchSection) -> None:
     from edgebert.bench.measure import MeasureJob
 
     job = MeasureJob(seq_lens=b.seq_len, batches=b.batch, threads=b.threads, warmup=b.warmup, repeats=b.repeats,
-                     sts_limit=b.sts_limit, sts_limits=b.sts_limit_for)  # fmt: skip
+                     sts_limit=b.sts_limit, sts_limits=b.sts_limit_for, sst2_limit=b.sst2_limit)  # fmt: skip
     check_numbers(job, b.timeout)
 
 

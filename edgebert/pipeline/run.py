@@ -26,6 +26,7 @@ from edgebert import __version__
 from edgebert.artifact import atomic_output_dir, check_output_dir, report_json
 from edgebert.config import BenchConfig, BenchRecipe, PipelineConfig
 from edgebert.errors import UserError, kept_on_interrupt
+from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
 from edgebert.modeldir import MANIFEST
 from edgebert.options import checked, keyword_options
 from edgebert.pipeline.inputs import Input, is_dataset_spec, resolve_input
@@ -128,7 +129,10 @@ def _run_stage(state: State, name: str, out: Path, fn: Callable[[], Any], log: C
 # Module-level so tests can replace one (e.g. make an export raise to simulate an interruption).
 
 
-def run_distill(teacher: str, corpus: list[Path], out: Path, recipe: Recipe, eval_sts: Path | None, resume: bool, cache_dir: Any, quiet: bool) -> None:
+def run_distill(
+    teacher: str, corpus: list[Path], out: Path, recipe: Recipe, eval_sts: Path | None, resume: bool, cache_dir: Any, quiet: bool,
+    eval_labels: Path | None = None,
+) -> None:  # fmt: skip
     from edgebert.distill import distill
 
     distill(
@@ -137,6 +141,7 @@ def run_distill(teacher: str, corpus: list[Path], out: Path, recipe: Recipe, eva
         out,
         **recipe.distill.kwargs(),
         eval_sts=str(eval_sts) if eval_sts else None,
+        eval_labels=str(eval_labels) if eval_labels else None,
         resume=resume,
         cache_dir=cache_dir,
         quiet=quiet,
@@ -182,12 +187,15 @@ def run_export(target: str, quantize: str, model: Path | str, out: Path, seq_len
     export(target, model=model, out=out, quantize=quantize, seq_len=seq_len, min_cosine=min_cosine, quiet=quiet)
 
 
-def run_bench_stage(items: list[str], recipe: Recipe, sts: Path | None, out: Path, log: Callable[[str], None]) -> dict[str, Any]:
+def run_bench_stage(
+    items: list[str], recipe: Recipe, sts: Path | None, out: Path, log: Callable[[str], None], labels: Path | None = None
+) -> dict[str, Any]:
     from edgebert.bench.harness import plan_bench, run_bench
 
     b = recipe.bench
     options = BenchConfig(**{f.name: getattr(b, f.name) for f in dataclasses.fields(BenchRecipe)})
     options.sts, options.reference = (str(sts) if sts else None), TEACHER_LABEL
+    options.sst2 = str(labels) if labels else None
     config = plan_bench(items, options, command=["edgebert", "pipeline", "(bench stage)"])
     outcome = run_bench(config, out, force=True, echo=lambda m: log(f"bench: {m}"))
     if outcome.interrupted:
@@ -226,8 +234,8 @@ def evaluate_targets(recipe: Recipe, report: dict[str, Any], student_labels: dic
     def size_mb(item: dict[str, Any]) -> float | None:
         return round(item["model_bytes"] / 1e6, 3) if item.get("model_bytes") else None
 
-    def retention(item: dict[str, Any]) -> float | None:
-        value = (item.get("derived") or {}).get("sts_retention")
+    def retention(item: dict[str, Any], key: str = "sts_retention") -> float | None:
+        value = (item.get("derived") or {}).get(key)
         return round(value, 4) if value is not None else None
 
     def speedup_vs(teacher_label: str) -> Callable[[dict[str, Any]], float | None]:
@@ -246,6 +254,13 @@ def evaluate_targets(recipe: Recipe, report: dict[str, Any], student_labels: dic
         verdicts["min_sts_retention"] = {"limit": t.min_sts_retention, "met": None, "not_evaluated": "no --sts"}
     elif t.min_sts_retention is not None:
         verdicts["min_sts_retention"] = per_export(t.min_sts_retention, retention, at_most=False)
+    if t.min_accuracy_retention is not None and not recipe.bench.sst2:  # no labelled set: not evaluated, not failed
+        verdicts["min_accuracy_retention"] = {"limit": t.min_accuracy_retention, "met": None, "not_evaluated": "no labelled bench set"}
+    elif t.min_accuracy_retention is not None:
+        def accuracy_retention(item: dict[str, Any]) -> float | None:
+            return retention(item, "retention") if item.get("classification") else None
+
+        verdicts["min_accuracy_retention"] = per_export(t.min_accuracy_retention, accuracy_retention, at_most=False)
     if t.min_onnx_speedup is not None:
         verdicts["min_onnx_speedup"] = per_export(t.min_onnx_speedup, speedup_vs(f"{TEACHER_LABEL}-onnx"), at_most=False, only="onnx")
         verdicts["min_onnx_speedup"]["versus"] = f"{TEACHER_LABEL}-onnx"
@@ -284,6 +299,10 @@ def _with_flags(recipe: Recipe, options: PipelineConfig) -> Recipe:
         recipe.corpus = [*(recipe.corpus or []), absolute("--sst2", o.sst2)]
     if o.eval_sts is not None:
         recipe.distill.eval_sts = absolute("--eval-sts", o.eval_sts)
+    if o.eval_labels is not None:
+        recipe.distill.eval_labels = absolute("--eval-labels", o.eval_labels)
+    if o.labels is not None:
+        recipe.bench.sst2 = absolute("--labels", o.labels)
     if o.sts is not None:
         recipe.bench.sts = absolute("--sts", o.sts)
     return recipe
@@ -308,17 +327,50 @@ def _resolve_teacher(spec: str, base: Path) -> str:
     return str(candidate) if candidate.exists() else spec
 
 
-def skipped_steps(recipe: Recipe) -> list[dict[str, str]]:
-    """What the run leaves out for want of an optional input: one entry (step, input, message) each."""
-    skipped = []
-    if not recipe.distill.eval_sts:
-        skipped.append({"step": "distill", "input": "--eval-sts",
-                        "message": "no --eval-sts: distillation keeps the last checkpoint instead of the best on STS"})  # fmt: skip
-    if not recipe.bench.sts:
-        targets = "; the retention targets are not evaluated" if recipe.targets.min_sts_retention is not None else ""
-        skipped.append({"step": "bench", "input": "--sts",
-                        "message": f"no --sts: bench reports size and latency without STS retention{targets}"})  # fmt: skip
-    return skipped
+def skipped_steps(recipe: Recipe, classifier: bool = False) -> list[dict[str, str]]:
+    """What the run leaves out for want of an optional input: one entry (step, input, message) each (`classifier`:
+    the teacher is a sequence classifier, whose data are labelled sentences rather than STS pairs)."""
+    d, b, t = recipe.distill, recipe.bench, recipe.targets
+    if classifier:
+        checks = [
+            ("distill", "--eval-labels", d.eval_labels, "no --eval-labels: distillation keeps the last checkpoint instead of the best on accuracy"),
+            ("bench", "--labels", b.sst2, "no labelled bench set (--labels or [bench] sst2): bench reports size and latency without accuracy"
+             + ("; the accuracy targets are not evaluated" if t.min_accuracy_retention is not None else "")),
+        ]  # fmt: skip
+    else:
+        checks = [
+            ("distill", "--eval-sts", d.eval_sts, "no --eval-sts: distillation keeps the last checkpoint instead of the best on STS"),
+            ("bench", "--sts", b.sts, "no --sts: bench reports size and latency without STS retention"
+             + ("; the retention targets are not evaluated" if t.min_sts_retention is not None else "")),
+        ]  # fmt: skip
+    return [{"step": step, "input": flag, "message": message} for step, flag, given, message in checks if not given]
+
+
+def teacher_task(teacher_dir: Path) -> str:
+    """The task of the teacher's head (edgebert.heads.detect_task on its config.json)."""
+    from edgebert.heads import detect_task, read_sentence_stack
+    from edgebert.modelio import inspect_model_dir
+
+    config, _ = inspect_model_dir(teacher_dir)
+    return detect_task(config, read_sentence_stack(teacher_dir) is not None)
+
+
+def _check_task_inputs(recipe: Recipe, classifier: bool) -> None:
+    """The data fit the teacher: labelled sets and accuracy targets for a classifier, STS for an embedder."""
+    if classifier and recipe.distill.eval_sts:
+        raise UserError("the teacher is a sequence classifier: its student is chosen on labelled sentences (--eval-labels), not --eval-sts")
+    if classifier and recipe.targets.min_sts_retention is not None:
+        raise UserError("the teacher is a sequence classifier: set targets.min_accuracy_retention, not min_sts_retention")
+    if not classifier and (recipe.distill.eval_labels or recipe.targets.min_accuracy_retention is not None):
+        raise UserError("--eval-labels and targets.min_accuracy_retention need a sequence-classifier teacher")
+    from edgebert.heads import EXPORTABLE_TASKS
+
+    exports = recipe.export.student_exports() or recipe.export.teacher_targets
+    if classifier and exports and TEXT_CLASSIFICATION not in EXPORTABLE_TASKS:
+        raise UserError(
+            "the teacher is a sequence classifier and this edgebert cannot export classifiers with their head yet; "
+            "set [export] targets = {} and teacher_targets = [] to bench the student in PyTorch only"
+        )
 
 
 def _check_work(work: Path, recipe: Recipe, resume: bool, force: bool) -> str:
@@ -357,16 +409,21 @@ def _prepare_work(work: Path, recipe: Recipe, resume: bool, force: bool) -> Stat
     return state
 
 
-def _check_inputs(corpus: list[Input], eval_sts: Input | None, bench_sts: Input | None, calibration: Path | None) -> None:
-    """Every local input file is readable UTF-8 text, STS files hold valid scores: found now, not when their stage
-    runs (datasets were checked when converted)."""
+def _check_inputs(
+    corpus: list[Input], eval_sts: Input | None, bench_sts: Input | None, calibration: Path | None, labelled: list[Input | None]
+) -> None:
+    """Every local input file is readable UTF-8 text, STS files hold valid scores, labelled sets have labelled rows:
+    found now, not when their stage runs (datasets were checked when converted)."""
     from edgebert import validate
-    from edgebert.data import check_corpus_sources, load_sts_csv
+    from edgebert.data import check_corpus_sources, load_labelled_tsv, load_sts_csv
 
     check_corpus_sources([c.path for c in corpus if c.path is not None])
     for sts in (eval_sts, bench_sts):
         if sts is not None and sts.path is not None:
             load_sts_csv(sts.path)
+    for labels in labelled:
+        if labels is not None and labels.path is not None:
+            load_labelled_tsv(labels.path, limit=1, flag=labels.flag)
     if calibration is not None:
         validate.text_file("compress.calibration", calibration)
 
@@ -395,6 +452,13 @@ class Plan:
     calibration: Path | None
     skipped: list[dict[str, str]]
     inputs: dict[str, Any]
+    task: str = FEATURE_EXTRACTION  # the teacher's: text-classification means task distillation
+    eval_labels: Input | None = None
+    bench_labels: Input | None = None
+
+    @property
+    def classifier(self) -> bool:
+        return self.task == TEXT_CLASSIFICATION
 
 
 def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None = None, **options: Any) -> Plan:
@@ -420,17 +484,23 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
     calibration = resolve_path(recipe.compress.calibration, base) if recipe.compress.calibration else None
     if calibration is not None and not calibration.is_file():
         raise UserError(f"compress.calibration {calibration} does not exist")
-    _check_inputs(corpus_inputs, eval_input, bench_input, calibration)
+    eval_labels = resolve_input("--eval-labels", recipe.distill.eval_labels, base, "labelled") if recipe.distill.eval_labels else None
+    bench_labels = resolve_input("[bench] sst2", recipe.bench.sst2, base, "labelled") if recipe.bench.sst2 else None
+    _check_inputs(corpus_inputs, eval_input, bench_input, calibration, [eval_labels, bench_labels])
     _check_targets(recipe)
     teacher = _resolve_teacher(recipe.teacher, base)
     from edgebert.sources import resolve_model
 
     teacher_dir = resolve_model(teacher)
+    task = teacher_task(teacher_dir)
+    _check_task_inputs(recipe, task == TEXT_CLASSIFICATION)
     inputs = {
         "teacher": teacher_dir,
         "corpus": [c.path for c in corpus_inputs if c.path is not None],
         "--eval-sts": eval_input.path if eval_input else None,
         "--sts": bench_input.path if bench_input else None,
+        "--eval-labels": eval_labels.path if eval_labels else None,
+        "[bench] sst2": bench_labels.path if bench_labels else None,
         "compress.calibration": calibration,
         "recipe": recipe.source,
     }
@@ -438,7 +508,7 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
     check_output_dir(work, True, inputs, "--work")  # overlap and writability; its contents are _check_work's
     work_action = _check_work(work, recipe, resume, force)
     return Plan(recipe, out, work, work_action, teacher, teacher_dir, corpus_inputs, eval_input, bench_input, calibration,
-                skipped_steps(recipe), inputs)  # fmt: skip
+                skipped_steps(recipe, task == TEXT_CLASSIFICATION), inputs, task, eval_labels, bench_labels)  # fmt: skip
 
 
 def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
@@ -447,8 +517,12 @@ def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
     d, c, v, e, b = r.distill, r.compress, r.vocab, r.export, r.bench
     layers = f"{d.student_layers} layers" if d.student_layers else "student shape from distill()'s defaults"
     best = f"best on --eval-sts every {d.eval_steps or 'default'} steps" if d.eval_sts else "last checkpoint"
+    mode = ""
+    if plan.classifier:
+        best = f"best accuracy on --eval-labels every {d.eval_steps or 'default'} steps" if d.eval_labels else "last checkpoint"
+        mode = "task distillation of the classifier teacher (soft targets on its logits + hidden cosine) into a classifier, "
     stages = [("distill", w / "distill" / "student",
-               f"{layers}, embedding_dim {d.embedding_dim}, {d.steps} steps, batch {d.batch_size}, seq {d.seq_len}, lr {d.lr:g}; keeps the {best}")]  # fmt: skip
+               f"{mode}{layers}, embedding_dim {d.embedding_dim}, {d.steps} steps, batch {d.batch_size}, seq {d.seq_len}, lr {d.lr:g}; keeps the {best}")]  # fmt: skip
     if c.enabled:
         heal = f", heal {c.heal_steps} steps (lr {c.heal_lr:g})" if c.heal_steps else ""
         stages.append(("compress", w / "compress" / "student",
@@ -461,6 +535,8 @@ def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
         name = f"student-{target}" + ("" if quant == "none" else f"-{quant}")
         stages.append((f"export:{name}", w / "export" / name, f"quantize {quant}, seq {e.seq_len}, min cosine {e.min_cosine}"))
     sts = f"STS {plan.bench_sts.describe()}" if plan.bench_sts else "no STS"
+    if plan.classifier:
+        sts = f"accuracy and agreement on {plan.bench_labels.describe()}" if plan.bench_labels else "no labelled set"
     stages.append(("bench", w / "bench", f"seq {b.seq_len}, batch {b.batch}, threads {b.threads}, {b.repeats} repeats, {sts}"))
     return stages
 
@@ -474,6 +550,10 @@ def format_plan(plan: Plan) -> list[str]:
     limit = f" (first {r.distill.eval_sts_limit} pairs)" if r.distill.eval_sts_limit else ""
     lines.append(f"  --eval-sts: {plan.eval_sts.describe() + limit if plan.eval_sts else 'none'}")
     lines.append(f"  --sts: {plan.bench_sts.describe() if plan.bench_sts else 'none'}")
+    if plan.classifier:
+        lines[1] += f" ({plan.task}: task distillation)"
+        lines.append(f"  --eval-labels: {plan.eval_labels.describe() if plan.eval_labels else 'none'}")
+        lines.append(f"  --labels ([bench] sst2): {plan.bench_labels.describe() if plan.bench_labels else 'none'}")
     if r.compress.enabled:
         lines.append(f"  calibration: {plan.calibration or 'passages sampled from the corpus into the work dir'}")
     lines.append(f"stages ({plan.work_action} work dir {plan.work}):")
@@ -507,7 +587,7 @@ def run_pipeline(
         model = _student_stages(run, data)
         bench_items, student_labels = _export_stages(run, model)
         bench_dir = plan.work / "bench"
-        run.stage("bench", bench_dir, lambda: run_bench_stage(bench_items, plan.recipe, data.bench_sts, bench_dir, log))
+        run.stage("bench", bench_dir, lambda: run_bench_stage(bench_items, plan.recipe, data.bench_sts, bench_dir, log, data.bench_labels))
         report = json.loads((bench_dir / "report.json").read_text())
         summary = _summary(run, data, report, student_labels)
         _write_report(plan, force, bench_dir, summary)
@@ -541,6 +621,8 @@ class _Data:
     prepared: list[Path]
     eval_sts: Path | None
     bench_sts: Path | None
+    eval_labels: Path | None = None
+    bench_labels: Path | None = None
 
 
 def _prepare_data(run: _Run) -> _Data:
@@ -550,12 +632,22 @@ def _prepare_data(run: _Run) -> _Data:
     plan, recipe = run.plan, run.plan.recipe
     data_dir = plan.work / "corpus"
     sources = [c.materialize(data_dir) for c in plan.corpus]
-    prepared = prepare_corpus(sources, data_dir)
+    bench_labels = plan.bench_labels.materialize(data_dir) if plan.bench_labels else None
+    held_out = _sentences(bench_labels) if bench_labels else None  # the bench scores them: never distilled on
+    prepared = prepare_corpus(sources, data_dir, exclude=held_out)
     eval_source = plan.eval_sts.materialize(data_dir) if plan.eval_sts else None
     eval_sts = write_sts_subset(eval_source, recipe.distill.eval_sts_limit, data_dir / "eval-sts.csv") if eval_source else None
     bench_sts = plan.bench_sts.materialize(data_dir) if plan.bench_sts else None
+    eval_labels = plan.eval_labels.materialize(data_dir) if plan.eval_labels else None
     run.log(f"recipe {recipe.name} ({recipe.fingerprint()}); teacher {plan.teacher_dir}; corpus: {', '.join(str(p) for p in prepared)}")
-    return _Data(sources, prepared, eval_sts, bench_sts)
+    return _Data(sources, prepared, eval_sts, bench_sts, eval_labels, bench_labels)
+
+
+def _sentences(labelled: Path) -> set[str]:
+    """The whitespace-normalised sentences of a labelled TSV."""
+    from edgebert.data import load_labelled_tsv
+
+    return {" ".join(t.split()) for t in load_labelled_tsv(labelled).texts}
 
 
 def _student_stages(run: _Run, data: _Data) -> Path:
@@ -564,7 +656,9 @@ def _student_stages(run: _Run, data: _Data) -> Path:
 
     plan, recipe, work = run.plan, run.plan.recipe, run.plan.work
     student = work / "distill" / "student"
-    run.stage("distill", student, lambda: run_distill(plan.teacher, data.prepared, student, recipe, data.eval_sts, run.resume, run.cache_dir, run.quiet))
+    run.stage("distill", student, lambda: run_distill(
+        plan.teacher, data.prepared, student, recipe, data.eval_sts, run.resume, run.cache_dir, run.quiet, data.eval_labels
+    ))  # fmt: skip
     model = student
     if recipe.compress.enabled:
         pruned = work / "compress" / "student"
@@ -584,7 +678,8 @@ def _student_stages(run: _Run, data: _Data) -> Path:
 def _export_stages(run: _Run, model: Path) -> tuple[list[str], dict[tuple[str, str], str]]:
     """The teacher's fp32 exports (for the speed-up targets), then every student target x quantization.
 
-    Returns the bench items (label=dir) and the student exports' labels by (target, quantization)."""
+    Returns the bench items (label=dir) and the student exports' labels by (target, quantization); with no student
+    exports, the PyTorch student's label under ("pytorch", "none"), so the targets and headline judge it."""
     plan, e, work, quiet = run.plan, run.plan.recipe.export, run.plan.work, run.quiet
     bench_items = [f"{TEACHER_LABEL}={plan.teacher_dir}"]
     for target in e.teacher_targets:
@@ -594,6 +689,8 @@ def _export_stages(run: _Run, model: Path) -> tuple[list[str], dict[tuple[str, s
     if plan.recipe.bench.student_pytorch:
         bench_items.append(f"student={model}")
     student_labels: dict[tuple[str, str], str] = {}
+    if not e.student_exports() and plan.recipe.bench.student_pytorch:  # no exports: the targets judge the PyTorch student
+        student_labels[("pytorch", "none")] = "student"
     for target, quant in e.student_exports():
         name = f"student-{target}" + ("" if quant == "none" else f"-{quant}")
         d = work / "export" / name
@@ -653,6 +750,9 @@ def _headline(report: dict[str, Any], student_labels: dict[tuple[str, str], str]
                 "mb": round(item["model_bytes"] / 1e6, 3) if item.get("model_bytes") else None,
                 "sts_spearman": (item.get("sts") or {}).get("spearman"),
                 "sts_retention": d.get("sts_retention"),
+                "accuracy": d.get("accuracy"),
+                "agreement": d.get("agreement"),
+                "retention": d.get("retention"),
                 "latency_ms": d.get("latency_ms"),
             }
         )

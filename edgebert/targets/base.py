@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from edgebert.config import SEQ_LEN
 from edgebert.modelio import LoadedModel
 
 OUTPUT_NAMES = ("sentence_embedding", "last_hidden_state")
@@ -20,9 +21,15 @@ INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 class ExportOptions:
     """What the user asked of an export."""
 
-    seq_len: int = 128
+    seq_len: int = SEQ_LEN  # the longest input (static targets: the largest bucket)
     quantize: str = "none"
     calibration_texts: tuple[str, ...] = ()
+    buckets: tuple[int, ...] = ()  # static-shape targets: one graph (signature) per length; () = (seq_len,)
+
+    @property
+    def lengths(self) -> tuple[int, ...]:
+        """The sequence-length buckets, ascending (the one `seq_len` when none were asked for)."""
+        return tuple(sorted(self.buckets)) or (self.seq_len,)
 
 
 @dataclass
@@ -33,6 +40,7 @@ class ConvertResult:
     input_dtype: str  # "int32" or "int64"
     static_shape: bool  # True: inputs are [1, seq_len]; False: [batch, sequence] dynamic
     extra: dict[str, Any] = field(default_factory=dict)
+    buckets: dict[int, dict[str, Any]] = field(default_factory=dict)  # static targets: {length: how to run it}
 
 
 class Runner(ABC):
@@ -40,7 +48,8 @@ class Runner(ABC):
 
     @abstractmethod
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Map `input_ids`/`attention_mask`/`token_type_ids` [B, T] to the two float32 outputs."""
+        """Map `input_ids`/`attention_mask`/`token_type_ids` [B, T] to the export's named outputs (its manifest's
+        `outputs`): `sentence_embedding` and `last_hidden_state`, or the task's (`logits`; `top_ids`, `top_scores`)."""
 
     def time_calls(self, inputs: dict[str, np.ndarray], warmup: int, repeats: int) -> list[float]:
         """Seconds per `run(inputs)` call after `warmup` untimed calls (runtimes may time natively)."""
@@ -91,6 +100,12 @@ class Exporter(ABC):
         default is the host's runtime alone (targets whose arithmetic does not depend on the CPU).
         """
         return {"host": KernelPath("this machine's runtime", self.load_runner(export_dir, manifest))}
+
+
+def named_output(name: str, value: Any) -> np.ndarray:
+    """An output as the Runner contract has it: float32, except integer ids (fill-mask's `top_ids`: int32)."""
+    array = np.asarray(value)
+    return array.astype(np.int32) if np.issubdtype(array.dtype, np.integer) else array.astype(np.float32)
 
 
 def embedding_outputs(outputs: dict[str, np.ndarray], mask: np.ndarray, pooling: str) -> dict[str, np.ndarray]:

@@ -76,21 +76,26 @@ def per_head_attention(module: Any) -> Iterator[None]:
 
 def build_saved_model(
     model_dir: Path,
-    seq_len: int,
+    lengths: int | dict[str, int],
     pooling: str,
     family: Family,
     saved_dir: Path,
     erf_gelu: bool = True,
     per_head: bool = False,
+    task: str = "feature-extraction",
+    top_k: int = 0,
 ) -> dict:
-    """Write a SavedModel whose serving signature maps the family's int32 [1, seq_len] inputs to the two named outputs."""
+    """Write a SavedModel whose signatures map the family's int32 [1, length] inputs to the named outputs: the
+    sentence embedding and token states, or a task head's (`edgebert.task_heads`) computed by transformers' TF class
+    of the model's own architecture (`TF<architecture>`, e.g. TFBertForSequenceClassification).
+
+    `lengths`: {signature: its sequence length}; one length means `serving_default`. The signatures share the
+    model's variables (one copy of the weights)."""
     import tensorflow as tf
     import transformers
 
     gelu = _use_erf_gelu() if erf_gelu else "keras"
-    if family.tf_model_class is None:
-        raise SystemExit(f"the {family.name} family has no TensorFlow class")
-    tf_class = getattr(transformers, family.tf_model_class)
+    tf_class = _tf_class(transformers, model_dir, family, task)
     encoder = load_tf_model(tf_class, model_dir, family)
     config = encoder.config
     activation = getattr(config, family.activation_field, "gelu")
@@ -98,28 +103,34 @@ def build_saved_model(
         raise SystemExit(f"unsupported {family.activation_field} {activation!r} for the TF.js path")
 
     input_names = family.input_names()
-    specs = [tf.TensorSpec([1, seq_len], tf.int32, name=name) for name in input_names]
+    lengths = lengths if isinstance(lengths, dict) else {SIGNATURE: lengths}
 
     from edgebert.heads import tf_sentence_vector
     from edgebert.modeldir import resolve_stack
+    from edgebert.task_heads import tf_task_outputs
 
     stack = resolve_stack(Path(model_dir), family.default_pooling)
-    if "+".join(stack.pooling) != pooling:
+    if task == "feature-extraction" and "+".join(stack.pooling) != pooling:
         raise SystemExit(f"the model's pooling is {'+'.join(stack.pooling)}, the export asked for {pooling}")
 
-    @tf.function(input_signature=specs)
+    @tf.function
     def serve(*tensors: Any) -> dict[str, Any]:
         feeds = dict(zip(input_names, tensors))
+        if task != "feature-extraction":
+            return tf_task_outputs(tf, task, encoder(**feeds, training=False).logits, top_k)
         hidden = encoder(**feeds, training=False).last_hidden_state
         embedding = tf_sentence_vector(tf, stack, hidden, feeds["attention_mask"])
         return {"sentence_embedding": embedding, "last_hidden_state": hidden}
 
     with per_head_attention(sys.modules[tf_class.__module__]) if per_head else contextlib.nullcontext():
-        concrete = serve.get_concrete_function()
+        concrete = {
+            name: serve.get_concrete_function(*[tf.TensorSpec([1, n], tf.int32, name=i) for i in input_names])
+            for name, n in lengths.items()
+        }
     module = tf.Module()
     module.encoder = encoder
     module.serve = serve
-    tf.saved_model.save(module, str(saved_dir), signatures={SIGNATURE: concrete})
+    tf.saved_model.save(module, str(saved_dir), signatures=concrete)
     return {
         "tensorflow": tf.__version__,
         "transformers": transformers.__version__,
@@ -127,6 +138,22 @@ def build_saved_model(
         "gelu": gelu if activation == "gelu" else activation,
         "attention_products": "per_head_2d" if per_head else "batched",
     }
+
+
+def _tf_class(transformers: Any, model_dir: Path, family: Family, task: str) -> Any:
+    """The TF class to build: the family's base model (feature extraction) or the TF twin of the model's head class."""
+    if family.tf_model_class is None:
+        raise SystemExit(f"the {family.name} family has no TensorFlow class")
+    if task == "feature-extraction":
+        return getattr(transformers, family.tf_model_class)
+    from transformers import AutoConfig
+
+    from edgebert.task_heads import architecture_class
+
+    name = "TF" + architecture_class(AutoConfig.from_pretrained(model_dir, trust_remote_code=False), task)
+    if not hasattr(transformers, name):
+        raise SystemExit(f"transformers has no TensorFlow class {name} for this model's {task} head")
+    return getattr(transformers, name)
 
 
 def load_tf_model(tf_class: Any, model_dir: str | Path, family: Family) -> Any:

@@ -1,12 +1,15 @@
 /**
  * The embedding model: an edgebert TF.js graph model (static int32 [1, seq_len] inputs) plus its tokenizer.
+ * An export with sequence-length buckets (`edgebert export --seq-len 16,32,64,128`) has one graph per bucket over
+ * one weight shard: each text is padded to the smallest bucket that holds it and runs on that bucket's graph, the
+ * weights decoded once and shared by the graphs.
  *
  * Platform-neutral: it imports only @tensorflow/tfjs-core and -converter, and takes the model source as an
  * injected tf.io.IOHandler (bundleResourceIO in the React Native app, a file handler in Node, tf.io.http or a
  * URL in the browser). The caller picks and initialises the backend (rn-webgl / cpu / wasm) before loading.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { loadGraphModel, type GraphModel } from '@tensorflow/tfjs-converter';
+import { GraphModel } from '@tensorflow/tfjs-converter';
 
 import { EdgeTokenizer, type EncodedText } from './tokenizer';
 import type { ExportManifest } from './types';
@@ -24,6 +27,34 @@ export interface ModelFiles {
   tokenizerConfig: object;
   /** model.json + the weights shard. */
   source: ModelSource;
+  /**
+   * The source of another graph file of the export (a bucket's `model-16.json`, same shard). Without it only
+   * model.json (the longest bucket) is used: every text is padded to the export's longest length.
+   */
+  bucketSource?: (modelFile: string) => ModelSource;
+}
+
+/** GraphModel's weight-sharing entry point (tfjs-converter 4.x; not in its public typings). */
+type SharedLoad = { loadWithWeightMap?: (artifacts: tf.io.ModelArtifacts, weights: tf.NamedTensorMap) => void };
+
+/** {bucket length: graph}: the graphs of one export share one decoded copy of its weight shard. */
+async function loadGraphs(sources: [number, ModelSource][]): Promise<Map<number, GraphModel>> {
+  const graphs = new Map<number, GraphModel>();
+  let weights: tf.NamedTensorMap | null = null;
+  for (const [length, source] of sources) {
+    const handler = typeof source === 'string' ? tf.io.http(source) : source;
+    const model = new GraphModel(handler);
+    const shared = model as unknown as SharedLoad;
+    if (sources.length === 1 || typeof shared.loadWithWeightMap !== 'function' || !handler.load) {
+      await model.load(); // each graph with its own weights (a tfjs without loadWithWeightMap)
+    } else {
+      const artifacts = await handler.load();
+      weights ??= tf.io.decodeWeights(artifacts.weightData!, artifacts.weightSpecs!);
+      shared.loadWithWeightMap(artifacts, weights);
+    }
+    graphs.set(length, model);
+  }
+  return graphs;
 }
 
 const now = (): number => (typeof performance !== 'undefined' ? performance.now() : Date.now());
@@ -40,11 +71,13 @@ function checkManifest(manifest: ExportManifest): void {
 export class Embedder {
   /** Wall time of the last embed() call, tokenisation included, in milliseconds. */
   lastEmbedMs = 0;
+  /** The bucket (padded length) of the last text embedded. */
+  lastSeqLen = 0;
 
   private constructor(
     readonly manifest: ExportManifest,
     readonly tokenizer: EdgeTokenizer,
-    private readonly model: GraphModel,
+    private readonly graphs: Map<number, GraphModel>,
     private readonly outputNode: string,
     private readonly inputNames: string[],
   ) {}
@@ -52,13 +85,25 @@ export class Embedder {
   static async load(files: ModelFiles): Promise<Embedder> {
     checkManifest(files.manifest);
     const { manifest } = files;
+    const listed = manifest.buckets?.length ? manifest.buckets : [{ seq_len: manifest.seq_len, model_file: 'model.json' }];
+    const usable = files.bucketSource ? listed : listed.filter((b) => b.seq_len === manifest.seq_len);
+    const sources: [number, ModelSource][] = usable.map((b) => [
+      b.seq_len,
+      files.bucketSource ? files.bucketSource(b.model_file ?? 'model.json') : files.source,
+    ]);
     const tokenizer = new EdgeTokenizer(files.tokenizerJson, files.tokenizerConfig, {
       seqLen: manifest.seq_len,
+      buckets: sources.map(([length]) => length),
       doLowerCase: manifest.model?.do_lower_case,
     });
-    const model = await loadGraphModel(files.source);
+    const graphs = await loadGraphs(sources);
     const inputNames = manifest.inputs.map((i) => i.name);
-    return new Embedder(manifest, tokenizer, model, manifest.target_details.output_nodes[EMBEDDING_OUTPUT], inputNames);
+    return new Embedder(manifest, tokenizer, graphs, manifest.target_details.output_nodes[EMBEDDING_OUTPUT], inputNames);
+  }
+
+  /** The padded lengths this embedder runs (one graph each). */
+  get buckets(): number[] {
+    return this.tokenizer.buckets;
   }
 
   get dim(): number {
@@ -80,13 +125,15 @@ export class Embedder {
     return feeds;
   }
 
-  /** One L2-normalised embedding per text (the graph is [1, seq_len]: one execute per text). */
+  /** One L2-normalised embedding per text (the graphs are [1, bucket]: one execute per text, on its bucket's graph). */
   async embed(texts: string[]): Promise<Float32Array[]> {
     const start = now();
     const out: Float32Array[] = [];
     for (const text of texts) {
-      const feeds = this.feeds(this.tokenizer.encode(text));
-      const result = this.model.execute(feeds, this.outputNode) as tf.Tensor;
+      const encoded = this.tokenizer.encode(text);
+      this.lastSeqLen = encoded.inputIds.length;
+      const feeds = this.feeds(encoded);
+      const result = this.graphs.get(this.lastSeqLen)!.execute(feeds, this.outputNode) as tf.Tensor;
       try {
         out.push((await result.data()) as Float32Array);
       } finally {
@@ -103,6 +150,6 @@ export class Embedder {
   }
 
   dispose(): void {
-    this.model.dispose();
+    this.graphs.forEach((g) => g.dispose()); // shared weights: the first dispose frees them, the rest are no-ops
   }
 }

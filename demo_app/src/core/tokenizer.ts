@@ -2,16 +2,17 @@
  * BERT-style tokenisation for a fixed-shape edgebert export, on top of @huggingface/tokenizers (pure JS, reads
  * the export's tokenizer.json). That library does the normalisation, pre-tokenisation, WordPiece and the
  * [CLS]/[SEP] template, but no truncation, padding or token type ids: this module adds them so that the result
- * equals Python's `tokenizer(text, truncation=True, max_length=seq_len, padding="max_length")`.
+ * equals Python's `tokenizer(text, truncation=True, max_length=seq_len, padding="max_length")`, with max_length the
+smallest of the export's sequence-length buckets that holds the text (edgebert/buckets.py picks the same way).
  */
 import { Tokenizer } from '@huggingface/tokenizers';
 
 export interface EncodedText {
-  /** int32 [seqLen]: ids, padded with the pad id. */
+  /** int32 [bucket]: ids, padded with the pad id to the smallest bucket that holds them (seqLen without buckets). */
   inputIds: Int32Array;
-  /** int32 [seqLen]: 1 for real tokens (special tokens included), 0 for padding. */
+  /** int32 [bucket]: 1 for real tokens (special tokens included), 0 for padding. */
   attentionMask: Int32Array;
-  /** int32 [seqLen]: segment ids (0 for a single sentence), pad type id for padding. */
+  /** int32 [bucket]: segment ids (0 for a single sentence), pad type id for padding. */
   tokenTypeIds: Int32Array;
   /** Number of real tokens (≤ seqLen), special tokens included. */
   length: number;
@@ -20,8 +21,13 @@ export interface EncodedText {
 }
 
 export interface TokenizerOptions {
-  /** The export's static sequence length (manifest `seq_len`). */
+  /** The export's longest sequence length (manifest `seq_len`): texts are truncated to it. */
   seqLen: number;
+  /**
+   * The export's sequence-length buckets (manifest `buckets[].seq_len`): a text is padded only to the smallest
+   * bucket that holds it. Default: the one length `seqLen`.
+   */
+  buckets?: number[];
   /** The model's `do_lower_case` (manifest `model.do_lower_case`); applied here only if tokenizer.json does not. */
   doLowerCase?: boolean;
 }
@@ -50,8 +56,16 @@ function padInfo(tokenizerJson: JsonObject, tokenizerConfig: JsonObject, tok: To
   return { id, typeId };
 }
 
+/** The smallest bucket that holds `length` tokens (the largest when none does: the text was truncated to it). */
+export function pickBucket(length: number, buckets: readonly number[]): number {
+  const sorted = [...buckets].sort((a, b) => a - b);
+  return sorted.find((b) => b >= length) ?? sorted[sorted.length - 1];
+}
+
 export class EdgeTokenizer {
   readonly seqLen: number;
+  /** The lengths a text may be padded to, ascending (the last is seqLen). */
+  readonly buckets: number[];
   readonly padId: number;
   readonly padTypeId: number;
   /**
@@ -71,6 +85,10 @@ export class EdgeTokenizer {
     }
     const json = tokenizerJson as JsonObject;
     this.seqLen = options.seqLen;
+    this.buckets = [...new Set(options.buckets?.length ? options.buckets : [options.seqLen])].sort((a, b) => a - b);
+    if (this.buckets[this.buckets.length - 1] !== this.seqLen || this.buckets.some((b) => !Number.isInteger(b) || b < 2)) {
+      throw new Error(`buckets must be integers ≥ 2 whose largest is seqLen ${this.seqLen}, got ${this.buckets}`);
+    }
     this.tok = new Tokenizer(tokenizerJson, tokenizerConfig);
     const pad = padInfo(json, tokenizerConfig as JsonObject, this.tok);
     this.padId = pad.id;
@@ -114,9 +132,10 @@ export class EdgeTokenizer {
     const ids = [...this.prefix.ids, ...body, ...this.suffix.ids];
     const types = [...this.prefix.types, ...bodyTypes, ...this.suffix.types];
 
-    const inputIds = new Int32Array(this.seqLen).fill(this.padId);
-    const attentionMask = new Int32Array(this.seqLen);
-    const tokenTypeIds = new Int32Array(this.seqLen).fill(this.padTypeId);
+    const padded = pickBucket(ids.length, this.buckets);
+    const inputIds = new Int32Array(padded).fill(this.padId);
+    const attentionMask = new Int32Array(padded);
+    const tokenTypeIds = new Int32Array(padded).fill(this.padTypeId);
     inputIds.set(ids);
     attentionMask.fill(1, 0, ids.length);
     tokenTypeIds.set(types);

@@ -2,7 +2,7 @@
 export interface InputSpec {
   name: string;
   dtype: string;
-  shape: number[];
+  shape: (number | string)[];
 }
 
 export interface ExportManifest {
@@ -10,9 +10,20 @@ export interface ExportManifest {
   target: string;
   quantization: string;
   seq_len: number;
+  /** Sequence-length buckets (edgebert export --seq-len 16,32,…): one graph each (`model_file`), one weight shard. */
+  buckets?: { seq_len: number; model_file?: string }[];
   inputs: InputSpec[];
-  outputs: { name: string; shape: number[]; normalized?: boolean }[];
-  model: { family: string; pooling: string; hidden_size: number; layers: number; do_lower_case?: boolean };
+  /** What the export computes: feature-extraction (the default), text-classification, … */
+  task?: string;
+  outputs: { name: string; shape: (number | string)[]; normalized?: boolean; labels?: string[] }[];
+  model: {
+    family: string;
+    pooling?: string;
+    hidden_size: number;
+    layers: number;
+    do_lower_case?: boolean;
+    id2label?: Record<string, string>;
+  };
   target_details: {
     weight_shards: string[];
     output_nodes: Record<string, string>;

@@ -11,7 +11,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 
-import { Embedder } from '../core/model';
+import { Classifier } from '../core/classify';
+import { Embedder, type ModelFiles } from '../core/model';
 import type { ExportManifest, Note, NoteEmbeddings } from '../core/types';
 
 export const APP_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -23,11 +24,11 @@ export const MODEL_DIR = process.env.EDGEBERT_DEMO_MODEL_DIR
 
 const readJson = <T>(file: string): T => JSON.parse(fs.readFileSync(file, 'utf8')) as T;
 
-/** A tf.io.IOHandler that reads model.json and concatenates its weight shards from disk. */
-export function fileIOHandler(modelDir: string): tf.io.IOHandler {
+/** A tf.io.IOHandler that reads a graph's json (default model.json) and concatenates its weight shards from disk. */
+export function fileIOHandler(modelDir: string, modelFile = 'model.json'): tf.io.IOHandler {
   return {
     load: async () => {
-      const modelJson = readJson<tf.io.ModelJSON>(path.join(modelDir, 'model.json'));
+      const modelJson = readJson<tf.io.ModelJSON>(path.join(modelDir, modelFile));
       const weightSpecs: tf.io.WeightsManifestEntry[] = [];
       const buffers: Buffer[] = [];
       for (const group of modelJson.weightsManifest) {
@@ -72,17 +73,31 @@ export function readManifest(modelDir = MODEL_DIR): ExportManifest {
   return readJson<ExportManifest>(path.join(modelDir, 'edgebert.json'));
 }
 
-/** Load the export in `modelDir` with the file IOHandler (call useBackend() first). */
-export async function loadEmbedder(modelDir = MODEL_DIR): Promise<Embedder> {
+/** The files of the export in `modelDir`, the model read through the file IOHandler (`buckets: false`: model.json only). */
+export function readModelFiles(modelDir = MODEL_DIR, options: { buckets?: boolean } = {}): ModelFiles {
   if (!modelPresent(modelDir)) {
     throw new Error(`no TF.js export in ${modelDir}; run: bash scripts/prepare.sh`);
   }
-  return Embedder.load({
+  return {
     manifest: readManifest(modelDir),
     tokenizerJson: readJson<object>(path.join(modelDir, 'tokenizer.json')),
     tokenizerConfig: readJson<object>(path.join(modelDir, 'tokenizer_config.json')),
     source: fileIOHandler(modelDir),
-  });
+    bucketSource: options.buckets === false ? undefined : (file) => fileIOHandler(modelDir, file),
+  };
+}
+
+/**
+ * Load the export in `modelDir` with the file IOHandler (call useBackend() first); `buckets: false` loads only
+ * model.json, so every text is padded to the export's longest length.
+ */
+export async function loadEmbedder(modelDir = MODEL_DIR, options: { buckets?: boolean } = {}): Promise<Embedder> {
+  return Embedder.load(readModelFiles(modelDir, options));
+}
+
+/** Load a text-classification export (edgebert export --target tfjs of a …ForSequenceClassification model). */
+export async function loadClassifier(modelDir: string): Promise<Classifier> {
+  return Classifier.load(readModelFiles(modelDir, { buckets: false }));
 }
 
 export function readNotes(file = path.join(ASSETS_DIR, 'notes.json')): Note[] {

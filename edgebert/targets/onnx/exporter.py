@@ -11,7 +11,7 @@ import numpy as np
 
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, KernelPath, Runner
+from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner
 from edgebert.targets.onnx.runner import OnnxRunner, onnx_kernel_paths
 
 OPSET = 18
@@ -56,8 +56,9 @@ class OnnxExporter(Exporter):
         names = model.family.input_names()
         sample = tuple(torch.ones(2, min(seq_len, 16), dtype=torch.long) for _ in names)
         axes = {n: {0: "batch", 1: "sequence"} for n in names}
-        axes["sentence_embedding"] = {0: "batch"}
-        axes["last_hidden_state"] = {0: "batch", 1: "sequence"}
+        for output in model.output_names:  # one vector per sentence, or per token
+            per_sentence = output == "sentence_embedding" or model.task == "text-classification"
+            axes[output] = {0: "batch"} if per_sentence else {0: "batch", 1: "sequence"}
         with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
             warnings.simplefilter("ignore")
             torch.onnx.export(
@@ -65,7 +66,7 @@ class OnnxExporter(Exporter):
                 sample,
                 str(path),
                 input_names=names,
-                output_names=list(OUTPUT_NAMES),
+                output_names=list(model.output_names),
                 dynamic_axes=axes,
                 opset_version=OPSET,
                 dynamo=False,

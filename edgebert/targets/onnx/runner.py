@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edgebert.targets.base import INPUT_NAMES, OUTPUT_NAMES, KernelPath, Runner, embedding_outputs
+from edgebert.targets.base import INPUT_NAMES, KernelPath, Runner, embedding_outputs, named_output
 
 
 class OnnxRunner(Runner):
@@ -23,11 +23,13 @@ class OnnxRunner(Runner):
         source = model if isinstance(model, bytes) else str(model)
         self.session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
         self.input_names = [i.name for i in self.session.get_inputs()]
+        self.output_names = [o.name for o in self.session.get_outputs()]
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The export's named outputs (edgebert's contract: float32, fill-mask's `top_ids` int32)."""
         feed = {name: inputs[name].astype(np.int64) for name in self.input_names}
-        embedding, hidden = self.session.run(list(OUTPUT_NAMES), feed)
-        return {"sentence_embedding": embedding.astype(np.float32), "last_hidden_state": hidden.astype(np.float32)}
+        values = self.session.run(self.output_names, feed)
+        return {name: named_output(name, value) for name, value in zip(self.output_names, values)}
 
 
 def onnx_kernel_paths(path: Path) -> dict[str, KernelPath]:

@@ -6,7 +6,8 @@ set to torch-only). It builds the family's TF class (`TFBertModel`, ...) from th
 `tf.function` with int32 inputs of fixed shape [1, seq_len] that pools like `edgebert.pooling.SentenceEmbedder`
 (then L2-normalises), computes attention as one 2-D product per head (`tf_savedmodel.per_head_attention`: tfjs'
 wasm backend runs those on XNNPACK), saves a SavedModel in scratch space and runs the tensorflowjs converter on it
-with one weight shard. The spec (JSON): model_dir, seq_len, pooling, family, quantize, attention, out_dir, result.
+with one weight shard. With several sequence lengths (buckets), one graph per length over one shard (`shared_weights`).
+The spec (JSON): model_dir, seq_lens, pooling, family, quantize, attention, task, top_k, outputs, out_dir, result.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from edgebert.families import family_named
 from edgebert.targets.tf_savedmodel import build_saved_model
+from edgebert.targets.tfjs.shared_weights import merge
 from edgebert.targets.tf_subprocess import tf_main
 
 # One shard: React Native's bundleResourceIO takes a single weights file (2 GiB - 1 is far above BERT sizes).
@@ -46,17 +48,18 @@ def quantize_flags(quantize: str, keep_patterns: list[str] | tuple[str, ...] = (
     return ["--quantize_float16", ",".join(keep), "--quantize_uint8"]
 
 
-OUTPUT_KEYS = ("sentence_embedding", "last_hidden_state")
 
 
-def convert_to_tfjs(saved_dir: Path, out_dir: Path, quantize: str, keep_patterns: tuple[str, ...] = ()) -> list[str]:
-    """Run tensorflowjs_converter (in this process) and return its argument list."""
+def convert_to_tfjs(
+    saved_dir: Path, out_dir: Path, quantize: str, keep_patterns: tuple[str, ...] = (), signature: str = "serving_default"
+) -> list[str]:
+    """Run tensorflowjs_converter (in this process) on one signature of `saved_dir`; its argument list."""
     from tensorflowjs.converters import converter
 
     args = [
         "--input_format=tf_saved_model",
         "--output_format=tfjs_graph_model",
-        "--signature_name=serving_default",
+        f"--signature_name={signature}",
         "--saved_model_tags=serve",
         # Before another option: a bare --quantize_uint8 would swallow the next positional argument.
         *quantize_flags(quantize, keep_patterns),
@@ -68,39 +71,56 @@ def convert_to_tfjs(saved_dir: Path, out_dir: Path, quantize: str, keep_patterns
     return args
 
 
-def signature_of(model_json: dict, input_names: list[str]) -> dict[str, dict[str, str]]:
+def signature_of(model_json: dict, input_names: list[str], output_names: list[str]) -> dict[str, dict[str, str]]:
     """Map signature keys to graph node names (`sentence_embedding` -> `Identity:0`, ...) from model.json."""
     sig = model_json.get("signature") or {}
     # The converter keys inputs by tensor name ("input_ids:0") and outputs by signature key.
     inputs = {key.split(":")[0]: spec.get("name", key) for key, spec in (sig.get("inputs") or {}).items()}
     outputs = {key: spec.get("name", key) for key, spec in (sig.get("outputs") or {}).items()}
-    missing = [n for n in input_names if n not in inputs] + [n for n in OUTPUT_KEYS if n not in outputs]
+    missing = [n for n in input_names if n not in inputs] + [n for n in output_names if n not in outputs]
     if missing:
         raise SystemExit(f"model.json signature lacks {missing}; got inputs {inputs} outputs {outputs}")
     return {"inputs": inputs, "outputs": outputs}
 
 
 def convert(spec: dict[str, Any]) -> dict[str, Any]:
-    """Convert the model dir of `spec` into `spec["out_dir"]`; the summary for the export manifest."""
+    """Convert the model dir of `spec` into `spec["out_dir"]`: one graph per length of `spec["seq_lens"]` over one
+    weight shard (`shared_weights.merge`); the summary for the export manifest."""
     family = family_named(spec["family"])
     if spec["quantize"] not in QUANTIZATIONS or spec.get("attention", "per-head") not in ATTENTIONS:
         raise SystemExit(f"unknown quantize {spec['quantize']!r} or attention {spec.get('attention')!r}")
     out_dir = Path(spec["out_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
+    lengths = sorted(int(n) for n in spec["seq_lens"])
+    per_head = spec.get("attention", "per-head") == "per-head"
+    # One SavedModel, one signature per length: the same variables, so the graphs name their weights alike.
+    signatures = {n: "serving_default" if len(lengths) == 1 else f"seq_{n}" for n in lengths}
     with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
-        saved = Path(scratch) / "saved_model"
-        converted = Path(scratch) / "tfjs"
-        per_head = spec.get("attention", "per-head") == "per-head"
-        info = build_saved_model(Path(spec["model_dir"]), int(spec["seq_len"]), spec["pooling"], family, saved, per_head=per_head)
-        converter_args = convert_to_tfjs(saved, converted, spec["quantize"], family.tfjs_ffn_output_patterns)
-        model_json = json.loads((converted / "model.json").read_text())
-        shards = [p for group in model_json["weightsManifest"] for p in group["paths"]]
-        for name in ["model.json", *shards]:
-            shutil.move(str(converted / name), str(out_dir / name))
-    return {**info, **_describe(model_json, converter_args, shards, family.input_names())}
+        saved, converted = Path(scratch) / "saved_model", {n: Path(scratch) / f"tfjs_{n}" for n in lengths}
+        lengths_by_signature = {name: n for n, name in signatures.items()}
+        task, top_k = spec.get("task", "feature-extraction"), int(spec.get("top_k", 0))
+        info = build_saved_model(
+            Path(spec["model_dir"]), lengths_by_signature, spec["pooling"], family, saved, per_head=per_head, task=task, top_k=top_k
+        )
+        for n, name in signatures.items():
+            keep = family.tfjs_ffn_output_patterns
+            converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)
+        outputs = list(spec.get("outputs") or ("sentence_embedding", "last_hidden_state"))
+        if len(lengths) == 1:
+            model_json = json.loads((converted[lengths[0]] / "model.json").read_text())
+            shards = [p for group in model_json["weightsManifest"] for p in group["paths"]]
+            for name in ["model.json", *shards]:
+                shutil.move(str(converted[lengths[0]] / name), str(out_dir / name))
+            return {**info, **_describe(model_json, converter_args, shards, family.input_names(), outputs)}
+        merged = merge(converted, out_dir)
+        model_json = json.loads((out_dir / "model.json").read_text())
+    described = _describe(model_json, converter_args, merged["weight_shards"], family.input_names(), outputs)
+    return {**info, **described, "model_files": merged["model_files"], "bucket_bytes": merged["bucket_bytes"]}
 
 
-def _describe(model_json: dict, converter_args: list[str], shards: list[str], input_names: list[str]) -> dict[str, Any]:
+def _describe(
+    model_json: dict, converter_args: list[str], shards: list[str], input_names: list[str], output_names: list[str]
+) -> dict[str, Any]:
     """What the converter wrote: its arguments, shards, weight dtypes, signature and version fields."""
     import tensorflowjs
 
@@ -113,7 +133,7 @@ def _describe(model_json: dict, converter_args: list[str], shards: list[str], in
         "converter_args": ["tensorflowjs_converter", *converter_args[:-2], "<saved_model>", "<out_dir>"],
         "weight_shards": shards,
         "weight_dtypes": stored,  # how many weight tensors are stored as float32 / float16 / uint8 / int32
-        "signature": signature_of(model_json, input_names),
+        "signature": signature_of(model_json, input_names, output_names),
         "model_json_format": model_json.get("format"),
         "generated_by": model_json.get("generatedBy"),
         "converted_by": model_json.get("convertedBy"),

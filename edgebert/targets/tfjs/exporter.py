@@ -20,10 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from edgebert import buckets
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
+from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, Runner
 from edgebert.targets.tf_subprocess import run_tf, tail
+from edgebert.targets.tfjs.shared_weights import model_file
 
 MODEL_FILE = "model.json"
 JS_DIR = Path(__file__).resolve().parent / "js"
@@ -73,7 +75,10 @@ class TFJSRunner(Runner):
         check_js_packages()
         self.export_dir = Path(export_dir).resolve()
         self.input_names = [i["name"] for i in manifest["inputs"]]
-        self.seq_len = int(manifest["seq_len"])
+        self.model_files = {n: e.get("model_file", MODEL_FILE) for n, e in buckets.from_manifest(manifest).items()}
+        declared = manifest.get("outputs") or [{"name": n, "dtype": "float32"} for n in OUTPUT_NAMES]
+        self.output_names = [o["name"] for o in declared]
+        self.output_dtypes = {o["name"]: o.get("dtype", "float32") for o in declared}
         self.threads = threads  # the wasm backend in Node runs single-threaded; kept for the interface
         self.backend = os.environ.get("EDGEBERT_TFJS_BACKEND", "wasm")
         self.last_backend: str | None = None
@@ -81,17 +86,14 @@ class TFJSRunner(Runner):
         self._stderr: Any = None
 
     def _request(self, inputs: dict[str, np.ndarray], **fields: Any) -> dict[str, Any]:
-        rows = {}
-        for name in self.input_names:
-            array = np.asarray(inputs[name])
-            if array.ndim != 2 or array.shape[1] != self.seq_len:
-                raise ValueError(
-                    f"the tfjs export takes {name} of shape [batch, {self.seq_len}] (static length), "
-                    f"got {array.shape}; "
-                    f"pad to {self.seq_len} tokens"
-                )
-            rows[name] = array.astype(np.int32).tolist()
-        request = {"model_dir": str(self.export_dir), "inputs": rows, "backend": self.backend, **fields}
+        """One request to Node with `inputs` [B, T] padded to the smallest bucket >= T, run on that bucket's graph."""
+        bucket = buckets.pick(np.asarray(inputs["input_ids"]).shape[1], tuple(self.model_files))
+        feeds = buckets.fit(inputs, bucket, self.input_names)
+        rows = {name: feeds[name].tolist() for name in self.input_names}
+        request = {
+            "model_dir": str(self.export_dir), "model_file": self.model_files[bucket], "inputs": rows,
+            "backend": self.backend, **fields,
+        }  # fmt: skip
         process = self._server()
         try:
             process.stdin.write(json.dumps(request) + "\n")
@@ -142,10 +144,12 @@ class TFJSRunner(Runner):
             self._stderr = None
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        outputs = self._request(inputs, mode="run", encoding="base64")["outputs"]
+        outputs = self._request(inputs, mode="run", encoding="base64", outputs=self.output_names)["outputs"]
+        width = np.asarray(inputs["input_ids"]).shape[1]
         return {
-            name: np.frombuffer(base64.b64decode(outputs[name]["f32"]), dtype="<f4").reshape(outputs[name]["shape"])
-            for name in OUTPUT_NAMES
+            name: buckets.cut(np.frombuffer(base64.b64decode(outputs[name]["f32"]), dtype="<f4").reshape(outputs[name]["shape"]), width)
+            .astype(self.output_dtypes[name])  # integer ids travel as float32 (exact below 2^24)
+            for name in self.output_names
         }
 
     def time_calls(self, inputs: dict[str, np.ndarray], warmup: int, repeats: int) -> list[float]:
@@ -175,9 +179,12 @@ class TFJSExporter(Exporter):
             raise TargetUnavailable(f"the tfjs target needs a TensorFlow class for the {model.family.name} family")
         spec = {
             "model_dir": str(Path(model.path).resolve()),
-            "seq_len": options.seq_len,
+            "seq_lens": list(options.lengths),
             "pooling": model.pooling,
             "family": model.family.name,
+            "task": model.task,
+            "top_k": getattr(model.embedder, "top_k", 0),
+            "outputs": list(model.output_names),
             "quantize": options.quantize,
             "attention": "per-head",
             "out_dir": str(Path(work_dir).resolve()),
@@ -185,6 +192,7 @@ class TFJSExporter(Exporter):
         info = run_tf("edgebert.targets.tfjs.convert", spec, "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S)
         shards = info.pop("weight_shards")
         signature = info.pop("signature")
+        files = info.pop("model_files", [MODEL_FILE])
         extra = {
             "format": "tfjs_graph_model",
             "weight_shards": shards,
@@ -200,7 +208,10 @@ class TFJSExporter(Exporter):
             "react_native": _bundle_resource_line(shards),
             **info,
         }
-        return ConvertResult(files=[MODEL_FILE, *shards], input_dtype="int32", static_shape=True, extra=extra)
+        return ConvertResult(
+            files=[*files, *shards], input_dtype="int32", static_shape=True, extra=extra,
+            buckets={n: {"model_file": model_file(n, options.seq_len)} for n in options.lengths},
+        )
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         return TFJSRunner(export_dir, manifest, threads=threads)

@@ -24,9 +24,10 @@ import numpy as np
 
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, KernelPath, Runner
+from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner
 from edgebert.targets.tf_subprocess import run_tf, tf_main
-from edgebert.targets.tflite.runner import KERNEL_PATHS, SIGNATURE, TFLiteRunner, _set_env
+from edgebert import buckets
+from edgebert.targets.tflite.runner import KERNEL_PATHS, SIGNATURE, TFLiteRunner, _set_env, signature_names
 
 MODEL_FILE = "model.tflite"
 CONVERTER_ENV = "EDGEBERT_TFLITE_CONVERTER"  # auto (default) | litert_torch | tensorflow
@@ -54,33 +55,39 @@ class TFLiteExporter(Exporter):
         choice = os.environ.get(CONVERTER_ENV, "auto").strip().lower() or "auto"
         if choice not in ("auto", LITERT_TORCH, TENSORFLOW):
             raise TargetUnavailable(f"{CONVERTER_ENV}={choice} is not one of auto, {LITERT_TORCH}, {TENSORFLOW}")
+        signatures = signature_names(options.lengths)
         extra: dict[str, Any] = {"signature": SIGNATURE}
         with tempfile.TemporaryDirectory(prefix="edgebert-tflite-") as scratch:
             fp32 = Path(scratch) / MODEL_FILE
             primary_error = None
             if choice in ("auto", LITERT_TORCH):
                 try:
-                    self._convert_litert_torch(model, fp32, options.seq_len)
+                    self._convert_litert_torch(model, fp32, signatures)
                     extra["converter"] = LITERT_TORCH
                 except Exception as exc:  # noqa: BLE001 - any converter failure: try the fallback
                     if choice == LITERT_TORCH:
                         raise TargetUnavailable(f"litert_torch failed to convert the model: {exc}") from exc
                     primary_error = f"{type(exc).__name__}: {str(exc)[:300]}"
             if "converter" not in extra:
-                self._convert_tensorflow(model, fp32, options.seq_len)
+                self._convert_tensorflow(model, fp32, signatures)
                 extra["converter"] = f"tensorflow ({model.family.tf_model_class} from_pt + TFLiteConverter)"
                 if primary_error:
                     extra["litert_torch_error"] = primary_error
             data = self._quantize(fp32.read_bytes(), model, options, extra)
         target = work_dir / MODEL_FILE
         target.write_bytes(data)
-        self._check_signature(target, names, options.seq_len)
+        self._check_signatures(target, names, signatures, model.output_names)
         from edgebert.targets.tflite.quantize import activation_dtypes, weight_dtypes
 
         extra["weight_dtypes"] = weight_dtypes(str(target))
         if "quantization" in extra:
             extra["quantization"]["activation_dtypes"] = activation_dtypes(str(target))
-        return ConvertResult(files=[MODEL_FILE], input_dtype="int32", static_shape=True, extra=extra)
+        if len(signatures) > 1:
+            extra["bucket_bytes"] = bucket_bytes(target)
+        return ConvertResult(
+            files=[MODEL_FILE], input_dtype="int32", static_shape=True, extra=extra,
+            buckets={n: {"signature": s} for n, s in signatures.items()},
+        )
 
     @staticmethod
     def _quantize(data: bytes, model: LoadedModel, options: ExportOptions, extra: dict[str, Any]) -> bytes:
@@ -90,10 +97,11 @@ class TFLiteExporter(Exporter):
         if options.quantize == "none":
             return data
         if options.quantize == tq.STATIC:
-            samples = calibration_inputs(model, options)
+            signatures = signature_names(options.lengths)
+            samples = {s: calibration_inputs(model, options, n) for n, s in signatures.items()}
             extra["quantizer"] = "ai-edge-quantizer static_wi8_ai8 (calibrated) with float islands"
-            extra["quantization"] = tq.static_recipe_details(model.family, SIGNATURE, OUTPUT_NAMES)
-            return tq.quantize_tflite_static(data, model.family, samples, SIGNATURE, OUTPUT_NAMES)
+            extra["quantization"] = tq.static_recipe_details(model.family, tuple(samples), model.output_names)
+            return tq.quantize_tflite_static(data, model.family, samples, model.output_names)
         extra["quantizer"] = (
             "ai-edge-quantizer dynamic_wi8_afp32, inputs quantized per row with a zero point"
             if options.quantize == "int8"
@@ -102,27 +110,32 @@ class TFLiteExporter(Exporter):
         return tq.quantize_tflite(data, options.quantize)
 
     @staticmethod
-    def _convert_litert_torch(model: LoadedModel, path: Path, seq_len: int) -> None:
+    def _convert_litert_torch(model: LoadedModel, path: Path, signatures: dict[int, str]) -> None:
+        """One signature per bucket ({length: name}) of the same module: litert_torch stores each weight once."""
         import torch
 
         import litert_torch
 
         wrapper = _int32_wrapper(model.embedder)
-        sample = _sample_inputs(model.family.input_names(), seq_len)
-        kwargs = {n: torch.from_numpy(v) for n, v in sample.items()}
+        converter = litert_torch.Converter()
+        for seq_len, name in signatures.items():
+            sample = _sample_inputs(model.family.input_names(), seq_len)
+            converter.signature(name, wrapper, sample_kwargs={n: torch.from_numpy(v) for n, v in sample.items()})
         with torch.inference_mode(False), torch.no_grad():
-            edge = litert_torch.signature(SIGNATURE, wrapper, sample_kwargs=kwargs).convert()
+            edge = converter.convert()
         edge.export(str(path))
 
     @staticmethod
-    def _convert_tensorflow(model: LoadedModel, path: Path, seq_len: int) -> None:
+    def _convert_tensorflow(model: LoadedModel, path: Path, signatures: dict[int, str]) -> None:
         if model.family.tf_model_class is None:
             raise TargetUnavailable(f"no TensorFlow class for the {model.family.name} family: no TFLite fallback")
         spec = {
             "model_dir": str(Path(model.path).absolute()),
             "family": model.family.name,
             "pooling": model.pooling,
-            "seq_len": seq_len,
+            "signatures": {name: seq_len for seq_len, name in signatures.items()},
+            "task": model.task,
+            "top_k": getattr(model.embedder, "top_k", 0),
             "out": str(path.absolute()),
         }
         run_tf("edgebert.targets.tflite.exporter", spec, "the TensorFlow fallback (TFLiteConverter)")
@@ -130,48 +143,71 @@ class TFLiteExporter(Exporter):
             raise TargetUnavailable(f"the TensorFlow fallback wrote no {path.name}")
 
     @staticmethod
-    def _check_signature(path: Path, names: list[str], seq_len: int) -> None:
-        """The contract apps rely on: signature name, input names/dtype/shape, output names."""
+    def _check_signatures(path: Path, names: list[str], signatures: dict[int, str], output_names: tuple[str, ...]) -> None:
+        """The contract apps rely on, for every bucket: signature name, input names/dtype/shape, output names."""
         from ai_edge_litert.interpreter import Interpreter
 
         interpreter = Interpreter(model_path=str(path))
-        signatures = interpreter.get_signature_list()
+        found = interpreter.get_signature_list()
         problems = []
-        if SIGNATURE not in signatures:
-            problems.append(f"signature '{SIGNATURE}' missing (found {sorted(signatures)})")
-        else:
-            runner = interpreter.get_signature_runner(SIGNATURE)
+        for seq_len, signature in signatures.items():
+            if signature not in found:
+                problems.append(f"signature '{signature}' missing (found {sorted(found)})")
+                continue
+            runner = interpreter.get_signature_runner(signature)
             details = runner.get_input_details()
             if sorted(details) != sorted(names):
-                problems.append(f"inputs {sorted(details)} != {sorted(names)}")
+                problems.append(f"{signature}: inputs {sorted(details)} != {sorted(names)}")
             for name, d in details.items():
                 if d["dtype"] != np.int32 or list(d["shape"]) != [1, seq_len]:
-                    problems.append(f"input {name} is {d['dtype'].__name__}{list(d['shape'])}, not int32[1, {seq_len}]")
+                    problems.append(f"{signature}: input {name} is {d['dtype'].__name__}{list(d['shape'])}, not int32[1, {seq_len}]")
             outputs = sorted(runner.get_output_details())
-            if outputs != sorted(OUTPUT_NAMES):
-                problems.append(f"outputs {outputs} != {sorted(OUTPUT_NAMES)}")
+            if outputs != sorted(output_names):
+                problems.append(f"{signature}: outputs {outputs} != {sorted(output_names)}")
         if problems:
             raise TargetUnavailable("the converted TFLite model breaks the export contract: " + "; ".join(problems))
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
-        signature = manifest.get("target_details", {}).get("signature", SIGNATURE)
-        return TFLiteRunner(Path(export_dir) / MODEL_FILE, signature, int(manifest["seq_len"]), threads=threads)
+        return TFLiteRunner(Path(export_dir) / MODEL_FILE, _signatures(manifest), threads=threads)
 
     def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
         """XNNPACK and the built-in kernels: their int8 arithmetic differs (dynamic-range inputs, rounding)."""
-        signature = manifest.get("target_details", {}).get("signature", SIGNATURE)
-        path, seq_len = Path(export_dir) / MODEL_FILE, int(manifest["seq_len"])
-        return {name: KernelPath(text, TFLiteRunner(path, signature, seq_len, kernels=name)) for name, text in KERNEL_PATHS.items()}
+        path, signatures = Path(export_dir) / MODEL_FILE, _signatures(manifest)
+        return {name: KernelPath(text, TFLiteRunner(path, signatures, kernels=name)) for name, text in KERNEL_PATHS.items()}
 
 
-def calibration_inputs(model: LoadedModel, options: ExportOptions) -> list[dict[str, np.ndarray]]:
+def _signatures(manifest: dict[str, Any]) -> dict[int, str]:
+    """{bucket: signature} of an export (manifests before buckets: their one signature at `seq_len`)."""
+    default = manifest.get("target_details", {}).get("signature", SIGNATURE)
+    return {n: entry.get("signature", default) for n, entry in buckets.from_manifest(manifest).items()}
+
+
+def bucket_bytes(path: Path) -> dict[str, int]:
+    """What the buckets cost: bytes of constant data the signatures share (the weights) and the bytes each one holds
+    alone (litert_torch folds the position-embedding rows of its length into its own constant)."""
+    from ai_edge_litert.tools import flatbuffer_utils
+
+    tree = flatbuffer_utils.read_model(str(path))
+    sizes = [len(b.data) if b.data is not None else int(b.size or 0) for b in tree.buffers]
+    users: dict[int, set[int]] = {}
+    for index, subgraph in enumerate(tree.subgraphs):
+        for tensor in subgraph.tensors:
+            users.setdefault(tensor.buffer, set()).add(index)
+    names = [sg.name.decode() if isinstance(sg.name, bytes) else str(sg.name) for sg in tree.subgraphs]
+    result = {"shared": sum(sizes[b] for b, s in users.items() if len(s) > 1)}
+    for index, name in enumerate(names):
+        result[f"own:{name}"] = sum(sizes[b] for b, s in users.items() if s == {index})
+    return result
+
+
+def calibration_inputs(model: LoadedModel, options: ExportOptions, seq_len: int) -> list[dict[str, np.ndarray]]:
     """The signature inputs for each calibration sentence: int32 [1, seq_len], padded as the runner pads."""
     from edgebert.parity import encode
 
     names = model.family.input_names()
     inputs = []
     for text in options.calibration_texts:
-        encoded = encode(model.tokenizer, [text], options.seq_len, pad_to_seq_len=True)
+        encoded = encode(model.tokenizer, [text], seq_len, pad_to_seq_len=True)
         inputs.append({n: encoded[n].astype(np.int32) for n in names})
     return inputs
 
@@ -187,11 +223,11 @@ def _sample_inputs(names: list[str], seq_len: int) -> dict[str, np.ndarray]:
 
 
 def _int32_wrapper(embedder: Any) -> Any:
-    """The module litert_torch traces: the SentenceEmbedder behind int32 inputs and named outputs."""
+    """The module litert_torch traces: the SentenceEmbedder (or TaskModel) behind int32 inputs and named outputs."""
     import torch
 
     class Int32Embedder(torch.nn.Module):
-        """int32 inputs (cast to int64 inside) -> {"sentence_embedding", "last_hidden_state"}."""
+        """int32 inputs (cast to int64 inside) -> the embedder's named outputs ({"sentence_embedding", ...})."""
 
         def __init__(self, embedder: torch.nn.Module) -> None:
             super().__init__()
@@ -204,8 +240,8 @@ def _int32_wrapper(embedder: Any) -> Any:
             token_type_ids: torch.Tensor | None = None,
         ) -> dict[str, torch.Tensor]:
             token_types = None if token_type_ids is None else token_type_ids.long()
-            embedding, hidden = self.embedder(input_ids.long(), attention_mask.long(), token_types)
-            return {"sentence_embedding": embedding, "last_hidden_state": hidden}
+            values = self.embedder(input_ids.long(), attention_mask.long(), token_types)
+            return dict(zip(self.embedder.output_names, values))
 
     return Int32Embedder(embedder).eval()
 
@@ -219,10 +255,12 @@ def _tensorflow_fallback(spec: dict[str, Any]) -> dict[str, Any]:
     from edgebert.targets.tf_savedmodel import build_saved_model
 
     with tempfile.TemporaryDirectory(prefix="edgebert-tflite-tf-") as saved:
+        signatures = {name: int(n) for name, n in spec["signatures"].items()}
         info = build_saved_model(
-            Path(spec["model_dir"]), int(spec["seq_len"]), spec["pooling"], family_named(spec["family"]), Path(saved), erf_gelu=False
+            Path(spec["model_dir"]), signatures, spec["pooling"], family_named(spec["family"]), Path(saved), erf_gelu=False,
+            task=spec.get("task", "feature-extraction"), top_k=int(spec.get("top_k", 0)),
         )
-        converter = tf.lite.TFLiteConverter.from_saved_model(saved, signature_keys=[SIGNATURE])
+        converter = tf.lite.TFLiteConverter.from_saved_model(saved, signature_keys=list(signatures))
         Path(spec["out"]).write_bytes(converter.convert())
     return info
 

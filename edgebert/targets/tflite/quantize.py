@@ -43,13 +43,22 @@ RECIPES = ("int8", "fp16", STATIC)
 LAYER_NORM_OPS = ("MEAN", "SQUARED_DIFFERENCE", "RSQRT", "ADD", "SUB", "MUL", "RESHAPE")
 # (ai_edge_quantizer's op names; its REDUCE_MAX has none: max pooling runs on int8 activations under int8-static)
 HEAD_OPS = ("RESHAPE", "MUL", "SUM", "MAXIMUM", "DIV", "SQRT", "SUB", "ADD", "CONCATENATION", "GATHER", "GATHER_ND",
-            "FULLY_CONNECTED", "TANH", "RELU", "LOGISTIC", "GELU", "RSQRT")
+            "FULLY_CONNECTED", "TANH", "RELU", "LOGISTIC", "GELU", "RSQRT", "SOFTMAX", "MEAN", "SQUARED_DIFFERENCE",
+            "STRIDED_SLICE", "BATCH_MATMUL")
 FFN_ROLES = ("ffn_input", "ffn_output")  # layer roles (edgebert.families.LAYER_ROLES) of the FFN projections
 # Scopes of ops that belong to edgebert's own wrappers rather than to a transformer module: the base model
 # (attribute `encoder` of edgebert.pooling.SentenceEmbedder: the attention-mask arithmetic) and the
 # SentenceEmbedder itself (attribute `embedder` of edgebert.targets.tflite.exporter's int32 wrapper: pooling, the
 # sentence-transformers Dense layers (attribute `dense`), L2 norm).
 WRAPPER_SCOPES = r"_(?:encoder|embedder);|_embedder/[^/;]*Sequential_dense/"
+
+
+def task_head_scopes(family: Family) -> str:
+    """Regex for the ops of a task model (edgebert.pooling.TaskModel, attribute `model` of the embedder) outside its
+    transformer layers and embeddings: the base model's own ops (attention-mask construction), its pooler and the
+    task head (classifier, MLM transform and decoder). Under int8-static they stay float like the sentence stack."""
+    inner = "|".join(re.escape(p) for p in (family.layers_path.split(".")[0], family.embeddings_prefix.rstrip(".")))
+    return rf"_embedder/[^/;]*_model(?:;|/(?![^;]*_(?:{inner})[/;]))"
 
 
 @dataclass(frozen=True)
@@ -136,8 +145,9 @@ def _parent(module: str) -> str:
     return module.rpartition(".")[0]
 
 
-def static_float_rules(family: Family, signature: str, outputs: tuple[str, ...]) -> list[FloatRule]:
-    """Where int8-static keeps float, by Family module paths (measured on all-MiniLM-L6-v2, see module doc)."""
+def static_float_rules(family: Family, signatures: tuple[str, ...], outputs: tuple[str, ...]) -> list[FloatRule]:
+    """Where int8-static keeps float, by Family module paths (measured on all-MiniLM-L6-v2, see module doc);
+    `signatures`: every signature of the model (one per sequence-length bucket)."""
     layer_norms = [family.layer_module("attention_norm"), family.layer_module("output_norm")]
     embedding_norm = family.embedding_module("norm")
     ln_reason = "LayerNorm statistics (variance up to ~5e4) and its residual input (outlier channels)"
@@ -153,11 +163,12 @@ def static_float_rules(family: Family, signature: str, outputs: tuple[str, ...])
             "attention-mask addition (finfo.min) and softmax",
         ),
         FloatRule(WRAPPER_SCOPES, HEAD_OPS, "attention-mask construction, pooling and L2 normalisation"),
+        FloatRule(task_head_scopes(family), HEAD_OPS, "a task model's attention-mask construction, pooler and head"),
         FloatRule(".*", ("OUTPUT",), "float32 outputs (the export contract)"),
         FloatRule(
-            f"{re.escape(signature)}_(?:{'|'.join(map(re.escape, outputs))})_output",
-            ("ADD", "DIV", "MUL"),
-            "float32 outputs (the export contract)",
+            f"(?:{'|'.join(map(re.escape, signatures))})_(?:{'|'.join(map(re.escape, outputs))})_output",
+            tuple(dict.fromkeys(("ADD", "DIV", "MUL", *HEAD_OPS))),
+            "float32 outputs (the export contract; a task head's last layer writes its output tensor)",
         ),
     ]
     ffn_reason = "FFN projections: LayerNorm-output and post-GELU outliers (per-tensor int8 range too coarse)"
@@ -173,13 +184,13 @@ def _ffn_modules(family: Family) -> list[str]:
 def quantize_tflite_static(
     model: bytes,
     family: Family,
-    calibration: list[dict[str, np.ndarray]],
-    signature: str,
+    calibration: dict[str, list[dict[str, np.ndarray]]],
     outputs: tuple[str, ...],
 ) -> bytes:
-    """int8-static copy of the float32 flatbuffer `model`, calibrated on `calibration` (signature inputs)."""
+    """int8-static copy of the float32 flatbuffer `model`, calibrated on `calibration` ({signature: its inputs}: every
+    signature, since each bucket's activations have their own ranges; the weights they share are quantized once)."""
     _set_env()
-    if not calibration:
+    if not calibration or not all(calibration.values()):
         raise ValueError("int8-static needs calibration inputs")
     from ai_edge_quantizer import qtyping, quantizer
     from ai_edge_quantizer.algorithm_manager import AlgorithmName
@@ -188,28 +199,28 @@ def quantize_tflite_static(
     qt = quantizer.Quantizer(bytearray(model))
     qt.add_static_config(".*", op.ALL_SUPPORTED, activation_num_bits=8, weight_num_bits=8)
     qt.add_dynamic_config(".*", op.EMBEDDING_LOOKUP, 8)  # int8 tables, float output (as in the int8 recipe)
-    for rule in static_float_rules(family, signature, outputs):
+    for rule in static_float_rules(family, tuple(calibration), outputs):
         for name in rule.ops:
             qt.update_quantization_recipe(rule.regex, op(name), algorithm_key=AlgorithmName.NO_QUANTIZE)
     # The calibrator draws progress bars and warns about preserving all tensors: both are its own business.
     with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
-        ranges = qt.calibrate({signature: calibration}, num_threads=min(2, os.cpu_count() or 1))
+        ranges = qt.calibrate(calibration, num_threads=min(2, os.cpu_count() or 1))
         result = qt.quantize(ranges, enable_progress_bar=False, enable_progress_report=False)
     return bytes(result.quantized_model)
 
 
-def static_recipe_details(family: Family, signature: str, outputs: tuple[str, ...]) -> dict[str, Any]:
+def static_recipe_details(family: Family, signatures: tuple[str, ...], outputs: tuple[str, ...]) -> dict[str, Any]:
     """What int8-static did, for the export manifest."""
     return {
         "recipe": STATIC,
         "quantizer": "ai-edge-quantizer static (policy static_wi8_ai8)",
         "weights": "int8, channel-wise, symmetric (embedding tables int8, float output)",
         "activations": "int8, per-tensor, asymmetric, static",
-        "calibration_method": "min/max over the calibration sentences, each padded to seq_len",
+        "calibration_method": "min/max over the calibration sentences, each padded to every bucket's length",
         "float_modules": {f"{role}_module": family.layer_module(role) for role in FFN_ROLES},
         "kept_float": [
-            {"scope": r.regex, "ops": list(r.ops), "reason": r.reason} for r in static_float_rules(family, signature, outputs)
+            {"scope": r.regex, "ops": list(r.ops), "reason": r.reason} for r in static_float_rules(family, signatures, outputs)
         ],
     }
 

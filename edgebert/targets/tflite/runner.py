@@ -7,9 +7,17 @@ from pathlib import Path
 
 import numpy as np
 
-from edgebert.targets.base import INPUT_NAMES, Runner, embedding_outputs
+from edgebert import buckets
+from edgebert.targets.base import INPUT_NAMES, Runner, embedding_outputs, named_output
 
 SIGNATURE = "serving_default"
+
+
+def signature_names(lengths: tuple[int, ...] | list[int]) -> dict[int, str]:
+    """{bucket: signature}: the longest bucket is `serving_default` (what an app unaware of buckets runs), the
+    others `seq_<length>`."""
+    longest = max(lengths)
+    return {n: SIGNATURE if n == longest else f"seq_{n}" for n in sorted(lengths)}
 
 
 def _set_env() -> None:
@@ -31,36 +39,31 @@ KERNEL_PATHS = {
 
 
 class TFLiteRunner(Runner):
-    """A LiteRT interpreter over `model.tflite`; loops over batch rows since the shape is [1, seq_len]."""
+    """A LiteRT interpreter over `model.tflite`, one signature per sequence-length bucket ({bucket: signature});
+    an input of T tokens runs on the smallest bucket >= T, row by row (the shapes are [1, bucket])."""
 
-    def __init__(self, path: Path, signature: str, seq_len: int, threads: int | None = None, kernels: str = XNNPACK) -> None:
+    def __init__(
+        self, path: Path, signatures: dict[int, str], threads: int | None = None, kernels: str = XNNPACK
+    ) -> None:
         _set_env()
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
         resolver = OpResolverType.AUTO if kernels == XNNPACK else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
         self.interpreter = Interpreter(model_path=str(path), num_threads=threads, experimental_op_resolver_type=resolver)
-        self.runner = self.interpreter.get_signature_runner(signature)
-        self.input_names = list(self.interpreter.get_signature_list()[signature]["inputs"])
-        self.seq_len = seq_len
+        self.runners = {n: self.interpreter.get_signature_runner(s) for n, s in sorted(signatures.items())}
+        listed = self.interpreter.get_signature_list()
+        self.input_names = {n: list(listed[s]["inputs"]) for n, s in signatures.items()}
+        self.buckets = tuple(sorted(signatures))
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        length = inputs["input_ids"].shape[1]
-        if length > self.seq_len:
-            raise ValueError(f"inputs have {length} tokens but this TFLite model takes exactly {self.seq_len}")
-        pad = self.seq_len - length  # shorter inputs are zero-padded (attention_mask 0) and cut back after
-        feeds = {n: np.pad(inputs[n].astype(np.int32), ((0, 0), (0, pad))) for n in self.input_names}
-        embeddings, hidden = [], []
-        for row in range(feeds["input_ids"].shape[0]):
-            out = self.runner(**{n: v[row : row + 1] for n, v in feeds.items()})
-            embeddings.append(out["sentence_embedding"])
-            hidden.append(out["last_hidden_state"][:, :length])
-        return {
-            "sentence_embedding": np.concatenate(embeddings).astype(np.float32),
-            "last_hidden_state": np.concatenate(hidden).astype(np.float32),
-        }
+        width = inputs["input_ids"].shape[1]
+        bucket = buckets.pick(width, self.buckets)  # shorter inputs: zero-padded (attention_mask 0), cut back after
+        feeds = buckets.fit(inputs, bucket, self.input_names[bucket])
+        outputs = buckets.run_rows(feeds, width, lambda row: self.runners[bucket](**row))
+        return {name: named_output(name, value) for name, value in outputs.items()}
 
     def close(self) -> None:
-        self.runner = None
+        self.runners = {}
         self.interpreter = None
 
 

@@ -2,12 +2,16 @@
 //
 // Reads one JSON request on stdin:
 //   {"model_dir": "...", "inputs": {"input_ids": [[...]], "attention_mask": [[...]], "token_type_ids": [[...]]},
-//    "mode": "run" | "time", "warmup": 2, "repeats": 10, "backend": "wasm" | "cpu", "encoding": "json" | "base64"}
+//    "mode": "run" | "time", "warmup": 2, "repeats": 10, "backend": "wasm" | "cpu", "encoding": "json" | "base64",
+//    "model_file": "model.json" | "model-16.json" (a sequence-length bucket's graph; default model.json),
+//    "outputs": ["logits"]}   (the signature keys to fetch; default sentence_embedding and last_hidden_state)
 // and writes one JSON answer on stdout:
 //   run:  {"backend", "outputs": {"sentence_embedding": [[...]], "last_hidden_state": [[[...]]]}}
+//         (integer outputs such as fill-mask's top_ids come back as numbers too: float32 holds ids below 2^24)
 //         (with "encoding": "base64": {"outputs": {key: {"shape": [...], "f32": "<base64 little-endian float32>"}}})
 //   time: {"backend", "times_s": [...]}  (seconds per call over every row of `inputs`, measured here in Node)
 // Each row is one execute() of the static [1, seq_len] graph. Anything else tfjs prints goes to stderr.
+// The graphs of one export's buckets list the same weight shard: it is decoded once and their graphs share it.
 //
 // `node run_tfjs.mjs --serve` keeps the process (and each loaded model) alive: one JSON request per stdin
 // line, one JSON answer per stdout line, errors answered as {"error": "..."}; it ends when stdin closes.
@@ -25,7 +29,7 @@ console.log = (...args) => console.error(...args);
 console.info = (...args) => console.error(...args);
 process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
 
-const OUTPUT_KEYS = ['sentence_embedding', 'last_hidden_state'];
+const DEFAULT_OUTPUT_KEYS = ['sentence_embedding', 'last_hidden_state'];
 
 function readStdin() {
   return new Promise((resolve, reject) => {
@@ -36,11 +40,11 @@ function readStdin() {
   });
 }
 
-// A tf.io.IOHandler that reads model.json and concatenates its weight shards from disk.
-function fileHandler(modelDir) {
+// A tf.io.IOHandler that reads a model json and concatenates its weight shards from disk.
+function fileHandler(modelDir, modelFile = 'model.json') {
   return {
     load: async () => {
-      const modelJson = JSON.parse(fs.readFileSync(path.join(modelDir, 'model.json'), 'utf8'));
+      const modelJson = JSON.parse(fs.readFileSync(path.join(modelDir, modelFile), 'utf8'));
       const weightSpecs = [];
       const buffers = [];
       for (const group of modelJson.weightsManifest) {
@@ -83,16 +87,16 @@ async function setBackend(tf, wanted) {
   return 'cpu';
 }
 
-function outputNodes(modelDir) {
+function outputNodes(modelDir, modelFile, keys) {
   // Signature keys -> graph node names ("sentence_embedding" -> "Identity_1:0"), as the converter wrote them.
-  const sig = JSON.parse(fs.readFileSync(path.join(modelDir, 'model.json'), 'utf8')).signature || {};
+  const sig = JSON.parse(fs.readFileSync(path.join(modelDir, modelFile), 'utf8')).signature || {};
   const outputs = sig.outputs || {};
-  return OUTPUT_KEYS.map((k) => (outputs[k] && outputs[k].name) || k);
+  return keys.map((k) => (outputs[k] && outputs[k].name) || k);
 }
 
-function encodeOutputs(results, encoding) {
+function encodeOutputs(results, encoding, keys) {
   const outputs = {};
-  OUTPUT_KEYS.forEach((key, i) => {
+  keys.forEach((key, i) => {
     const rows = results.map((values) => values[i][0]); // drop each call's batch axis of 1
     if (encoding !== 'base64') {
       outputs[key] = rows;
@@ -108,22 +112,35 @@ function encodeOutputs(results, encoding) {
 
 let tfModule = null;
 let activeBackend = null;
-const models = new Map(); // model_dir -> {model, nodes}
+const models = new Map(); // model_dir/model_file -> graph model
+const weightMaps = new Map(); // model_dir + shard list -> decoded weights, shared by that export's bucket graphs
+
+// A graph model over weights decoded once per shard set (GraphModel.loadWithWeightMap, tfjs-converter 4.x: tfjs has
+// no public way to share weights between graph models); without that method each graph loads its own copy.
+async function loadGraph(tf, modelDir, modelFile) {
+  const artifacts = await fileHandler(modelDir, modelFile).load();
+  const model = new tf.GraphModel(fileHandler(modelDir, modelFile));
+  if (typeof model.loadWithWeightMap !== 'function') return tf.loadGraphModel(fileHandler(modelDir, modelFile));
+  const shards = JSON.stringify([modelDir, artifacts.weightSpecs.map((w) => w.name)]);
+  if (!weightMaps.has(shards)) weightMaps.set(shards, tf.io.decodeWeights(artifacts.weightData, artifacts.weightSpecs));
+  model.loadWithWeightMap(artifacts, weightMaps.get(shards));
+  return model;
+}
 
 async function loaded(request) {
   if (!tfModule) {
     tfModule = await import('@tensorflow/tfjs');
     activeBackend = await setBackend(tfModule, request.backend || 'wasm');
   }
-  if (!models.has(request.model_dir)) {
-    const model = await tfModule.loadGraphModel(fileHandler(request.model_dir));
-    models.set(request.model_dir, { model, nodes: outputNodes(request.model_dir) });
-  }
-  return { tf: tfModule, backend: activeBackend, ...models.get(request.model_dir) };
+  const file = request.model_file || 'model.json';
+  const key = path.join(request.model_dir, file);
+  if (!models.has(key)) models.set(key, await loadGraph(tfModule, request.model_dir, file));
+  const keys = request.outputs || DEFAULT_OUTPUT_KEYS;
+  return { tf: tfModule, backend: activeBackend, model: models.get(key), keys, nodes: outputNodes(request.model_dir, file, keys) };
 }
 
 async function handle(request) {
-  const { tf, backend, model, nodes } = await loaded(request);
+  const { tf, backend, model, keys, nodes } = await loaded(request);
 
   const names = Object.keys(request.inputs);
   const rows = request.inputs[names[0]].length;
@@ -141,7 +158,8 @@ async function handle(request) {
   const call = async () => {
     const results = [];
     for (const feed of feeds) {
-      const out = model.execute(feed, nodes);
+      const result = model.execute(feed, nodes);
+      const out = Array.isArray(result) ? result : [result]; // one requested node: tfjs returns the tensor itself
       const values = await Promise.all(out.map((t) => t.array()));
       out.forEach((t) => t.dispose());
       results.push(values);
@@ -161,8 +179,8 @@ async function handle(request) {
     answer = { backend, times_s: times };
   } else {
     const results = await call();
-    const outputs = encodeOutputs(results, request.encoding);
-    answer = { backend, output_nodes: Object.fromEntries(OUTPUT_KEYS.map((k, i) => [k, nodes[i]])), outputs };
+    const outputs = encodeOutputs(results, request.encoding, keys);
+    answer = { backend, output_nodes: Object.fromEntries(keys.map((k, i) => [k, nodes[i]])), outputs };
   }
   for (const feed of feeds) Object.values(feed).forEach((t) => t.dispose());
   return answer;

@@ -1,0 +1,79 @@
+"""Sequence-length buckets of the static-shape targets (TFLite, TF.js): which lengths an export takes, and how an
+input is fitted to one (the smallest bucket that holds its tokens; pad only to it).
+
+An app, the runners, parity and bench all pick the bucket the same way: `pick`. Per-token outputs (rank >= 3:
+hidden states, token logits) come back cut to the input's own width; per-sentence outputs are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from edgebert.errors import UserError
+
+
+def normalize(seq_len: Any, minimum: int = 2) -> tuple[int, ...]:
+    """`--seq-len` (an int, or a list of ints) as sorted distinct buckets; UserError for anything else."""
+    values: Iterable[Any] = seq_len if isinstance(seq_len, (list, tuple)) else [seq_len]
+    buckets = []
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise UserError(f"--seq-len must be an integer or a list of integers such as 16,32,64,128, got {seq_len!r}")
+        if value < minimum:
+            raise UserError(f"--seq-len must be at least {minimum} (tokens, [CLS] and [SEP] included), got {value}")
+        buckets.append(value)
+    if not buckets:
+        raise UserError("--seq-len needs at least one token length, e.g. 128 or 16,32,64,128")
+    return tuple(sorted(set(buckets)))
+
+
+def pick(length: int, buckets: tuple[int, ...] | list[int]) -> int:
+    """The smallest bucket that holds `length` tokens; ValueError when even the largest is too short."""
+    for bucket in sorted(buckets):
+        if bucket >= length:
+            return bucket
+    longest = max(buckets)
+    raise ValueError(
+        f"inputs have {length} tokens but this export takes at most {longest} (its longest bucket); truncate to {longest}"
+    )
+
+
+def how_to_pick(buckets: tuple[int, ...] | list[int]) -> str:
+    """The one line an app developer needs (export summary, docs)."""
+    listed = ", ".join(str(b) for b in sorted(buckets))
+    return f"buckets {listed}: tokenize, pad to the smallest bucket >= the token count (truncate to {max(buckets)})"
+
+
+def fit(inputs: dict[str, np.ndarray], bucket: int, names: Iterable[str], dtype: Any = np.int32) -> dict[str, np.ndarray]:
+    """`inputs` [B, T] (T <= bucket) zero-padded on the right to [B, bucket] as `dtype` (mask 0 on the padding)."""
+    feeds = {}
+    for name in names:
+        value = np.asarray(inputs[name]) if name in inputs else np.zeros_like(np.asarray(inputs["input_ids"]))
+        feeds[name] = np.pad(value, ((0, 0), (0, bucket - value.shape[1]))).astype(dtype)
+    return feeds
+
+
+def run_rows(
+    feeds: dict[str, np.ndarray], width: int, call: Callable[[dict[str, np.ndarray]], dict[str, Any]]
+) -> dict[str, np.ndarray]:
+    """`call` on each [1, bucket] row of `feeds`; every named output stacked over rows as float32, per-token outputs
+    (rank >= 3) cut back to the input's `width`."""
+    rows = [call({n: v[r : r + 1] for n, v in feeds.items()}) for r in range(next(iter(feeds.values())).shape[0])]
+    return {name: cut(np.concatenate([np.asarray(row[name]) for row in rows]), width) for name in rows[0]}
+
+
+def cut(output: np.ndarray, width: int) -> np.ndarray:
+    """A per-token output (rank >= 3, tokens on axis 1) cut to `width` tokens; other outputs unchanged."""
+    output = np.asarray(output)
+    if output.dtype.kind == "f":
+        output = output.astype(np.float32)
+    return output[:, :width] if output.ndim >= 3 else output
+
+
+def from_manifest(manifest: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """{bucket: its manifest entry} of an export (older manifests without `buckets`: their one `seq_len`)."""
+    entries = manifest.get("buckets") or [{"seq_len": int(manifest["seq_len"])}]
+    return {int(entry["seq_len"]): dict(entry) for entry in entries}

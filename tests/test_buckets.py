@@ -1,0 +1,229 @@
+"""Sequence-length buckets (issue 17): one TFLite file with a signature per bucket sharing the weights, one TF.js graph
+per bucket over one weight shard; parity on every bucket, runners pad only to the smallest bucket that fits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edgebert import buckets
+from edgebert.errors import UserError
+from edgebert.parity import PARITY_SENTENCES, encode, torch_reference
+
+BUCKETS = [16, 32]
+CALIBRATION = ["a man is eating food", "the cat sat on the mat.", "prices rose 3% on monday", "hello there, friend!"]
+
+
+def test_normalize_and_pick() -> None:
+    assert buckets.normalize(128) == (128,)
+    assert buckets.normalize([64, 16, 32, 16]) == (16, 32, 64)
+    for bad in ([], [16, 1], "16,32", ["16"], 2.5, [True]):
+        with pytest.raises(UserError, match="--seq-len"):
+            buckets.normalize(bad)
+    assert [buckets.pick(n, (16, 32, 64)) for n in (1, 16, 17, 64)] == [16, 16, 32, 64]
+    with pytest.raises(ValueError, match="takes at most 64"):
+        buckets.pick(65, (16, 32, 64))
+    assert "smallest bucket >= the token count" in buckets.how_to_pick([16, 32])
+
+
+def test_export_refuses_bad_buckets(tiny_bert: Path, tmp_path: Path) -> None:
+    from edgebert.export import export
+
+    with pytest.raises(UserError, match="--seq-len"):
+        export("tflite", model=tiny_bert, out=tmp_path / "x", seq_len=[16, 0], quiet=True)
+    assert not (tmp_path / "x").exists()
+
+
+def _reference(model_dir: Path, text: str) -> tuple[dict, dict]:
+    """One sentence at its natural length (as an app tokenizes it) and its PyTorch outputs."""
+    from edgebert.modelio import load_model
+
+    loaded = load_model(model_dir)
+    inputs = encode(loaded.tokenizer, [text], 32, pad_to_seq_len=False)
+    return inputs, torch_reference(loaded.embedder, inputs)
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float((a * b).sum() / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def _check_manifest_and_parity(manifest: dict, kernel_paths: set[str]) -> None:
+    assert [b["seq_len"] for b in manifest["buckets"]] == BUCKETS
+    assert manifest["seq_len"] == max(BUCKETS) and manifest["recipe"]["seq_len"] == BUCKETS
+    assert all(i["shape"] == [1, "bucket"] for i in manifest["inputs"])
+    assert manifest["files"] and all(size > 0 for size in manifest["files"].values())
+    parity = manifest["parity"]
+    assert parity["passed"] and set(parity["kernel_paths"]) == kernel_paths
+    for path in parity["kernel_paths"].values():  # every bucket's graph ran every parity sentence
+        for n in BUCKETS:
+            check = path[f"bucket_{n}"]
+            assert check["seq_len"] == n and check["sentences"] == len(PARITY_SENTENCES)
+            assert check["min_cosine"] >= parity["threshold"]
+
+
+def _buffer_bytes(path: Path) -> int:
+    from ai_edge_litert.tools import flatbuffer_utils
+
+    tree = flatbuffer_utils.read_model(str(path))
+    return sum(len(b.data) if b.data is not None else int(b.size or 0) for b in tree.buffers)
+
+
+@pytest.fixture(scope="module")
+def tflite_exports(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    pytest.importorskip("litert_torch")
+    from edgebert.export import export
+
+    base = tmp_path_factory.mktemp("buckets-tflite")
+    return {
+        "none": export("tflite", model=tiny_bert, out=base / "fp32", seq_len=BUCKETS, quiet=True),
+        "int8-static": export(
+            "tflite", model=tiny_bert, out=base / "static", seq_len=BUCKETS, quantize="int8-static",
+            calibration_texts=CALIBRATION, quiet=True,
+        ),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("quantize", ["none", "int8-static"])
+def test_tflite_one_signature_per_bucket_with_parity(tflite_exports: dict, quantize: str) -> None:
+    from ai_edge_litert.interpreter import Interpreter
+
+    report = tflite_exports[quantize]
+    _check_manifest_and_parity(report.manifest, {"xnnpack", "builtin"})
+    signatures = Interpreter(model_path=str(report.out_dir / "model.tflite")).get_signature_list()
+    assert sorted(signatures) == sorted(b["signature"] for b in report.manifest["buckets"]) == ["seq_16", "serving_default"]
+
+
+def test_tflite_buckets_share_the_weights(tflite_exports: dict, tiny_bert: Path) -> None:
+    """The constant data of two buckets is one copy of the model's parameters (less the unused pooler and the
+    position table, which each bucket slices to its own rows) plus those rows."""
+    from safetensors.numpy import load_file
+
+    parameter_bytes = sum(v.size * 4 for v in load_file(str(tiny_bert / "model.safetensors")).values())
+    report = tflite_exports["none"]
+    stored = _buffer_bytes(report.out_dir / "model.tflite")
+    assert stored < 1.25 * parameter_bytes  # two copies would be ~2x
+    cost = report.manifest["target_details"]["bucket_bytes"]
+    assert cost["shared"] > 0.7 * parameter_bytes and cost["own:seq_16"] < 0.1 * parameter_bytes
+    assert _buffer_bytes(tflite_exports["int8-static"].out_dir / "model.tflite") < stored
+
+
+def test_tflite_runner_pads_only_to_the_smallest_bucket(tflite_exports: dict, tiny_bert: Path) -> None:
+    from edgebert.targets import get_exporter
+
+    report = tflite_exports["none"]
+    runner = get_exporter("tflite").load_runner(report.out_dir, report.manifest)
+    calls: list[int] = []
+    for n, signature_runner in list(runner.runners.items()):
+        runner.runners[n] = lambda _f=signature_runner, _n=n, **row: calls.append(_n) or _f(**row)
+    inputs, reference = _reference(tiny_bert, "Hello world.")
+    width = inputs["input_ids"].shape[1]
+    assert width < 16
+    outputs = runner.run(inputs)
+    assert calls == [16]
+    assert outputs["last_hidden_state"].shape[1] == width
+    assert _cosine(outputs["sentence_embedding"][0], reference["sentence_embedding"][0]) > 0.9999
+    runner.run(encode(runner_tokenizer(report.out_dir), [PARITY_SENTENCES[-1]], 20, pad_to_seq_len=False))
+    assert calls == [16, 32]
+    with pytest.raises(ValueError, match="takes at most 32"):
+        runner.run({k: np.ones((1, 33), dtype=np.int64) for k in inputs})
+    runner.close()
+
+
+def runner_tokenizer(export_dir: Path):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(export_dir))
+
+
+def test_tfjs_one_graph_per_bucket_over_one_shard(tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from edgebert.export import export
+    from edgebert.targets import get_exporter
+
+    report = export("tfjs", model=tiny_bert, out=tmp_path / "tfjs", seq_len=BUCKETS, quiet=True)
+    manifest = report.manifest
+    _check_manifest_and_parity(manifest, {"host"})
+    assert [b["model_file"] for b in manifest["buckets"]] == ["model-16.json", "model.json"]
+    assert sorted(manifest["files"]) == ["group1-shard1of1.bin", "model-16.json", "model.json"]
+    for entry in manifest["buckets"]:  # static [1, n] graphs listing the same single shard
+        model_json = json.loads((report.out_dir / entry["model_file"]).read_text())
+        dims = {tuple(int(d["size"]) for d in v["tensorShape"]["dim"]) for v in model_json["signature"]["inputs"].values()}
+        assert dims == {(1, entry["seq_len"])}
+        assert [g["paths"] for g in model_json["weightsManifest"]] == [["group1-shard1of1.bin"]]
+    cost = manifest["target_details"]["bucket_bytes"]
+    assert cost["shard"] == manifest["files"]["group1-shard1of1.bin"] < 1.25 * cost["one_graph_alone"]
+    runner = get_exporter("tfjs").load_runner(report.out_dir, manifest)
+    padded_to: list[int] = []
+    fit = buckets.fit
+    monkeypatch.setattr(buckets, "fit", lambda inputs, n, *a, **k: padded_to.append(n) or fit(inputs, n, *a, **k))
+    try:
+        inputs, reference = _reference(tiny_bert, "Hello world.")
+        outputs = runner.run(inputs)
+        assert padded_to == [16]
+        assert outputs["last_hidden_state"].shape[1] == inputs["input_ids"].shape[1]
+        assert _cosine(outputs["sentence_embedding"][0], reference["sentence_embedding"][0]) > 0.9999
+        with pytest.raises(ValueError, match="takes at most 32"):
+            runner.run({k: np.ones((1, 33), dtype=np.int64) for k in inputs})
+    finally:
+        runner.close()
+
+
+def test_bench_times_real_lengths_fixed_and_bucketed(tflite_exports: dict, tiny_bert: Path, tmp_path: Path) -> None:
+    import json
+
+    from edgebert.bench.harness import build_config, run_bench
+    from edgebert.bench.measure import MeasureJob
+
+    texts = tmp_path / "queries.txt"
+    texts.write_text("hello world\nwhere is my phone?\n" + " ".join(["a very long note about the weather"] * 4) + "\n")
+    job = MeasureJob(seq_lens=[16], batches=[1], threads=[1], warmup=1, repeats=2, texts_path=str(texts), texts_limit=10)
+    config = build_config([str(tiny_bert), str(tflite_exports["none"].out_dir)], job=job, isolate=False)
+    run_bench(config, tmp_path / "report", echo=lambda m: None)
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    torch_item, tflite_item = report["items"]
+    assert tflite_item["status"] == "ok" and tflite_item["buckets"] == BUCKETS
+    app = tflite_item["app_latency"]
+    assert app["texts"] == 3 and app["source"] == str(texts) and app["max_length"] == 32
+    assert set(app["modes"]) == {"fixed", "buckets"} and app["bucket_counts"] == {"16": 2, "32": 1}
+    assert all(m["e2e_ms"]["n"] == 3 and m["e2e_ms"]["p90"] >= m["e2e_ms"]["median"] > 0 for m in app["modes"].values())
+    assert app["bucket_speedup_e2e"] > 0
+    assert set(torch_item["app_latency"]["modes"]) == {"natural"}
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "## App-like latency" in md and "| buckets |" in md and "| fixed |" in md
+
+
+def test_demo_core_picks_the_bucket_in_node(tiny_bert: Path, tmp_path: Path) -> None:
+    """demo_app's TypeScript core (Node, wasm) on a bucketed TF.js export: ids, bucket and embedding per text."""
+    import json
+    import os
+    import shutil
+    import subprocess
+
+    from test_demo_app import APP, missing_dependency
+
+    from edgebert.export import export
+    from edgebert.modelio import load_model
+
+    if not shutil.which("node") or not (APP / "node_modules" / "tsx" / "package.json").exists():
+        missing_dependency("demo_app's npm packages or Node.js are missing")
+    report = export("tfjs", model=tiny_bert, out=tmp_path / "tfjs", seq_len=BUCKETS, quiet=True)
+    loaded = load_model(tiny_bert)
+    cases = []
+    for text in ("Hello world.", "where is my phone charger?", PARITY_SENTENCES[-1]):
+        inputs = encode(loaded.tokenizer, [text], max(BUCKETS), pad_to_seq_len=False)
+        embedding = torch_reference(loaded.embedder, inputs)["sentence_embedding"][0]
+        width = inputs["input_ids"].shape[1]
+        cases.append({"text": text, "input_ids": inputs["input_ids"][0].tolist(), "bucket": buckets.pick(width, BUCKETS), "embedding": embedding.tolist()})
+    assert {c["bucket"] for c in cases} == set(BUCKETS)
+    model_json = json.loads((report.out_dir / "model.json").read_text())
+    weights = len(model_json["weightsManifest"][0]["weights"])
+    fixture = tmp_path / "buckets.json"
+    fixture.write_text(json.dumps({"model_dir": str(report.out_dir), "weights": weights, "cases": cases}))
+    proc = subprocess.run(
+        ["node", "--import", "tsx", "--test", "--test-reporter=spec", "test/buckets/buckets.test.ts"],
+        cwd=APP, env={**os.environ, "EDGEBERT_DEMO_BUCKETS": str(fixture)}, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0 and "ℹ pass 1" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]
