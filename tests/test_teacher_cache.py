@@ -105,3 +105,21 @@ def test_masked_losses_with_a_cache_are_refused(teacher3: Path, corpus: Path, tm
     with pytest.raises(UserError, match="--teacher-cache needs unmasked text"):
         distill(teacher3, corpus, tmp_path / "x", teacher_cache=tmp_path / "cache", **dict(FAST, alpha_mlm=1, mlm_probability=0.15))
     assert not (tmp_path / "x").exists() and not (tmp_path / "cache").exists()
+
+
+def test_a_resumed_cached_run_ends_where_an_uninterrupted_one_ends(teacher3: Path, corpus: Path, tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+    from transformers import TrainerCallback
+
+    class CrashAfterSave(TrainerCallback):
+        def on_save(self, args, state, control, **kwargs):  # noqa: ANN001, ANN003
+            if state.global_step == 2:
+                raise RuntimeError("simulated kill after the step-2 checkpoint")
+
+    kw = dict(FAST, teacher_cache=tmp_path / "cache", group_by_length=True)
+    distill(teacher3, corpus, tmp_path / "full", **kw)
+    with pytest.raises(RuntimeError, match="simulated kill"):
+        distill(teacher3, corpus, tmp_path / "part", callbacks=[CrashAfterSave()], **kw)
+    distill(teacher3, corpus, tmp_path / "part", resume=True, **kw)
+    a, b = load_file(str(tmp_path / "full" / "model.safetensors")), load_file(str(tmp_path / "part" / "model.safetensors"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
