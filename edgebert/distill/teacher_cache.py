@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from edgebert.distill.losses import mean_pool
+from edgebert.errors import UserError
 from edgebert.families import Family
 
 FORMAT = 1
@@ -127,7 +128,7 @@ def open_or_build(
                {"teacher_fingerprint": teacher_fp, "text_fingerprint": text_fp})  # fmt: skip
     cache = TeacherCache(directory)
     if cache.meta["sequences"] != len(dataset) or cache.offsets[-1] != dataset.num_tokens:
-        raise RuntimeError(f"teacher-output cache {directory} does not match its key; delete it")
+        raise UserError(f"the teacher-output cache {directory} does not match this corpus (a damaged entry); delete it and rerun")
     size = sum(f.stat().st_size for f in directory.iterdir())
     record = {"dir": str(directory), "key": key, "hit": hit, "seconds": round(time.perf_counter() - started, 2), "bytes": size,
               "token_layers": list(token_layers), "pooled_layer": pooled_layer, "token_dtype": np.dtype(TOKEN_DTYPE).name}  # fmt: skip
