@@ -93,11 +93,7 @@ def test_an_embeddings_only_export_of_a_classifier_is_a_failed_item(classifiers:
 
 
 def test_a_classifier_export_is_benched_through_the_runner_contract(classifiers: tuple[Path, Path], labelled: Path, tmp_path: Path) -> None:
-    """Unskipped once an exporter produces classifier exports (the taskheads branch): same predictions as PyTorch."""
-    from edgebert import heads
-
-    if "text-classification" not in heads.EXPORTABLE_TASKS:
-        pytest.skip("no exporter produces text-classification exports yet (edgebert.heads.EXPORTABLE_TASKS)")
+    """A classifier's ONNX export, benched beside its PyTorch dir: the same predictions, full retention."""
     from edgebert.export import export
 
     teacher, _ = classifiers

@@ -97,24 +97,25 @@ def test_classifier_plans_refuse_embedding_data(teacher: Path, data: dict[str, P
         plan_pipeline(parse_recipe(text), tmp_path / "out")
 
 
-def test_classifier_exports_are_refused_until_an_exporter_makes_them(teacher: Path, data: dict[str, Path], tmp_path: Path) -> None:
-    from edgebert import heads
-
-    if "text-classification" in heads.EXPORTABLE_TASKS:
-        plan_pipeline(parse_recipe(recipe_text(teacher, data, exports=True)), tmp_path / "out")  # planned as any other
-    else:
-        with pytest.raises(UserError, match="cannot export classifiers with their head yet"):
-            plan_pipeline(parse_recipe(recipe_text(teacher, data, exports=True)), tmp_path / "out")
-
-
 def test_shipped_sst2_recipe_parses() -> None:
     recipe = load_recipe(ROOT / "benchmarks" / "sst2_classifier.toml")
     assert recipe.targets.min_accuracy_retention and recipe.bench.sst2 and recipe.distill.student_layers == 3
     assert recipe.distill.alpha_ce is None  # auto: task distillation for a classifier teacher
 
 
+def test_tiny_classifier_pipeline_exports_the_student_with_its_head(teacher: Path, data: dict[str, Path], tmp_path: Path) -> None:
+    """Task distillation → the student's ONNX int8 export, logits and labels → benched by accuracy beside the teacher."""
+    report = run_pipeline(parse_recipe(recipe_text(teacher, data, exports=True)), tmp_path / "out", quiet=True)
+    export = json.loads((report.work_dir / "export" / "student-onnx-int8" / "edgebert.json").read_text())
+    assert export["task"] == "text-classification" and export["outputs"][0]["name"] == "logits"
+    assert export["outputs"][0]["labels"] and export["parity"]["passed"]
+    items = {i["label"]: i for i in json.loads((report.out_dir / "report.json").read_text())["items"]}
+    onnx = next(i for label, i in items.items() if "onnx" in label)
+    assert onnx["status"] == "ok" and onnx["classification"]["examples"] == 12 and onnx["derived"]["agreement"] is not None
+
+
 def test_tiny_classifier_pipeline_end_to_end_in_pytorch(teacher: Path, data: dict[str, Path], tmp_path: Path) -> None:
-    """Exports of classifiers come from the taskheads branch; until then the student is benched in PyTorch."""
+    """No exports: the PyTorch student is judged."""
     report = run_pipeline(parse_recipe(recipe_text(teacher, data)), tmp_path / "out", quiet=True)
     work = report.work_dir
     student = json.loads((work / "distill" / "student" / "edgebert.json").read_text())

@@ -363,14 +363,6 @@ def _check_task_inputs(recipe: Recipe, classifier: bool) -> None:
         raise UserError("the teacher is a sequence classifier: set targets.min_accuracy_retention, not min_sts_retention")
     if not classifier and (recipe.distill.eval_labels or recipe.targets.min_accuracy_retention is not None):
         raise UserError("--eval-labels and targets.min_accuracy_retention need a sequence-classifier teacher")
-    from edgebert.heads import EXPORTABLE_TASKS
-
-    exports = recipe.export.student_exports() or recipe.export.teacher_targets
-    if classifier and exports and TEXT_CLASSIFICATION not in EXPORTABLE_TASKS:
-        raise UserError(
-            "the teacher is a sequence classifier and this edgebert cannot export classifiers with their head yet; "
-            "set [export] targets = {} and teacher_targets = [] to bench the student in PyTorch only"
-        )
 
 
 def _check_work(work: Path, recipe: Recipe, resume: bool, force: bool) -> str:
