@@ -333,7 +333,10 @@ class BenchConfig(BenchRecipe):
         group="latency", metavar="FILE",
     )  # fmt: skip
     texts_limit: int = option(200, "texts timed one at a time for the app-like latency (0: none)", group="latency")
-    reference: str | None = option(None, "the ITEM (or label) others are compared to (default: the first)", group="accuracy")
+    reference: str | None = option(
+        None, "the ITEM (or label) others are compared to (default: the first); 'parent': each export against the model "
+        "dir it was exported from (added to the run if missing)", group="accuracy",
+    )
     tokenizer: str | None = option(None, "tokenizer dir for bare .onnx/.tflite files", group="items")
     pooling: str = option("mean", "pooling for bare files without a sentence_embedding output", group="items")
     force: bool = option(False, "replace a non-empty --out", group="run")

@@ -19,8 +19,9 @@ from typing import Any
 
 from edgebert import validate
 from edgebert.artifact import atomic_output_dir, check_output_dir
-from edgebert.bench.items import ItemSpec, assign_tasks, parse_items, resolve_item
+from edgebert.bench.items import ItemSpec, assign_tasks, parse_items
 from edgebert.bench.measure import PARENT_ENV, MeasureJob, measure_item
+from edgebert.bench.references import PARENT, resolve_references
 from edgebert.config import BENCH_TARGETS, BenchConfig
 from edgebert.data import is_dataset_spec
 from edgebert.errors import UserError
@@ -42,15 +43,21 @@ class BenchRun:
     """A whole bench run, resolved from a BenchConfig: the items (reference included), what to measure, and how."""
 
     items: list[ItemSpec]
-    reference: str  # the label of the reference item
+    reference: str  # the label of the run's reference item, or "parent" (each export against its model dir)
+    references: dict[str, str] = field(default_factory=dict)  # item label -> its reference's label
     job: MeasureJob = field(default_factory=MeasureJob)
     isolate: bool = True  # one worker process per item (memory is the item's own; crashes stay contained)
     timeout_s: float | None = None  # per item
     command: list[str] = field(default_factory=list)
 
+    def reference_of(self, label: str) -> str:
+        return self.references.get(label, self.reference)
+
     @property
-    def reference_item(self) -> ItemSpec:
-        return next(i for i in self.items if i.label == self.reference)
+    def reference_labels(self) -> list[str]:
+        """The items others are compared to, in run order (measured first)."""
+        labels = set(self.references.values()) or {self.reference}
+        return [i.label for i in self.items if i.label in labels]
 
 
 @dataclass
@@ -113,23 +120,14 @@ def build_config(
     validate.optional_number("--timeout", timeout_s, 0.0, low_open=True)
     _validate_job(job)
     specs = parse_items(items, torch_int8=torch_int8, tokenizer=tokenizer, pooling=pooling)
-    if reference is None:
-        ref_label = specs[0].label
-    elif any(s.label == reference for s in specs):
-        ref_label = reference
-    else:
-        ref = resolve_item(reference, tokenizer=tokenizer, pooling=pooling)
-        same = [s for s in specs if (s.path, s.kind, s.torch_int8) == (ref.path, ref.kind, False)]
-        if same:
-            ref_label = same[0].label
-        else:
-            if ref.label in {s.label for s in specs}:
-                ref.label = f"{ref.label} (reference)"
-            specs.insert(0, ref)
-            ref_label = ref.label
-    assign_tasks(specs, ref_label)
+    references = resolve_references(specs, reference, tokenizer, pooling)
+    assign_tasks(specs, references)
     _check_labels(specs, job)
-    return BenchRun(items=specs, reference=ref_label, job=job, isolate=isolate, timeout_s=timeout_s, command=command or [])
+    run_reference = PARENT if reference == PARENT else next(iter(references.values()))
+    return BenchRun(
+        items=specs, reference=run_reference, references=references, job=job, isolate=isolate, timeout_s=timeout_s,
+        command=command or [],
+    )
 
 
 def check_numbers(job: MeasureJob, timeout_s: Any = None) -> None:
@@ -262,7 +260,7 @@ def bench_inputs(config: BenchRun) -> dict[str, list[str | None]]:
 
 
 def run_bench(config: BenchRun, out: str | Path, force: bool = False, echo: Echo = _stderr) -> BenchOutcome:
-    """Measure every item (the reference first) and write report.json / report.md / report.png into `out`."""
+    """Measure every item (the references first) and write report.json / report.md / report.png into `out`."""
     from edgebert.bench.report import build_report, machine_info, write_report
 
     validate.path_like("--out", out, optional=False)
@@ -270,7 +268,8 @@ def run_bench(config: BenchRun, out: str | Path, force: bool = False, echo: Echo
     check_output_dir(Path(out), force, inputs)
     started = dt.datetime.now(dt.timezone.utc)
     machine = machine_info()
-    order = [config.reference_item] + [s for s in config.items if s.label != config.reference]
+    first = config.reference_labels
+    order = [s for s in config.items if s.label in first] + [s for s in config.items if s.label not in first]
     results: dict[str, dict[str, Any]] = {}
     interrupted = False
     with atomic_output_dir(Path(out), force=force, inputs=inputs) as work:

@@ -13,8 +13,9 @@ Any item may be written `LABEL=ITEM` to name it in the report.
 
 Every item has a task (`edgebert.heads` tasks): an export's is its manifest's, a model dir's its head's (config.json
 `architectures`; a masked-LM dir is an encoder unless an export in the run is fill-mask, as `export` does), a bare
-file's feature-extraction. An item whose task is not the reference's (e.g. the embeddings-only export of a
-classifier) lacks the reference's head: it is a failed item saying so, never a 100 % retention.
+file's feature-extraction. An item whose task is not its reference's (e.g. the embeddings-only export of a
+classifier) lacks the reference's head: it is a failed item saying so, never a 100 % retention. Which item is an
+item's reference is `edgebert.bench.references`'s.
 """
 
 from __future__ import annotations
@@ -229,19 +230,22 @@ def _model_dir_task(path: Path, config: dict[str, Any]) -> str:
     return detect_task(config, has_stack)
 
 
-def assign_tasks(specs: list[ItemSpec], reference: str) -> None:
-    """Settle each item's task against the run and mark the items that lack the reference's head as failed.
+def assign_tasks(specs: list[ItemSpec], references: dict[str, str]) -> None:
+    """Settle each item's task against its reference (`references`: label -> reference label) and mark the items
+    that lack their reference's head as failed.
 
-    A masked-LM model dir is benched as an encoder (what `export` ships from it by default) unless an export in the
-    run is fill-mask. Against a reference with a head, an item of another task (an embeddings-only export of a
-    classifier) lacks that head; against an embedder reference, a head-only export has no sentence embeddings,
-    while a model dir with a head is benched as the encoder under it."""
-    fill_mask = any(s.kind == "export" and s.task == FILL_MASK for s in specs)
+    A masked-LM model dir is benched as an encoder (what `export` ships from it by default) unless an export compared
+    with it (with one run-wide reference: any export in the run) is fill-mask. Against a reference with a head, an
+    item of another task (an embeddings-only export of a classifier) lacks that head; against an embedder reference,
+    a head-only export has no sentence embeddings, while a model dir with a head is benched as the encoder under it."""
+    by_label = {s.label: s for s in specs}
+    one_reference = len(set(references.values())) == 1
+    masked = {references[s.label] for s in specs if s.kind == "export" and s.task == FILL_MASK}
     for spec in specs:
-        if spec.kind == "pytorch" and spec.task == FILL_MASK and not fill_mask:
+        if spec.kind == "pytorch" and spec.task == FILL_MASK and not (masked and (one_reference or spec.label in masked)):
             spec.task = FEATURE_EXTRACTION
-    ref = next(s for s in specs if s.label == reference)
     for spec in specs:
+        ref = by_label[references[spec.label]]
         if spec.task == ref.task or spec.unsupported:
             continue
         if ref.task != FEATURE_EXTRACTION:

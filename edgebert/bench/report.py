@@ -14,6 +14,7 @@ from typing import Any
 from edgebert import __version__
 from edgebert.artifact import report_json
 from edgebert.bench.metrics import pareto_front, ratio
+from edgebert.bench.references import PARENT
 from edgebert.heads import FEATURE_EXTRACTION, FILL_MASK, TEXT_CLASSIFICATION, TOKEN_CLASSIFICATION
 
 SCHEMA = "edgebert.bench/1"
@@ -135,35 +136,46 @@ def task_figures(item: dict[str, Any], ref: dict[str, Any] | None) -> dict[str, 
     return {"accuracy": None, "agreement": None, "retention": ratio(sts.get("spearman"), item.get("sts_reference_same_pairs"))}
 
 
-def derive(items: list[dict[str, Any]], reference: str, primary: tuple[int, int, int]) -> None:
-    """Add `derived` to every item: retention, speed-up (per config) and compression against `reference`."""
-    ref = next((i for i in items if i["label"] == reference), None)
+def derive(items: list[dict[str, Any]], reference: str | dict[str, str], primary: tuple[int, int, int]) -> None:
+    """Add `derived` to every item: retention, speed-up (per config) and compression against its reference
+    (`reference`: one label for the run, or item label -> reference label)."""
+    by_label = {i["label"]: i for i in items}
+    for item in items:
+        ref_label = reference if isinstance(reference, str) else reference.get(item["label"])
+        _derive_one(item, by_label.get(ref_label or ""), primary)
+    _mark_pareto(items)
+
+
+def _derive_one(item: dict[str, Any], ref: dict[str, Any] | None, primary: tuple[int, int, int]) -> None:
+    """One item's `derived` figures against `ref` (None: nothing to compare with)."""
     ref_lat = {_config_key(e): e for e in (ref or {}).get("latency", []) if "skipped" not in e}
     ref_sts = ((ref or {}).get("sts") or {}).get("spearman")
     ref_cos = ((ref or {}).get("sts") or {}).get("cosines")
-    for item in items:
-        sts = item.get("sts") or {}
-        sts_ref = ref_sts
-        if sts and ref_sts is not None and sts.get("pairs") != (ref or {}).get("sts", {}).get("pairs"):
-            # fewer pairs than the reference (per-target --sts-limit-for): compare on the same first pairs
-            sts_ref = _spearman_on_first(ref_cos, sts.get("path"), sts.get("pairs"))
-        item["sts_reference_same_pairs"] = sts_ref if sts else None
-        lat = {_config_key(e): e for e in item.get("latency", []) if "skipped" not in e}
-        for key, entry in lat.items():
-            entry["speedup_model"] = ratio(_median(ref_lat.get(key)), _median(entry))
-            entry["speedup_e2e"] = ratio(_median(ref_lat.get(key), "e2e_ms"), _median(entry, "e2e_ms"))
-        main = lat.get(primary)
-        task = task_figures(item, ref)
-        item["derived"] = {
-            "sts_retention": ratio(sts.get("spearman"), sts_ref),
-            **task,
-            "speedup": main.get("speedup_model") if main else None,
-            "speedup_e2e": main.get("speedup_e2e") if main else None,
-            "compression": ratio((ref or {}).get("model_bytes"), item.get("model_bytes")),
-            "latency_ms": _median(main),
-            "latency_p90_ms": main["model_ms"]["p90"] if main else None,
-            "e2e_ms": _median(main, "e2e_ms"),
-        }
+    sts = item.get("sts") or {}
+    sts_ref = ref_sts
+    if sts and ref_sts is not None and sts.get("pairs") != (ref or {}).get("sts", {}).get("pairs"):
+        # fewer pairs than the reference (per-target --sts-limit-for): compare on the same first pairs
+        sts_ref = _spearman_on_first(ref_cos, sts.get("path"), sts.get("pairs"))
+    item["sts_reference_same_pairs"] = sts_ref if sts else None
+    lat = {_config_key(e): e for e in item.get("latency", []) if "skipped" not in e}
+    for key, entry in lat.items():
+        entry["speedup_model"] = ratio(_median(ref_lat.get(key)), _median(entry))
+        entry["speedup_e2e"] = ratio(_median(ref_lat.get(key), "e2e_ms"), _median(entry, "e2e_ms"))
+    main = lat.get(primary)
+    item["derived"] = {
+        "sts_retention": ratio(sts.get("spearman"), sts_ref),
+        **task_figures(item, ref),
+        "speedup": main.get("speedup_model") if main else None,
+        "speedup_e2e": main.get("speedup_e2e") if main else None,
+        "compression": ratio((ref or {}).get("model_bytes"), item.get("model_bytes")),
+        "latency_ms": _median(main),
+        "latency_p90_ms": main["model_ms"]["p90"] if main else None,
+        "e2e_ms": _median(main, "e2e_ms"),
+    }
+
+
+def _mark_pareto(items: list[dict[str, Any]]) -> None:
+    """`derived.pareto`: on the size / latency (/ retention, when every candidate has one) front."""
     candidates = [
         i for i in items if i["derived"]["latency_ms"] is not None and i.get("model_bytes")
     ]
@@ -198,10 +210,13 @@ def build_report(
         result.setdefault("spec", spec.as_dict())
         result.setdefault("target", spec.target)
         result.setdefault("quantization", spec.quantization)
-        result["reference"] = spec.label == config.reference
+        result["reference"] = spec.label in config.reference_labels
+        result["reference_label"] = config.reference_of(spec.label)
+        if spec.kind == "export":
+            result.setdefault("parity", export_parity(Path(spec.path)))
         items.append(result)
     primary = (job.seq_lens[0], job.batches[0], job.threads[0])
-    derive(items, config.reference, primary)
+    derive(items, {i["label"]: i["reference_label"] for i in items}, primary)
     sts_info = None
     if job.sts_path:
         done = next((i["sts"] for i in items if i.get("reference") and i.get("sts")), None)
@@ -231,6 +246,25 @@ def build_report(
     }
 
 
+def export_parity(path: Path) -> dict[str, Any] | None:
+    """What the export's own parity check measured (its manifest's `parity`): the worst cosine over every kernel path
+    against the model's own library, the threshold and the worst absolute difference and agreement of any check."""
+    from edgebert.modeldir import read_manifest
+
+    parity = read_manifest(path).get("parity") or {}
+    if not parity:
+        return None
+    paths = parity.get("kernel_paths") or {}
+    checks = [c for p in paths.values() if isinstance(p, dict) for c in p.values() if isinstance(c, dict)]
+    diffs = [c.get("max_abs_diff_embedding") or c.get("max_abs_diff") for c in checks]
+    agree = [c["agreement"] for c in checks if c.get("agreement") is not None]
+    return {
+        "min_cosine": parity.get("min_cosine"), "threshold": parity.get("threshold"), "passed": parity.get("passed"),
+        "kernel_paths": sorted(paths), "max_abs_diff": max((d for d in diffs if d is not None), default=None),
+        "min_agreement": min(agree) if agree else None,
+    }  # fmt: skip
+
+
 def _labelled_info(job: Any, items: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The labelled set classifiers were scored on (path, limit, examples scored)."""
     if not job.sst2_path:
@@ -256,8 +290,10 @@ def method_text(config: Any) -> list[str]:
         else "STS: not measured (no --sts file)."
     )
     return [
-        f"Each item ran in {'its own worker process' if config.isolate else 'the harness process'}; the reference "
-        f"({config.reference}) first; everything in the same run on the same machine.",
+        f"Each item ran in {'its own worker process' if config.isolate else 'the harness process'}; "
+        + ("each export is compared with its parent (the model directory it was exported from), the parents first"
+           if config.reference == PARENT else f"the reference ({config.reference}) first")
+        + "; everything in the same run on the same machine.",
         f"Latency: inputs are real English text truncated to exactly seq_len tokens (no padding) x batch rows; "
         f"{job.warmup} untimed warm-up calls, then {job.repeats} timed calls (perf_counter wall clock); median and p90 "
         f"reported. Configurations: seq_len {job.seq_lens}, batch {job.batches}, threads {job.threads}.",
@@ -356,41 +392,27 @@ def _status(item: dict[str, Any]) -> str:
 
 def main_table(report: dict[str, Any]) -> list[str]:
     p = report["primary_config"]
-    rows = [
-        "| item | task | target | quant | size MB | params M | model ms median | p90 | tok+model ms | mem Δ MB | STS-B ρ | "
-        "accuracy | agreement | retention | speed-up | compression | status |",
-        "|" + "---|" * 17,
-    ]
-    ref = next((i for i in report["items"] if i["label"] == report["reference"]), {})
-    ref_pairs = (ref.get("sts") or {}).get("pairs")
+    per_parent = report["reference"] == PARENT
+    header = ["item", *(["vs", "export parity: min cos"] if per_parent else []), "task", "target", "quant", "size MB", "params M", "model ms median",
+              "p90", "tok+model ms", "mem Δ MB", "STS-B ρ", "accuracy", "agreement", "retention", "speed-up",
+              "compression", "status"]  # fmt: skip
+    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    by_label = {i["label"]: i for i in report["items"]}
     for item in report["items"]:
+        ref = by_label.get(item.get("reference_label") or report["reference"], {})
         d = item.get("derived", {})
         label = item["label"] + (" (ref)" if item.get("reference") else "") + (" ★" if d.get("pareto") else "")
-        rows.append(
-            "| "
-            + " | ".join(
-                [
-                    label,
-                    TASK_SHORT.get(str((item.get("spec") or {}).get("task")), "?"),
-                    str(item.get("target", "")),
-                    str(item.get("quantization", "")),
-                    _mb(item.get("model_bytes")),
-                    _params(item.get("params")),
-                    _num(d.get("latency_ms"), ".2f"),
-                    _num(d.get("latency_p90_ms"), ".2f"),
-                    _num(d.get("e2e_ms"), ".2f"),
-                    _num((item.get("memory") or {}).get("delta_rss_mb"), ".0f"),
-                    _sts_cell(item, ref_pairs),
-                    _num(d.get("accuracy"), ".4f"),
-                    _pct(d.get("agreement")),
-                    _pct(d.get("retention")),
-                    _times(d.get("speedup")),
-                    _times(d.get("compression")),
-                    _status(item),
-                ]
-            )
-            + " |"
-        )
+        parity = _num((item.get("parity") or {}).get("min_cosine"), ".5f")
+        vs = [str(item.get("reference_label") or ""), parity] if per_parent else []
+        cells = [
+            label, *vs, TASK_SHORT.get(str((item.get("spec") or {}).get("task")), "?"), str(item.get("target", "")),
+            str(item.get("quantization", "")), _mb(item.get("model_bytes")), _params(item.get("params")),
+            _num(d.get("latency_ms"), ".2f"), _num(d.get("latency_p90_ms"), ".2f"), _num(d.get("e2e_ms"), ".2f"),
+            _num((item.get("memory") or {}).get("delta_rss_mb"), ".0f"), _sts_cell(item, (ref.get("sts") or {}).get("pairs")),
+            _num(d.get("accuracy"), ".4f"), _pct(d.get("agreement")), _pct(d.get("retention")), _times(d.get("speedup")),
+            _times(d.get("compression")), _status(item),
+        ]  # fmt: skip
+        rows.append("| " + " | ".join(cells) + " |")
     rows.append("")
     rows.append(
         f"Latency at seq_len {p['seq_len']}, batch {p['batch']}, threads {p['threads']}. ★ = on the Pareto front. "
@@ -450,7 +472,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines = [
         "# edgebert bench",
         "",
-        f"Status: **{report['status']}**, {report['created']}, {report['wall_time_s']} s. Reference: **{report['reference']}**.",
+        f"Status: **{report['status']}**, {report['created']}, {report['wall_time_s']} s. Reference: **"
+        + ("each export's parent model (column vs)" if report["reference"] == PARENT else report["reference"]) + "**.",
         "",
     ]
     if report.get("command"):
