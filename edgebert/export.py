@@ -223,7 +223,7 @@ def verify_kernel_paths(
     checked: dict[str, Any] = {}
     try:
         for name, path in paths.items():
-            reports = _verify(path.runner, checks, threshold)
+            reports = _verify(path.runner, checks, threshold, getattr(loaded.config, "problem_type", None))
             worst = min(r["min_cosine"] for r in reports.values())
             checked[name] = {"description": path.description, "min_cosine": worst, **reports}
     finally:
@@ -266,11 +266,11 @@ def _parity_checks(loaded: LoadedModel, seq_len: int, lengths: tuple[int, ...]) 
     return {name: [(x, torch_reference(loaded.embedder, x)) for x in inputs] for name, inputs in batches.items()}
 
 
-def _verify(runner: Any, checks: dict[str, list[tuple[dict, dict]]], threshold: float) -> dict[str, Any]:
+def _verify(runner: Any, checks: dict[str, list[tuple[dict, dict]]], threshold: float, problem_type: str | None) -> dict[str, Any]:
     """Parity of the runner against the PyTorch references of `checks` (several inputs of one check: merged)."""
     reports = {}
     for name, items in checks.items():
-        parts = [compare(reference, runner.run(x), x["attention_mask"], threshold) for x, reference in items]
+        parts = [compare(reference, runner.run(x), x["attention_mask"], threshold, problem_type) for x, reference in items]
         reports[name] = (merge_reports(parts) if len(parts) > 1 else parts[0]).as_dict()
     return reports
 

@@ -93,9 +93,9 @@ def torch_reference(embedder: Any, inputs: dict[str, np.ndarray]) -> dict[str, n
 class ParityReport:
     """How closely an exported model matches PyTorch on the parity sentences.
 
-    `min_cosine` is the score held to the threshold: the sentence embedding's (feature extraction), the logits'
-    per sentence (text classification) or per real token (token classification), fill-mask's top-k scores per real
-    token. `agreement`: share of rows (tokens) whose argmax (fill-mask: top-1 id) matches, None for embeddings.
+    `min_cosine` is the score held to the threshold: the sentence embedding's cosine (feature extraction), the
+    cosine of the label probabilities the logits give per sentence (text classification) or per real token (token
+    classification; `label_scores`), of fill-mask's top-k scores per real token. `agreement`: share of rows (tokens) whose argmax (fill-mask: top-1 id) matches, None for embeddings.
     `outputs`: the same measures per named output."""
 
     sentences: int
@@ -126,14 +126,38 @@ def _cosines(ref: np.ndarray, got: np.ndarray) -> np.ndarray:
     return (ref * got).sum(-1) / (np.linalg.norm(ref, axis=-1) * np.linalg.norm(got, axis=-1) + 1e-12)
 
 
+def label_scores(logits: np.ndarray, problem_type: str | None = None) -> np.ndarray:
+    """What a classifier's user reads from its logits, row by row: softmax probabilities (single-label heads, as
+    transformers' text-classification pipeline returns them), or each label's sigmoid (multi-label). The logits
+    themselves are not compared by cosine: softmax ignores a shift of all logits, and a sentence whose logits are all
+    near zero (a near tie) gets an arbitrary logit direction, so one such sentence made a faithful int8 export of a
+    distilled SST-2 classifier fail at cosine 0.26 while its probabilities agreed at 0.998."""
+    if problem_type == "multi_label_classification":
+        return 1.0 / (1.0 + np.exp(-logits))
+    shifted = np.exp(logits - logits.max(-1, keepdims=True))
+    return shifted / shifted.sum(-1, keepdims=True)
+
+
+def _similarities(name: str, ref: np.ndarray, cand: np.ndarray, problem_type: str | None) -> np.ndarray:
+    """The per-row score held to the threshold: cosine of the sentence embedding / top-k scores; for `logits`, cosine
+    of the label scores, and for a one-column head (regression) 1 - |difference| / max(1, |reference|)."""
+    if name != "logits":
+        return _cosines(ref, cand)
+    if ref.shape[-1] == 1 and problem_type != "multi_label_classification":
+        return 1.0 - np.abs(ref - cand)[:, 0] / np.maximum(1.0, np.abs(ref)[:, 0])
+    return _cosines(label_scores(ref, problem_type), label_scores(cand, problem_type))
+
+
 def compare(
     reference: dict[str, np.ndarray],
     candidate: dict[str, np.ndarray],
     attention_mask: np.ndarray,
     threshold: float,
+    problem_type: str | None = None,
 ) -> ParityReport:
-    """Every named output of `reference` against `candidate`: cosine row by row (sentences, or real tokens), max abs
-    diff, argmax / top-1 agreement; `last_hidden_state` contributes its max abs diff over real tokens only."""
+    """Every named output of `reference` against `candidate`: a similarity row by row (sentences, or real tokens;
+    `_similarities`), max abs diff, argmax / top-1 agreement; `last_hidden_state` contributes its max abs diff over
+    real tokens only. `problem_type`: the classifier config's (multi-label heads are scored per label's sigmoid)."""
     per_output: dict[str, dict[str, float]] = {}
     scored: list[np.ndarray] = []
     for name, value in reference.items():
@@ -149,7 +173,7 @@ def compare(
         ref, cand = ref.astype(np.float64), cand.astype(np.float64)
         entry = {"max_abs_diff": float(np.abs(ref - cand).max())}
         if name != "last_hidden_state":
-            cos = _cosines(ref, cand)
+            cos = _similarities(name, ref, cand, problem_type)
             scored.append(cos)
             entry.update(min_cosine=float(cos.min()), mean_cosine=float(cos.mean()))
         if name == "logits":
