@@ -191,6 +191,20 @@ def test_compress_stage_feeds_the_exports(tiny_bert: Path, data: dict[str, Path]
     assert state["stages"]["compress"]["status"] == "done"
 
 
+def test_int8_static_exports_calibrate_on_corpus_passages(tiny_bert: Path, data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(pipeline_run, "run_export", lambda target, quant, model, out, *a, **k: seen.update({f"{target}-{quant}": k.get("calibration")}))
+    monkeypatch.setattr(pipeline_run, "run_bench_stage", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("stop here")))
+    text = tiny_recipe(tiny_bert, data, compress=False).replace('targets = { onnx = ["none", "int8"] }', 'targets = { onnx = ["int8", "int8-static"], tflite = ["int8-static"] }')
+    with pytest.raises(RuntimeError, match="stop here"):
+        run_pipeline(parse_recipe(text), tmp_path / "out", work=tmp_path / "work", cache_dir=tmp_path / "cache", quiet=True)
+    calibration = tmp_path / "work" / "corpus" / "export-calibration.txt"
+    assert seen == {"onnx-none": None, "onnx-int8": None, "onnx-int8-static": calibration, "tflite-int8-static": calibration}
+    assert len(calibration.read_text().splitlines()) > 10  # passages sampled from the prepared corpus
+    with pytest.raises(UserError, match="tfjs has unknown quantization 'int8-static'"):
+        parse_recipe('[export]\ntargets = { tfjs = ["int8-static"] }\n')
+
+
 @pytest.mark.parametrize("embedding_dim", [None, 8])
 def test_heal_and_vocab_stages_feed_the_exports(
     tiny_bert: Path, data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedding_dim: int | None

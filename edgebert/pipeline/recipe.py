@@ -25,7 +25,9 @@ from edgebert.sources import DEFAULT_MODEL
 
 # Shipped recipes (package data, so `--preset` works from a wheel too); they name no data files.
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
-TARGET_QUANTIZATIONS = {"onnx": ("none", "int8", "fp16"), "tflite": ("none", "int8", "fp16"), "tfjs": ("none", "uint8", "float16")}
+TARGET_QUANTIZATIONS = {
+    "onnx": ("none", "int8", "int8-static", "fp16"), "tflite": ("none", "int8", "int8-static", "fp16"), "tfjs": ("none", "uint8", "float16"),
+}
 
 
 @dataclass
@@ -70,6 +72,8 @@ class ExportSection(ExportRecipe):
     # Empty ({}): no student exports, the student is benched in PyTorch only.
     targets: dict[str, list[str]] = field(default_factory=lambda: {"onnx": ["int8"], "tflite": ["int8"], "tfjs": ["uint8"]})
     teacher_targets: list[str] = field(default_factory=lambda: ["onnx"])  # fp32 teacher exports benched beside
+    # int8-static exports calibrate activation ranges on this text (None: passages sampled from the corpus)
+    calibration: str | None = None
 
     def student_exports(self) -> list[tuple[str, str]]:
         return [(t, q) for t, qs in self.targets.items() for q in qs]

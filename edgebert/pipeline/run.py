@@ -181,10 +181,14 @@ def run_trim_vocab(model: Path, out: Path, recipe: Recipe, corpus: list[Path], q
     trim_vocab(model, out, [str(p) for p in corpus], min_count=v.min_count, max_size=v.max_size, quiet=quiet)
 
 
-def run_export(target: str, quantize: str, model: Path | str, out: Path, seq_len: int, min_cosine: float | None, quiet: bool) -> None:
+def run_export(
+    target: str, quantize: str, model: Path | str, out: Path, seq_len: int, min_cosine: float | None, quiet: bool,
+    calibration: Path | None = None,
+) -> None:
+    """One export; `calibration`: the activation-range text of an int8-static recipe (None for the others)."""
     from edgebert.export import export
 
-    export(target, model=model, out=out, quantize=quantize, seq_len=seq_len, min_cosine=min_cosine, quiet=quiet)
+    export(target, model=model, out=out, quantize=quantize, seq_len=seq_len, min_cosine=min_cosine, quiet=quiet, calibration=calibration)
 
 
 def run_bench_stage(
@@ -447,6 +451,7 @@ class Plan:
     task: str = FEATURE_EXTRACTION  # the teacher's: text-classification means task distillation
     eval_labels: Input | None = None
     bench_labels: Input | None = None
+    export_calibration: Path | None = None  # int8-static exports' text (None: sampled from the corpus)
 
     @property
     def classifier(self) -> bool:
@@ -476,6 +481,9 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
     calibration = resolve_path(recipe.compress.calibration, base) if recipe.compress.calibration else None
     if calibration is not None and not calibration.is_file():
         raise UserError(f"compress.calibration {calibration} does not exist")
+    export_calibration = resolve_path(recipe.export.calibration, base) if recipe.export.calibration else None
+    if export_calibration is not None:
+        validate.text_file("export.calibration", export_calibration)
     eval_labels = resolve_input("--eval-labels", recipe.distill.eval_labels, base, "labelled") if recipe.distill.eval_labels else None
     bench_labels = resolve_input("[bench] sst2", recipe.bench.sst2, base, "labelled") if recipe.bench.sst2 else None
     _check_inputs(corpus_inputs, eval_input, bench_input, calibration, [eval_labels, bench_labels])
@@ -494,13 +502,14 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
         "--eval-labels": eval_labels.path if eval_labels else None,
         "[bench] sst2": bench_labels.path if bench_labels else None,
         "compress.calibration": calibration,
+        "export.calibration": export_calibration,
         "recipe": recipe.source,
     }
     check_output_dir(out, force, inputs)
     check_output_dir(work, True, inputs, "--work")  # overlap and writability; its contents are _check_work's
     work_action = _check_work(work, recipe, resume, force)
     return Plan(recipe, out, work, work_action, teacher, teacher_dir, corpus_inputs, eval_input, bench_input, calibration,
-                skipped_steps(recipe, task == TEXT_CLASSIFICATION), inputs, task, eval_labels, bench_labels)  # fmt: skip
+                skipped_steps(recipe, task == TEXT_CLASSIFICATION), inputs, task, eval_labels, bench_labels, export_calibration)  # fmt: skip
 
 
 def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
@@ -577,7 +586,7 @@ def run_pipeline(
         run = _Run(plan, state, log, resume, quiet, o.cache_dir)
         data = _prepare_data(run)
         model = _student_stages(run, data)
-        bench_items, student_labels = _export_stages(run, model)
+        bench_items, student_labels = _export_stages(run, model, data)
         bench_dir = plan.work / "bench"
         run.stage("bench", bench_dir, lambda: run_bench_stage(bench_items, plan.recipe, data.bench_sts, bench_dir, log, data.bench_labels))
         report = json.loads((bench_dir / "report.json").read_text())
@@ -667,11 +676,26 @@ def _student_stages(run: _Run, data: _Data) -> Path:
     return model
 
 
-def _export_stages(run: _Run, model: Path) -> tuple[list[str], dict[tuple[str, str], str]]:
+def _export_calibration(run: _Run, data: _Data) -> Path:
+    """The text int8-static exports calibrate on: the recipe's [export] calibration, else passages sampled (seeded)
+    from the prepared corpus into the work dir (the export drops any parity sentence from it)."""
+    from edgebert.config import DEFAULT_CALIBRATION_SAMPLES
+    from edgebert.parity import PARITY_SENTENCES
+    from edgebert.pipeline.corpus import write_calibration
+
+    if run.plan.export_calibration is not None:
+        return run.plan.export_calibration
+    n = DEFAULT_CALIBRATION_SAMPLES + len(PARITY_SENTENCES)
+    return write_calibration(data.prepared, n, run.plan.work / "corpus" / "export-calibration.txt", seed=run.plan.recipe.compress.seed)
+
+
+def _export_stages(run: _Run, model: Path, data: _Data) -> tuple[list[str], dict[tuple[str, str], str]]:
     """The teacher's fp32 exports (for the speed-up targets), then every student target x quantization.
 
     Returns the bench items (label=dir) and the student exports' labels by (target, quantization); with no student
     exports, the PyTorch student's label under ("pytorch", "none"), so the targets and headline judge it."""
+    from edgebert.export import CALIBRATED_QUANTIZATIONS
+
     plan, e, work, quiet = run.plan, run.plan.recipe.export, run.plan.work, run.quiet
     bench_items = [f"{TEACHER_LABEL}={plan.teacher_dir}"]
     for target in e.teacher_targets:
@@ -686,7 +710,8 @@ def _export_stages(run: _Run, model: Path) -> tuple[list[str], dict[tuple[str, s
     for target, quant in e.student_exports():
         name = f"student-{target}" + ("" if quant == "none" else f"-{quant}")
         d = work / "export" / name
-        run.stage(f"export:{name}", d, lambda t=target, q=quant, d=d: run_export(t, q, model, d, e.seq_len, e.min_cosine, quiet))
+        calibration = _export_calibration(run, data) if quant in CALIBRATED_QUANTIZATIONS else None
+        run.stage(f"export:{name}", d, lambda t=target, q=quant, d=d, c=calibration: run_export(t, q, model, d, e.seq_len, e.min_cosine, quiet, calibration=c))
         bench_items.append(f"{name}={d}")
         student_labels[(target, quant)] = name
     return bench_items, student_labels
