@@ -147,6 +147,8 @@ class Family:
     mlm_head_parts: tuple[tuple[str, str], ...] = (("transform", "cls.predictions.transform.dense"), ("transform_norm", "cls.predictions.transform.LayerNorm"))
     # Position ids start at pad_token_id + 1 (RoBERTa) instead of 0: the position table has pad id + 1 extra rows.
     positions_from_pad: bool = False
+    # The TF mirror's embeddings module (where a positions_from_pad family keeps its padding_idx).
+    tf_embeddings_path: str = "bert.embeddings"
     # Whether edgebert.compress's head/FFN pruning understands this family's modules.
     prunable: bool = True
     # The verbs verified on this family (tests/test_families_export.py and the families' own tests); the others refuse
@@ -266,6 +268,13 @@ class Family:
         """Path of `role` (see `TF_LAYER_ROLES`) inside one entry of `tf_layers(...)`."""
         return _lookup(self.tf_layer_modules, role, "TensorFlow layer")
 
+    def tf_match_pad(self, tf_model: Any, config: Any) -> None:
+        """Count the TF mirror's positions from the model's own pad id: transformers' TF RoBERTa embeddings hard-code
+        padding_idx = 1 where the PyTorch ones read config.pad_token_id, so a RoBERTa with another pad id (e.g. the
+        teacher re-laid with its WordPiece vocabulary, pad 0) got every position shifted in TF (TF.js parity 0.83)."""
+        if self.positions_from_pad:
+            get_path(tf_model, self.tf_embeddings_path).padding_idx = int(config.pad_token_id)
+
     def tf_module(self, tf_layer: Any, role: str) -> Any:
         """The TF layer `role` inside one entry of `tf_layers(...)`."""
         return get_path(tf_layer, self.tf_layer_module(role))
@@ -357,6 +366,7 @@ ROBERTA = Family(
     uses_token_type_ids=False,
     tf_model_class="TFRobertaModel",
     tf_layers_path="roberta.encoder.layer",
+    tf_embeddings_path="roberta.embeddings",
     mlm_class="RobertaForMaskedLM",
     mlm_base_attr="roberta",
     mlm_head_modules=("lm_head",),

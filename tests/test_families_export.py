@@ -67,3 +67,29 @@ def test_every_role_resolves_on_the_real_model(family_models: dict[str, Path], f
     parts = fam.embedding_parts(model)
     assert all(isinstance(m, nn.Module) for m in parts.values())
     assert ("projection" in parts) == (family == "electra")  # the tiny ELECTRA has embedding_size 16 != hidden 32
+
+
+@pytest.fixture(scope="module")
+def roberta_pad0(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny BERT re-laid as a RoBERTa with its WordPiece vocabulary: pad id 0, positions from 1 (as the packaged
+    teacher re-laid by benchmarks/relayout_teacher.py)."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from edgebert.families import BERT, family_named
+    from edgebert.relayout import relayout
+
+    model, _ = relayout(AutoModel.from_pretrained(tiny_bert), BERT, family_named("roberta"), with_head=False)
+    out = tmp_path_factory.mktemp("roberta-pad0") / "roberta"
+    model.save_pretrained(out, safe_serialization=True)
+    AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(out)
+    assert model.config.pad_token_id == 0
+    return out
+
+
+@pytest.mark.parametrize("target", ["tfjs", "tflite"])
+def test_a_roberta_whose_pad_id_is_not_1_exports_faithfully(roberta_pad0: Path, tmp_path: Path, target: str) -> None:
+    """transformers' TF RoBERTa counts positions from a hard-coded pad id 1; TF.js parity was 0.83 on the re-laid teacher."""
+    from edgebert.export import export
+
+    report = export(target, model=roberta_pad0, out=tmp_path / "out", seq_len=SEQ_LEN, quiet=True)
+    assert report.manifest["parity"]["passed"] and report.manifest["parity"]["min_cosine"] > 0.9999

@@ -157,7 +157,8 @@ def _tf_class(transformers: Any, model_dir: Path, family: Family, task: str) -> 
 
 
 def load_tf_model(tf_class: Any, model_dir: str | Path, family: Family) -> Any:
-    """`tf_class.from_pretrained(model_dir, from_pt=True)` that also honours `config.pruned_heads`.
+    """`tf_class.from_pretrained(model_dir, from_pt=True)` that also honours `config.pruned_heads` and the model's
+    pad id where the TF class hard-codes one (`Family.tf_match_pad`).
 
     transformers' TF BERT layers ignore `pruned_heads` (their `prune_heads` raises NotImplementedError), so a
     head-pruned PyTorch checkpoint does not fit them ("cannot reshape array of size 768 into shape (32,32)").
@@ -175,7 +176,9 @@ def load_tf_model(tf_class: Any, model_dir: str | Path, family: Family) -> Any:
     config = AutoConfig.from_pretrained(model_dir, trust_remote_code=False)
     pruned = {int(k): set(v) for k, v in (getattr(config, "pruned_heads", None) or {}).items() if v}
     if not pruned:
-        return tf_class.from_pretrained(str(model_dir), from_pt=True, trust_remote_code=False)
+        model = tf_class.from_pretrained(str(model_dir), from_pt=True, trust_remote_code=False)
+        family.tf_match_pad(model, config)
+        return model
     weights = sorted(model_dir.glob("model*.safetensors")) or sorted(model_dir.glob("pytorch_model*.bin"))
     if not weights:
         raise FileNotFoundError(f"no PyTorch weights in {model_dir}")
@@ -185,6 +188,7 @@ def load_tf_model(tf_class: Any, model_dir: str | Path, family: Family) -> Any:
             _narrow_attention(layer, family, len(pruned[index]))
     model.build_in_name_scope()
     load_pytorch_checkpoint_in_tf2_model(model, [str(w) for w in weights], allow_missing_keys=True)
+    family.tf_match_pad(model, config)
     return model
 
 
