@@ -143,10 +143,16 @@ def test_tfjs_one_graph_per_bucket_over_one_shard(tiny_bert: Path, tmp_path: Pat
     from edgebert.export import export
     from edgebert.targets import get_exporter
 
-    report = export("tfjs", model=tiny_bert, out=tmp_path / "tfjs", seq_len=BUCKETS, quiet=True)
+    # Per-bucket attention: batched up to 16 tokens, one 2-D product per head at 32; each bucket passes parity.
+    report = export("tfjs", model=tiny_bert, out=tmp_path / "tfjs", seq_len=BUCKETS, tfjs_batched_attention_max_len=16, quiet=True)
     manifest = report.manifest
     _check_manifest_and_parity(manifest, {"host"})
     assert [b["model_file"] for b in manifest["buckets"]] == ["model-16.json", "model.json"]
+    assert [b["attention"] for b in manifest["buckets"]] == ["batched", "per-head"]
+    assert manifest["target_details"]["attention_products"] == "per_bucket"
+    ops = {b["attention"]: {n["op"] for n in json.loads((report.out_dir / b["model_file"]).read_text())["modelTopology"]["node"]} for b in manifest["buckets"]}
+    assert "BatchMatMulV2" in ops["batched"] and "Unpack" not in ops["batched"]
+    assert "BatchMatMulV2" not in ops["per-head"] and "Unpack" in ops["per-head"]
     assert sorted(manifest["files"]) == ["group1-shard1of1.bin", "model-16.json", "model.json"]
     for entry in manifest["buckets"]:  # static [1, n] graphs listing the same single shard
         model_json = json.loads((report.out_dir / entry["model_file"]).read_text())

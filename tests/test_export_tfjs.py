@@ -35,7 +35,9 @@ def tiny_exports(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> d
     def get(quantize: str):
         if quantize not in cache:
             out = root / f"tiny-{quantize}"
-            cache[quantize] = export("tfjs", model=tiny_bert, out=out, quantize=quantize, seq_len=SEQ_LEN, quiet=True)
+            # Per-head attention (the long buckets' form; batched short buckets: test_buckets.py).
+            options = {"quantize": quantize, "seq_len": SEQ_LEN, "tfjs_batched_attention_max_len": 0, "quiet": True}
+            cache[quantize] = export("tfjs", model=tiny_bert, out=out, **options)
         return cache[quantize]
 
     return SimpleNamespace(get=get)
@@ -91,6 +93,12 @@ def test_attention_is_one_plain_2d_product_per_head(tiny_exports, tiny_bert: Pat
     per_layer = dense_per_layer + 2 * config.num_attention_heads  # scores and context, per head
     assert len(products) == config.num_hidden_layers * per_layer
     assert report.manifest["target_details"]["attention_products"] == "per_head_2d"
+    assert [b["attention"] for b in report.manifest["buckets"]] == ["per-head"]
+
+
+def test_attention_per_bucket_follows_the_threshold() -> None:
+    assert tfjs.attention_per_bucket((16, 32, 64, 128), 32) == {"16": "batched", "32": "batched", "64": "per-head", "128": "per-head"}
+    assert set(tfjs.attention_per_bucket((16, 128), 0).values()) == {"per-head"}
 
 
 def test_uint8_keeps_ffn_down_projection_in_float16(tiny_exports) -> None:

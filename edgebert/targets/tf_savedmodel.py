@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +81,7 @@ def build_saved_model(
     family: Family,
     saved_dir: Path,
     erf_gelu: bool = True,
-    per_head: bool = False,
+    per_head: bool | Collection[str] = False,
     task: str = "feature-extraction",
     top_k: int = 0,
 ) -> dict:
@@ -90,7 +90,8 @@ def build_saved_model(
     of the model's own architecture (`TF<architecture>`, e.g. TFBertForSequenceClassification).
 
     `lengths`: {signature: its sequence length}; one length means `serving_default`. The signatures share the
-    model's variables (one copy of the weights)."""
+    model's variables (one copy of the weights). `per_head`: True, or the signatures, whose attention is traced as one
+    2-D product per head (`per_head_attention`); the others keep transformers' batched products."""
     import tensorflow as tf
     import transformers
 
@@ -122,11 +123,11 @@ def build_saved_model(
         embedding = tf_sentence_vector(tf, stack, hidden, feeds["attention_mask"])
         return {"sentence_embedding": embedding, "last_hidden_state": hidden}
 
-    with per_head_attention(sys.modules[tf_class.__module__]) if per_head else contextlib.nullcontext():
-        concrete = {
-            name: serve.get_concrete_function(*[tf.TensorSpec([1, n], tf.int32, name=i) for i in input_names])
-            for name, n in lengths.items()
-        }
+    split = set(lengths) if per_head is True else set(per_head or ())
+    concrete = {}
+    for name, n in lengths.items():  # each length is its own trace: per-head or batched attention, as asked
+        with per_head_attention(sys.modules[tf_class.__module__]) if name in split else contextlib.nullcontext():
+            concrete[name] = serve.get_concrete_function(*[tf.TensorSpec([1, n], tf.int32, name=i) for i in input_names])
     module = tf.Module()
     module.encoder = encoder
     module.serve = serve
@@ -136,7 +137,7 @@ def build_saved_model(
         "transformers": transformers.__version__,
         "tf_model_class": tf_class.__name__,
         "gelu": gelu if activation == "gelu" else activation,
-        "attention_products": "per_head_2d" if per_head else "batched",
+        "attention_products": {name: "per_head_2d" if name in split else "batched" for name in lengths},
     }
 
 
