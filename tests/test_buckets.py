@@ -202,7 +202,8 @@ def test_bench_times_real_lengths_fixed_and_bucketed(tflite_exports: dict, tiny_
 
 
 def test_demo_core_picks_the_bucket_in_node(tiny_bert: Path, tmp_path: Path) -> None:
-    """demo_app's TypeScript core (Node, wasm) on a bucketed TF.js export: ids, bucket and embedding per text."""
+    """demo_app's TypeScript core (Node, wasm) on a bucketed TF.js export: ids, bucket and embedding per text; and the
+    React Native bundle table prepare.sh generates (a require() per bucket graph) driving the same core."""
     import json
     import os
     import shutil
@@ -229,7 +230,7 @@ def test_demo_core_picks_the_bucket_in_node(tiny_bert: Path, tmp_path: Path) -> 
     fixture = tmp_path / "buckets.json"
     fixture.write_text(json.dumps({"model_dir": str(report.out_dir), "weights": weights, "cases": cases}))
     proc = subprocess.run(
-        ["node", "--import", "tsx", "--test", "--test-reporter=spec", "test/buckets/buckets.test.ts"],
+        ["node", "--import", "tsx", "--test", "--test-reporter=spec", "test/buckets/buckets.test.ts", "test/buckets/bundle.test.ts"],
         cwd=APP, env={**os.environ, "EDGEBERT_DEMO_BUCKETS": str(fixture)}, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
-    assert proc.returncode == 0 and "ℹ pass 1" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0 and "ℹ pass 2" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]

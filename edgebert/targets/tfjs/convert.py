@@ -4,8 +4,8 @@
 interpreter with TensorFlow enabled in transformers, because the edgebert process has torch loaded and transformers
 set to torch-only). It builds the family's TF class (`TFBertModel`, ...) from the PyTorch weights, wraps it in a
 `tf.function` with int32 inputs of fixed shape [1, seq_len] that pools like `edgebert.pooling.SentenceEmbedder`
-(then L2-normalises), computes attention as one 2-D product per head (`tf_savedmodel.per_head_attention`: tfjs'
-wasm backend runs those on XNNPACK), saves a SavedModel in scratch space and runs the tensorflowjs converter on it
+(then L2-normalises), computes attention as one 2-D product per head on long buckets (`tf_savedmodel.tfjs_ops`: tfjs'
+wasm backend runs those on XNNPACK) and looks embeddings up with GatherNd, saves a SavedModel in scratch space and runs the tensorflowjs converter on it
 with one weight shard. With several sequence lengths (buckets), one graph per length over one shard (`shared_weights`).
 Attention is traced per length: "batched" (transformers' own batched products: fewer ops, faster on short
 buckets) or "per-head" (faster on long ones); `spec["attention"]` is one form or {length: form}.
@@ -103,7 +103,7 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
         lengths_by_signature = {name: n for n, name in signatures.items()}
         task, top_k = spec.get("task", "feature-extraction"), int(spec.get("top_k", 0))
         info = build_saved_model(
-            Path(spec["model_dir"]), lengths_by_signature, spec["pooling"], family, saved, per_head=per_head, task=task, top_k=top_k
+            Path(spec["model_dir"]), lengths_by_signature, spec["pooling"], family, saved, per_head=per_head, gather_rows=True, task=task, top_k=top_k
         )
         for n, name in signatures.items():
             keep = family.tfjs_ffn_output_patterns

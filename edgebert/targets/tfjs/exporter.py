@@ -23,7 +23,7 @@ import numpy as np
 from edgebert import buckets
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, Runner
+from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
 from edgebert.targets.tf_subprocess import run_tf, tail
 from edgebert.targets.tfjs.shared_weights import model_file
 
