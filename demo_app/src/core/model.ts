@@ -65,23 +65,26 @@ async function loadGraphs(sources: [number, ModelSource][]): Promise<Map<number,
   return graphs;
 }
 
+/** What a graph's model.json says, as model artifacts (without the weight bytes, which live in the shard). */
+export function graphArtifacts(modelJson: tf.io.ModelJSON): tf.io.ModelArtifacts {
+  return {
+    modelTopology: modelJson.modelTopology,
+    format: modelJson.format,
+    generatedBy: modelJson.generatedBy,
+    convertedBy: modelJson.convertedBy,
+    signature: modelJson.signature,
+    userDefinedMetadata: modelJson.userDefinedMetadata,
+    modelInitializer: modelJson.modelInitializer,
+    weightSpecs: modelJson.weightsManifest.flatMap((group) => group.weights),
+  };
+}
+
 /**
  * An IOHandler of one bucket's graph without its weights (they come from another graph of the export: see
  * `loadGraphs`): what an app whose bundle holds the shard once gives for the buckets after the first.
  */
 export function graphOnly(modelJson: tf.io.ModelJSON): tf.io.IOHandler {
-  return {
-    load: async () => ({
-      modelTopology: modelJson.modelTopology,
-      format: modelJson.format,
-      generatedBy: modelJson.generatedBy,
-      convertedBy: modelJson.convertedBy,
-      signature: modelJson.signature,
-      userDefinedMetadata: modelJson.userDefinedMetadata,
-      modelInitializer: modelJson.modelInitializer,
-      weightSpecs: modelJson.weightsManifest.flatMap((group) => group.weights),
-    }),
-  };
+  return { load: async () => graphArtifacts(modelJson) };
 }
 
 /**
