@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebert import buckets
+from edgebert import buckets, validate
 from edgebert.artifact import atomic_output_dir, check_output_dir, dir_size
 from edgebert.config import DEFAULT_CALIBRATION_SAMPLES, ExportConfig
 from edgebert.errors import UserError, VerificationError
@@ -63,6 +63,7 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     quantize, seq_len, force, min_cosine, quiet = o.quantize, o.seq_len, o.force, o.min_cosine, o.quiet
     calibration, calibration_texts, calibration_samples = o.calibration, o.calibration_texts, o.calibration_samples
     check_arguments(target, model, out, quantize, seq_len, min_cosine, calibration, calibration_samples)
+    validate.integer("--tfjs-batched-attention-max-len", o.tfjs_batched_attention_max_len, 0)
     lengths = buckets.normalize(seq_len, MIN_SEQ_LEN)
     seq_len = max(lengths)
     exporter = get_exporter(target)
@@ -91,7 +92,10 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     out_dir = Path(out) if out is not None else default_out_dir(loaded, target, quantize)
     check_output_dir(out_dir, force, inputs)
     _check_finite(loaded, seq_len)
-    options = ExportOptions(seq_len=seq_len, quantize=quantize, calibration_texts=texts, buckets=lengths)
+    options = ExportOptions(
+        seq_len=seq_len, quantize=quantize, calibration_texts=texts, buckets=lengths,
+        tfjs_batched_attention_max_len=o.tfjs_batched_attention_max_len,
+    )  # fmt: skip
     threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
 
     with atomic_output_dir(out_dir, force=force, inputs=inputs) as work:
@@ -129,8 +133,6 @@ def check_arguments(
     calibration_samples: Any,
 ) -> None:
     """Types and ranges of export()'s arguments, before anything is loaded or written (UserError, one line)."""
-    from edgebert import validate
-
     for name, value in (("--target", target), ("--quantize", quantize)):
         if not isinstance(value, str) and not (name == "--quantize" and value is None):
             raise UserError(f"{name} must be a string, got {value!r}")

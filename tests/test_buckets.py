@@ -143,10 +143,16 @@ def test_tfjs_one_graph_per_bucket_over_one_shard(tiny_bert: Path, tmp_path: Pat
     from edgebert.export import export
     from edgebert.targets import get_exporter
 
-    report = export("tfjs", model=tiny_bert, out=tmp_path / "tfjs", seq_len=BUCKETS, quiet=True)
+    # Per-bucket attention: batched up to 16 tokens, one 2-D product per head at 32; each bucket passes parity.
+    report = export("tfjs", model=tiny_bert, out=tmp_path / "tfjs", seq_len=BUCKETS, tfjs_batched_attention_max_len=16, quiet=True)
     manifest = report.manifest
     _check_manifest_and_parity(manifest, {"host"})
     assert [b["model_file"] for b in manifest["buckets"]] == ["model-16.json", "model.json"]
+    assert [b["attention"] for b in manifest["buckets"]] == ["batched", "per-head"]
+    assert manifest["target_details"]["attention_products"] == "per_bucket"
+    ops = {b["attention"]: {n["op"] for n in json.loads((report.out_dir / b["model_file"]).read_text())["modelTopology"]["node"]} for b in manifest["buckets"]}
+    assert "BatchMatMulV2" in ops["batched"] and "Unpack" not in ops["batched"]
+    assert "BatchMatMulV2" not in ops["per-head"] and "Unpack" in ops["per-head"]
     assert sorted(manifest["files"]) == ["group1-shard1of1.bin", "model-16.json", "model.json"]
     for entry in manifest["buckets"]:  # static [1, n] graphs listing the same single shard
         model_json = json.loads((report.out_dir / entry["model_file"]).read_text())
@@ -196,7 +202,8 @@ def test_bench_times_real_lengths_fixed_and_bucketed(tflite_exports: dict, tiny_
 
 
 def test_demo_core_picks_the_bucket_in_node(tiny_bert: Path, tmp_path: Path) -> None:
-    """demo_app's TypeScript core (Node, wasm) on a bucketed TF.js export: ids, bucket and embedding per text."""
+    """demo_app's TypeScript core (Node, wasm) on a bucketed TF.js export: ids, bucket and embedding per text; and the
+    React Native bundle table prepare.sh generates (a require() per bucket graph) driving the same core."""
     import json
     import os
     import shutil
@@ -223,7 +230,7 @@ def test_demo_core_picks_the_bucket_in_node(tiny_bert: Path, tmp_path: Path) -> 
     fixture = tmp_path / "buckets.json"
     fixture.write_text(json.dumps({"model_dir": str(report.out_dir), "weights": weights, "cases": cases}))
     proc = subprocess.run(
-        ["node", "--import", "tsx", "--test", "--test-reporter=spec", "test/buckets/buckets.test.ts"],
+        ["node", "--import", "tsx", "--test", "--test-reporter=spec", "test/buckets/buckets.test.ts", "test/buckets/bundle.test.ts"],
         cwd=APP, env={**os.environ, "EDGEBERT_DEMO_BUCKETS": str(fixture)}, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
-    assert proc.returncode == 0 and "ℹ pass 1" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0 and "ℹ pass 2" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]

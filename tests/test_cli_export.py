@@ -180,6 +180,8 @@ def test_bad_min_cosine(capsys: pytest.CaptureFixture[str], tmp_path: Path, tiny
         ({"min_cosine": "high"}, "--min-cosine must be a number"),
         ({"calibration_samples": "5"}, "--calibration-samples must be an integer"),
         ({"model": 7}, "--model must be"),
+        ({"tfjs_batched_attention_max_len": -1}, "--tfjs-batched-attention-max-len must be at least 0"),
+        ({"tfjs_batched_attention_max_len": "32"}, "--tfjs-batched-attention-max-len must be an integer"),
     ],
 )
 def test_python_api_wrong_types_are_user_errors(tmp_path: Path, tiny_bert: Path, kwargs: dict[str, object], fragment: str) -> None:
@@ -189,7 +191,7 @@ def test_python_api_wrong_types_are_user_errors(tmp_path: Path, tiny_bert: Path,
     args: dict[str, object] = {"model": str(tiny_bert), "out": str(tmp_path / "o"), **kwargs}
     with pytest.raises(UserError, match=fragment.replace("(", r"\(").replace("[", r"\[")):
         edgebert.export("onnx", **args)
-    with pytest.raises(UserError, match="--seq-len|--out|--min-cosine|--calibration|--model"):  # again: still the function
+    with pytest.raises(UserError, match="--seq-len|--out|--min-cosine|--calibration|--model|--tfjs"):  # again: still the function
         edgebert.export("onnx", **args)
     assert not (tmp_path / "o").exists()
 

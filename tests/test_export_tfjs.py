@@ -35,7 +35,9 @@ def tiny_exports(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> d
     def get(quantize: str):
         if quantize not in cache:
             out = root / f"tiny-{quantize}"
-            cache[quantize] = export("tfjs", model=tiny_bert, out=out, quantize=quantize, seq_len=SEQ_LEN, quiet=True)
+            # Per-head attention (the long buckets' form; batched short buckets: test_buckets.py).
+            options = {"quantize": quantize, "seq_len": SEQ_LEN, "tfjs_batched_attention_max_len": 0, "quiet": True}
+            cache[quantize] = export("tfjs", model=tiny_bert, out=out, **options)
         return cache[quantize]
 
     return SimpleNamespace(get=get)
@@ -75,6 +77,8 @@ def test_graph_inputs_and_output_nodes_are_recorded(tiny_exports, quantize: str)
         assert [int(d["size"]) for d in node["attr"]["shape"]["shape"]["dim"]] == [1, SEQ_LEN]
     ops = {n["op"] for n in model_json["modelTopology"]["node"]}
     assert "Erfc" not in ops and not any(op.startswith("_Mkl") for op in ops)
+    assert "GatherNd" in ops and "GatherV2" not in ops  # embedding rows looked up whole (tf_savedmodel._TFJSOps)
+    assert report.manifest["target_details"]["embedding_lookup"] == "gather_nd"
 
 
 def test_attention_is_one_plain_2d_product_per_head(tiny_exports, tiny_bert: Path) -> None:
@@ -91,6 +95,47 @@ def test_attention_is_one_plain_2d_product_per_head(tiny_exports, tiny_bert: Pat
     per_layer = dense_per_layer + 2 * config.num_attention_heads  # scores and context, per head
     assert len(products) == config.num_hidden_layers * per_layer
     assert report.manifest["target_details"]["attention_products"] == "per_head_2d"
+    assert [b["attention"] for b in report.manifest["buckets"]] == ["per-head"]
+
+
+def test_tfjs_forms_compute_what_transformers_computes(tiny_bert: Path, tmp_path: Path) -> None:
+    """The graph forms the TF.js export traces (embedding rows by GatherNd; per-head attention products) against
+    transformers' own TF code on the same weights: the lookup is the same copy (exact), the products the same sums."""
+    import subprocess
+    import sys
+
+    from edgebert.targets.tf_subprocess import child_env
+
+    script = (
+        "import sys, numpy as np, transformers\n"
+        "from edgebert.families import BERT\n"
+        "from edgebert.targets.tf_savedmodel import load_tf_model, tfjs_ops\n"
+        "m = load_tf_model(transformers.TFBertModel, sys.argv[1], BERT)\n"
+        "module = sys.modules[transformers.TFBertModel.__module__]\n"
+        "ids = np.array([[2, 40, 50, 60, 70, 3, 0, 0]], dtype=np.int32); mask = (ids > 0).astype(np.int32)\n"
+        "types = np.array([[0, 0, 0, 1, 1, 1, 0, 0]], dtype=np.int32)\n"
+        "run = lambda: m(input_ids=ids, attention_mask=mask, token_type_ids=types, training=False).last_hidden_state.numpy()\n"
+        "plain = run()\n"
+        "with tfjs_ops(module, gather_rows=True):\n"
+        "    rows = run()\n"
+        "with tfjs_ops(module, per_head=True, gather_rows=True):\n"
+        "    heads = run()\n"
+        "assert module.tf.__name__ == 'tensorflow'\n"
+        "np.savez(sys.argv[2], plain=plain, rows=rows, heads=heads)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(tiny_bert), str(tmp_path / "out.npz")],
+        env=child_env(tensorflow=True), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = np.load(tmp_path / "out.npz")
+    assert np.array_equal(out["rows"], out["plain"])
+    assert np.abs(out["heads"] - out["plain"]).max() < 1e-5 and not np.array_equal(out["plain"], 0 * out["plain"])
+
+
+def test_attention_per_bucket_follows_the_threshold() -> None:
+    assert tfjs.attention_per_bucket((16, 32, 64, 128), 32) == {"16": "batched", "32": "batched", "64": "per-head", "128": "per-head"}
+    assert set(tfjs.attention_per_bucket((16, 128), 0).values()) == {"per-head"}
 
 
 def test_uint8_keeps_ffn_down_projection_in_float16(tiny_exports) -> None:

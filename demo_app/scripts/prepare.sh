@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one command that puts a fresh edgebert TF.js export into the demo app:
 #   1. edgebert export --target tfjs --out demo_app/assets/model --force   (the packaged teacher by default)
-#   2. precompute the bundled notes' embeddings with that same export (Node, wasm backend)
-#   3. build the web page bundle (web/dist/)
+#   2. write src/mobile/bundledGraphs.ts: the React Native bundle's static require() of each bucket graph
+#   3. precompute the bundled notes' embeddings with that same export (Node, wasm backend)
+#   4. build the web page bundle (web/dist/)
 #
 # usage: demo_app/scripts/prepare.sh [--model M] [--quantize none|uint8|float16] [--seq-len N[,N...]]
 #   (default --seq-len 16,32,64,128: one graph per sequence-length bucket over one weight shard)
@@ -28,6 +29,8 @@ echo "prepare.sh: exporting to $APP_DIR/assets/model" >&2
 "$EDGEBERT" export --target tfjs --out "$APP_DIR/assets/model" --force "${SEQ[@]}" "$@"
 
 cd "$APP_DIR"
+echo "prepare.sh: writing the app's bundle table (one require() per bucket graph)" >&2
+node scripts/bundle-table.mjs
 echo "prepare.sh: precomputing note embeddings" >&2
 node --import tsx scripts/precompute.ts
 echo "prepare.sh: building the web page" >&2

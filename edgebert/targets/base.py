@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from edgebert.config import SEQ_LEN
+from edgebert.config import SEQ_LEN, TFJS_BATCHED_ATTENTION_MAX_LEN
 from edgebert.modelio import LoadedModel
 
 OUTPUT_NAMES = ("sentence_embedding", "last_hidden_state")
@@ -25,6 +25,7 @@ class ExportOptions:
     quantize: str = "none"
     calibration_texts: tuple[str, ...] = ()
     buckets: tuple[int, ...] = ()  # static-shape targets: one graph (signature) per length; () = (seq_len,)
+    tfjs_batched_attention_max_len: int = TFJS_BATCHED_ATTENTION_MAX_LEN  # tfjs: batched attention up to this length
 
     @property
     def lengths(self) -> tuple[int, ...]:

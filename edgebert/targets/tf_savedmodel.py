@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,30 +30,45 @@ def _use_erf_gelu() -> str:
     return "erf"
 
 
-class _PerHeadMatmul:
-    """A stand-in for the `tf` module inside transformers' TF attention code whose `matmul` splits a 4-D
-    [1, heads, m, k] product into one 2-D product per head (everything else is TensorFlow's own).
+class _TFJSOps:
+    """A stand-in for the `tf` module inside transformers' TF modeling code (the module of a TF model class, e.g.
+    modeling_tf_bert) that writes two of its calls in the forms TF.js' wasm backend runs fast; everything else is
+    TensorFlow's own, and both forms compute the same values (tests/test_export_tfjs.py compares them).
 
-    Why: TF.js' wasm backend runs a BatchMatMul with batch dimensions, or with transpose_b, on a slow generic
-    kernel (measured in Node, tfjs 4.22: 0.9 GMAC/s) and a plain 2-D product on XNNPACK (4-14 GMAC/s). The attention
-    scores (Q K^T) and context (P V) products are batched over heads: in all-MiniLM-L6-v2 at seq 128 they are 5 % of
-    the multiply-adds but about a third of the TF.js time. Keys are transposed once per layer (a cheap copy) so that
-    no product needs transpose_b. Measured on that teacher (fp32, Node wasm, 40 calls, two alternating runs): the
-    products fall from 155-187 ms to 95-100 ms, of which the per-head Unpack copies give back 16-33 ms; a call is
-    median 171-203 ms against 210-224 ms batched (fastest call 144-150 vs 182-192). Strided slices instead of Unpack
-    were slower still (median 233-274 ms). Same arithmetic, so parity is unchanged (the export checks it).
+    `gather_rows`: an embedding lookup `tf.gather(params=table, indices=ids)` becomes `tf.gather_nd(table, ids[..., None])`.
+    The wasm Gather kernel computes every output element's coordinates (~25 ns an element: 70 us for 16 tokens of a
+    128-wide table, 180 us at 384, and 8x that at 128 tokens); GatherNd copies whole rows (~10 us). Measured in Node,
+    tfjs 4.22, medians of 300 calls on a shared machine.
+
+    `per_head`: `matmul` splits a 4-D [1, heads, m, k] product into one 2-D product per head. Why: TF.js' wasm
+    backend runs a BatchMatMul with batch dimensions, or with transpose_b, on a slow generic kernel (measured in Node,
+    tfjs 4.22: 0.9 GMAC/s) and a plain 2-D product on XNNPACK (4-14 GMAC/s). The attention scores (Q K^T) and context
+    (P V) products are batched over heads: in all-MiniLM-L6-v2 at seq 128 they are 5 % of the multiply-adds but about
+    a third of the TF.js time. Keys are transposed once per layer (a cheap copy) so that no product needs
+    transpose_b. Measured on that teacher (fp32, Node wasm, 40 calls, two alternating runs): the products fall from
+    155-187 ms to 95-100 ms, of which the per-head Unpack copies give back 16-33 ms; a call is median 171-203 ms
+    against 210-224 ms batched (fastest call 144-150 vs 182-192). Strided slices instead of Unpack were slower still
+    (median 233-274 ms). The split costs ops (Unpack, Pack, one product per head), so short buckets keep the batched
+    form (`edgebert.config.TFJS_BATCHED_ATTENTION_MAX_LEN`).
     """
 
-    def __init__(self, tf: Any) -> None:
-        self._tf = tf
+    def __init__(self, tf: Any, per_head: bool, gather_rows: bool) -> None:
+        self._tf, self._per_head, self._gather_rows = tf, per_head, gather_rows
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._tf, name)
 
+    def gather(self, params: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
+        tf = self._tf
+        if not self._gather_rows or args or set(kwargs) - {"name"} or params.shape.rank != 2:
+            return tf.gather(params, indices, *args, **kwargs)
+        return tf.gather_nd(params, tf.expand_dims(indices, -1), **kwargs)
+
     def matmul(self, a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False, **kwargs: Any) -> Any:
         tf = self._tf
         shapes = (a.shape, b.shape)
-        if transpose_a or kwargs or any(s.rank != 4 or not s.is_fully_defined() or s[0] != 1 for s in shapes):
+        split = self._per_head and not transpose_a and not kwargs
+        if not split or any(s.rank != 4 or not s.is_fully_defined() or s[0] != 1 for s in shapes):
             return tf.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b, **kwargs)
         if transpose_b:
             b = tf.transpose(b, perm=[0, 1, 3, 2])
@@ -62,12 +77,13 @@ class _PerHeadMatmul:
 
 
 @contextlib.contextmanager
-def per_head_attention(module: Any) -> Iterator[None]:
-    """Within the block, the attention code of `module` (the transformers module of a TF model class, e.g.
-    modeling_tf_bert, whose attention layers call `tf.matmul`) computes attention with per-head 2-D products."""
+def tfjs_ops(module: Any, per_head: bool = False, gather_rows: bool = False) -> Iterator[None]:
+    """Within the block, the TF modeling code of `module` (e.g. modeling_tf_bert, which calls `tf.matmul` and
+    `tf.gather`) computes attention with per-head 2-D products (`per_head`) and looks embeddings up by whole rows
+    (`gather_rows`); see `_TFJSOps`. Neither: TensorFlow's own calls."""
     import tensorflow as tf
 
-    module.tf = _PerHeadMatmul(tf)
+    module.tf = _TFJSOps(tf, per_head, gather_rows) if per_head or gather_rows else tf
     try:
         yield
     finally:
@@ -81,7 +97,8 @@ def build_saved_model(
     family: Family,
     saved_dir: Path,
     erf_gelu: bool = True,
-    per_head: bool = False,
+    per_head: bool | Collection[str] = False,
+    gather_rows: bool = False,
     task: str = "feature-extraction",
     top_k: int = 0,
 ) -> dict:
@@ -90,7 +107,9 @@ def build_saved_model(
     of the model's own architecture (`TF<architecture>`, e.g. TFBertForSequenceClassification).
 
     `lengths`: {signature: its sequence length}; one length means `serving_default`. The signatures share the
-    model's variables (one copy of the weights)."""
+    model's variables (one copy of the weights). `per_head`: True, or the signatures, whose attention is traced as one
+    2-D product per head; the others keep transformers' batched products. `gather_rows`: embedding lookups as
+    GatherNd (see `_TFJSOps`; for TF.js)."""
     import tensorflow as tf
     import transformers
 
@@ -122,11 +141,11 @@ def build_saved_model(
         embedding = tf_sentence_vector(tf, stack, hidden, feeds["attention_mask"])
         return {"sentence_embedding": embedding, "last_hidden_state": hidden}
 
-    with per_head_attention(sys.modules[tf_class.__module__]) if per_head else contextlib.nullcontext():
-        concrete = {
-            name: serve.get_concrete_function(*[tf.TensorSpec([1, n], tf.int32, name=i) for i in input_names])
-            for name, n in lengths.items()
-        }
+    split = set(lengths) if per_head is True else set(per_head or ())
+    concrete = {}
+    for name, n in lengths.items():  # each length is its own trace: per-head or batched attention, as asked
+        with tfjs_ops(sys.modules[tf_class.__module__], per_head=name in split, gather_rows=gather_rows):
+            concrete[name] = serve.get_concrete_function(*[tf.TensorSpec([1, n], tf.int32, name=i) for i in input_names])
     module = tf.Module()
     module.encoder = encoder
     module.serve = serve
@@ -136,7 +155,8 @@ def build_saved_model(
         "transformers": transformers.__version__,
         "tf_model_class": tf_class.__name__,
         "gelu": gelu if activation == "gelu" else activation,
-        "attention_products": "per_head_2d" if per_head else "batched",
+        "attention_products": {name: "per_head_2d" if name in split else "batched" for name in lengths},
+        "embedding_lookup": "gather_nd" if gather_rows else "gather",
     }
 
 

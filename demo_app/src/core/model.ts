@@ -37,24 +37,68 @@ export interface ModelFiles {
 /** GraphModel's weight-sharing entry point (tfjs-converter 4.x; not in its public typings). */
 type SharedLoad = { loadWithWeightMap?: (artifacts: tf.io.ModelArtifacts, weights: tf.NamedTensorMap) => void };
 
-/** {bucket length: graph}: the graphs of one export share one decoded copy of its weight shard. */
+/**
+ * {bucket length: graph}: the graphs of one export share one decoded copy of its weight shard, decoded from the
+ * first source that carries the weights (the others may be topology-only: `graphOnly`).
+ */
 async function loadGraphs(sources: [number, ModelSource][]): Promise<Map<number, GraphModel>> {
   const graphs = new Map<number, GraphModel>();
-  let weights: tf.NamedTensorMap | null = null;
-  for (const [length, source] of sources) {
-    const handler = typeof source === 'string' ? tf.io.http(source) : source;
-    const model = new GraphModel(handler);
-    const shared = model as unknown as SharedLoad;
-    if (sources.length === 1 || typeof shared.loadWithWeightMap !== 'function' || !handler.load) {
+  const handlers = sources.map(([, source]) => (typeof source === 'string' ? tf.io.http(source) : source));
+  const shared = new GraphModel(handlers[0]) as unknown as SharedLoad;
+  if (sources.length === 1 || typeof shared.loadWithWeightMap !== 'function' || handlers.some((h) => !h.load)) {
+    for (const [i, [length]] of sources.entries()) {
+      const model = new GraphModel(handlers[i]);
       await model.load(); // each graph with its own weights (a tfjs without loadWithWeightMap)
-    } else {
-      const artifacts = await handler.load();
-      weights ??= tf.io.decodeWeights(artifacts.weightData!, artifacts.weightSpecs!);
-      shared.loadWithWeightMap(artifacts, weights);
+      graphs.set(length, model);
     }
+    return graphs;
+  }
+  const artifacts = await Promise.all(handlers.map((h) => h.load!()));
+  const withWeights = artifacts.find((a) => a.weightData && a.weightSpecs);
+  if (!withWeights) throw new Error('none of the bucket graphs came with the weight shard');
+  const weights = tf.io.decodeWeights(withWeights.weightData!, withWeights.weightSpecs!);
+  for (const [i, [length]] of sources.entries()) {
+    const model = new GraphModel(handlers[i]);
+    (model as unknown as SharedLoad).loadWithWeightMap!(artifacts[i], weights);
     graphs.set(length, model);
   }
   return graphs;
+}
+
+/** What a graph's model.json says, as model artifacts (without the weight bytes, which live in the shard). */
+export function graphArtifacts(modelJson: tf.io.ModelJSON): tf.io.ModelArtifacts {
+  return {
+    modelTopology: modelJson.modelTopology,
+    format: modelJson.format,
+    generatedBy: modelJson.generatedBy,
+    convertedBy: modelJson.convertedBy,
+    signature: modelJson.signature,
+    userDefinedMetadata: modelJson.userDefinedMetadata,
+    modelInitializer: modelJson.modelInitializer,
+    weightSpecs: modelJson.weightsManifest.flatMap((group) => group.weights),
+  };
+}
+
+/**
+ * An IOHandler of one bucket's graph without its weights (they come from another graph of the export: see
+ * `loadGraphs`): what an app whose bundle holds the shard once gives for the buckets after the first.
+ */
+export function graphOnly(modelJson: tf.io.ModelJSON): tf.io.IOHandler {
+  return { load: async () => graphArtifacts(modelJson) };
+}
+
+/**
+ * One untimed call per graph at load: the first execute of a graph orders its nodes, and the first of an export
+ * prepares every weight for the backend's kernels (XNNPACK packing on wasm, shader compiles on WebGL), so the
+ * user's first query costs what the next ones do.
+ */
+function warmUp(graphs: Map<number, GraphModel>, inputNames: string[], outputNode: string): void {
+  for (const [length, graph] of graphs) {
+    const feeds: Record<string, tf.Tensor> = {};
+    for (const name of inputNames) feeds[name] = tf.zeros([1, length], 'int32');
+    tf.dispose(graph.execute(feeds, outputNode)); // the output the app asks for: its execution plan is cached too
+    tf.dispose(Object.values(feeds));
+  }
 }
 
 const now = (): number => (typeof performance !== 'undefined' ? performance.now() : Date.now());
@@ -98,7 +142,9 @@ export class Embedder {
     });
     const graphs = await loadGraphs(sources);
     const inputNames = manifest.inputs.map((i) => i.name);
-    return new Embedder(manifest, tokenizer, graphs, manifest.target_details.output_nodes[EMBEDDING_OUTPUT], inputNames);
+    const outputNode = manifest.target_details.output_nodes[EMBEDDING_OUTPUT];
+    warmUp(graphs, inputNames, outputNode);
+    return new Embedder(manifest, tokenizer, graphs, outputNode, inputNames);
   }
 
   /** The padded lengths this embedder runs (one graph each). */

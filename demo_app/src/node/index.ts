@@ -12,7 +12,7 @@ import '@tensorflow/tfjs-backend-cpu';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 
 import { Classifier } from '../core/classify';
-import { Embedder, type ModelFiles } from '../core/model';
+import { Embedder, graphArtifacts, type ModelFiles } from '../core/model';
 import type { ExportManifest, Note, NoteEmbeddings } from '../core/types';
 
 export const APP_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -29,24 +29,10 @@ export function fileIOHandler(modelDir: string, modelFile = 'model.json'): tf.io
   return {
     load: async () => {
       const modelJson = readJson<tf.io.ModelJSON>(path.join(modelDir, modelFile));
-      const weightSpecs: tf.io.WeightsManifestEntry[] = [];
-      const buffers: Buffer[] = [];
-      for (const group of modelJson.weightsManifest) {
-        weightSpecs.push(...group.weights);
-        for (const p of group.paths) buffers.push(fs.readFileSync(path.join(modelDir, p)));
-      }
-      const all = Buffer.concat(buffers);
-      return {
-        modelTopology: modelJson.modelTopology,
-        format: modelJson.format,
-        generatedBy: modelJson.generatedBy,
-        convertedBy: modelJson.convertedBy,
-        signature: modelJson.signature,
-        userDefinedMetadata: modelJson.userDefinedMetadata,
-        modelInitializer: modelJson.modelInitializer,
-        weightSpecs,
-        weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer,
-      };
+      const paths = modelJson.weightsManifest.flatMap((group) => group.paths);
+      const all = Buffer.concat(paths.map((p) => fs.readFileSync(path.join(modelDir, p))));
+      const weightData = all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer;
+      return { ...graphArtifacts(modelJson), weightData };
     },
   };
 }

@@ -4,9 +4,11 @@
 interpreter with TensorFlow enabled in transformers, because the edgebert process has torch loaded and transformers
 set to torch-only). It builds the family's TF class (`TFBertModel`, ...) from the PyTorch weights, wraps it in a
 `tf.function` with int32 inputs of fixed shape [1, seq_len] that pools like `edgebert.pooling.SentenceEmbedder`
-(then L2-normalises), computes attention as one 2-D product per head (`tf_savedmodel.per_head_attention`: tfjs'
-wasm backend runs those on XNNPACK), saves a SavedModel in scratch space and runs the tensorflowjs converter on it
+(then L2-normalises), computes attention as one 2-D product per head on long buckets (`tf_savedmodel.tfjs_ops`: tfjs'
+wasm backend runs those on XNNPACK) and looks embeddings up with GatherNd, saves a SavedModel in scratch space and runs the tensorflowjs converter on it
 with one weight shard. With several sequence lengths (buckets), one graph per length over one shard (`shared_weights`).
+Attention is traced per length: "batched" (transformers' own batched products: fewer ops, faster on short
+buckets) or "per-head" (faster on long ones); `spec["attention"]` is one form or {length: form}.
 The spec (JSON): model_dir, seq_lens, pooling, family, quantize, attention, task, top_k, outputs, out_dir, result.
 """
 
@@ -87,20 +89,21 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
     """Convert the model dir of `spec` into `spec["out_dir"]`: one graph per length of `spec["seq_lens"]` over one
     weight shard (`shared_weights.merge`); the summary for the export manifest."""
     family = family_named(spec["family"])
-    if spec["quantize"] not in QUANTIZATIONS or spec.get("attention", "per-head") not in ATTENTIONS:
-        raise SystemExit(f"unknown quantize {spec['quantize']!r} or attention {spec.get('attention')!r}")
+    lengths = sorted(int(n) for n in spec["seq_lens"])
+    attention = attention_per_length(spec.get("attention", "per-head"), lengths)
+    if spec["quantize"] not in QUANTIZATIONS:
+        raise SystemExit(f"unknown quantize {spec['quantize']!r}")
     out_dir = Path(spec["out_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
-    lengths = sorted(int(n) for n in spec["seq_lens"])
-    per_head = spec.get("attention", "per-head") == "per-head"
     # One SavedModel, one signature per length: the same variables, so the graphs name their weights alike.
     signatures = {n: "serving_default" if len(lengths) == 1 else f"seq_{n}" for n in lengths}
+    per_head = [signatures[n] for n in lengths if attention[n] == "per-head"]
     with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
         saved, converted = Path(scratch) / "saved_model", {n: Path(scratch) / f"tfjs_{n}" for n in lengths}
         lengths_by_signature = {name: n for n, name in signatures.items()}
         task, top_k = spec.get("task", "feature-extraction"), int(spec.get("top_k", 0))
         info = build_saved_model(
-            Path(spec["model_dir"]), lengths_by_signature, spec["pooling"], family, saved, per_head=per_head, task=task, top_k=top_k
+            Path(spec["model_dir"]), lengths_by_signature, spec["pooling"], family, saved, per_head=per_head, gather_rows=True, task=task, top_k=top_k
         )
         for n, name in signatures.items():
             keep = family.tfjs_ffn_output_patterns
@@ -111,11 +114,22 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
             shards = [p for group in model_json["weightsManifest"] for p in group["paths"]]
             for name in ["model.json", *shards]:
                 shutil.move(str(converted[lengths[0]] / name), str(out_dir / name))
-            return {**info, **_describe(model_json, converter_args, shards, family.input_names(), outputs)}
+            described = _describe(model_json, converter_args, shards, family.input_names(), outputs)
+            return {**info, **described, "attention": attention}
         merged = merge(converted, out_dir)
         model_json = json.loads((out_dir / "model.json").read_text())
     described = _describe(model_json, converter_args, merged["weight_shards"], family.input_names(), outputs)
-    return {**info, **described, "model_files": merged["model_files"], "bucket_bytes": merged["bucket_bytes"]}
+    extra = {"model_files": merged["model_files"], "bucket_bytes": merged["bucket_bytes"], "attention": attention}
+    return {**info, **described, **extra}
+
+
+def attention_per_length(asked: str | dict[str, str], lengths: list[int]) -> dict[int, str]:
+    """{length: "per-head" | "batched"}: one attention form for every length, or the spec's choice per length."""
+    chosen = {n: asked for n in lengths} if isinstance(asked, str) else {n: asked.get(str(n)) for n in lengths}
+    unknown = {n: a for n, a in chosen.items() if a not in ATTENTIONS}
+    if unknown:
+        raise SystemExit(f"unknown attention {unknown}; each length takes one of {ATTENTIONS}")
+    return chosen
 
 
 def _describe(

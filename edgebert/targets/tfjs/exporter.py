@@ -23,7 +23,7 @@ import numpy as np
 from edgebert import buckets
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, Runner
+from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
 from edgebert.targets.tf_subprocess import run_tf, tail
 from edgebert.targets.tfjs.shared_weights import model_file
 
@@ -65,6 +65,12 @@ def _bundle_resource_line(shards: list[str]) -> str:
     """The tfjs-react-native call an app needs to load this export from its bundle."""
     weights = ", ".join(f"require('./{s}')" for s in shards)
     return f"bundleResourceIO(require('./model.json'), {weights if len(shards) == 1 else '[' + weights + ']'})"
+
+
+def attention_per_bucket(lengths: tuple[int, ...], batched_max_len: int) -> dict[str, str]:
+    """{length: "batched" | "per-head"}: batched attention (fewer ops) up to `batched_max_len` tokens, one 2-D product
+    per head above (the wasm backend's fast kernel); see config.TFJS_BATCHED_ATTENTION_MAX_LEN."""
+    return {str(n): "batched" if n <= batched_max_len else "per-head" for n in lengths}
 
 
 class TFJSRunner(Runner):
@@ -154,7 +160,7 @@ class TFJSRunner(Runner):
 
     def time_calls(self, inputs: dict[str, np.ndarray], warmup: int, repeats: int) -> list[float]:
         """Seconds per call, measured inside Node (model load and process start-up excluded)."""
-        answer = self._request(inputs, mode="time", warmup=int(warmup), repeats=int(repeats))
+        answer = self._request(inputs, mode="time", warmup=int(warmup), repeats=int(repeats), outputs=self.output_names)
         return [float(t) for t in answer["times_s"]]
 
 
@@ -186,10 +192,13 @@ class TFJSExporter(Exporter):
             "top_k": getattr(model.embedder, "top_k", 0),
             "outputs": list(model.output_names),
             "quantize": options.quantize,
-            "attention": "per-head",
+            "attention": attention_per_bucket(options.lengths, options.tfjs_batched_attention_max_len),
             "out_dir": str(Path(work_dir).resolve()),
         }
         info = run_tf("edgebert.targets.tfjs.convert", spec, "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S)
+        attention = {int(n): form for n, form in info.pop("attention").items()}
+        forms = set(info["attention_products"].values())
+        info["attention_products"] = forms.pop() if len(forms) == 1 else "per_bucket"  # each bucket's: buckets[].attention
         shards = info.pop("weight_shards")
         signature = info.pop("signature")
         files = info.pop("model_files", [MODEL_FILE])
@@ -210,7 +219,7 @@ class TFJSExporter(Exporter):
         }
         return ConvertResult(
             files=[*files, *shards], input_dtype="int32", static_shape=True, extra=extra,
-            buckets={n: {"model_file": model_file(n, options.seq_len)} for n in options.lengths},
+            buckets={n: {"model_file": model_file(n, options.seq_len), "attention": attention[n]} for n in options.lengths},
         )
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:

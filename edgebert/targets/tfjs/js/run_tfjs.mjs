@@ -9,7 +9,8 @@
 //   run:  {"backend", "outputs": {"sentence_embedding": [[...]], "last_hidden_state": [[[...]]]}}
 //         (integer outputs such as fill-mask's top_ids come back as numbers too: float32 holds ids below 2^24)
 //         (with "encoding": "base64": {"outputs": {key: {"shape": [...], "f32": "<base64 little-endian float32>"}}})
-//   time: {"backend", "times_s": [...]}  (seconds per call over every row of `inputs`, measured here in Node)
+//   time: {"backend", "times_s": [...]}  (seconds per call over every row of `inputs`, measured here in Node,
+//         the requested outputs read back flat as an app reads them)
 // Each row is one execute() of the static [1, seq_len] graph. Anything else tfjs prints goes to stderr.
 // The graphs of one export's buckets list the same weight shard: it is decoded once and their graphs share it.
 //
@@ -127,6 +128,16 @@ async function loadGraph(tf, modelDir, modelFile) {
   return model;
 }
 
+// One untimed call on a padded input right after loading: the first execute of a graph orders its nodes, and the
+// first of an export packs each weight for XNNPACK (shared by its bucket graphs); an app warms up the same way.
+function warmedUp(tf, model) {
+  const feeds = {};
+  for (const input of model.inputs) feeds[input.name] = tf.zeros(input.shape.map((d) => Math.max(d, 1)), 'int32');
+  tf.dispose(model.execute(feeds));
+  tf.dispose(Object.values(feeds));
+  return model;
+}
+
 async function loaded(request) {
   if (!tfModule) {
     tfModule = await import('@tensorflow/tfjs');
@@ -134,7 +145,7 @@ async function loaded(request) {
   }
   const file = request.model_file || 'model.json';
   const key = path.join(request.model_dir, file);
-  if (!models.has(key)) models.set(key, await loadGraph(tfModule, request.model_dir, file));
+  if (!models.has(key)) models.set(key, warmedUp(tfModule, await loadGraph(tfModule, request.model_dir, file)));
   const keys = request.outputs || DEFAULT_OUTPUT_KEYS;
   return { tf: tfModule, backend: activeBackend, model: models.get(key), keys, nodes: outputNodes(request.model_dir, file, keys) };
 }
@@ -154,13 +165,14 @@ async function handle(request) {
     feeds.push(feed);
   }
 
-  // One call = every row through the graph, results read back to JS (so the work has really finished).
-  const call = async () => {
+  // One call = every row through the graph (execute: the graphs are static, no control flow), results read back to
+  // JS so the work has really finished. Timing reads them as an app does, flat (data()); run needs them nested.
+  const call = async (read = 'array') => {
     const results = [];
     for (const feed of feeds) {
       const result = model.execute(feed, nodes);
       const out = Array.isArray(result) ? result : [result]; // one requested node: tfjs returns the tensor itself
-      const values = await Promise.all(out.map((t) => t.array()));
+      const values = await Promise.all(out.map((t) => t[read]()));
       out.forEach((t) => t.dispose());
       results.push(values);
     }
@@ -169,11 +181,11 @@ async function handle(request) {
 
   let answer;
   if ((request.mode || 'run') === 'time') {
-    for (let i = 0; i < (request.warmup ?? 1); i++) await call();
+    for (let i = 0; i < (request.warmup ?? 1); i++) await call('data');
     const times = [];
     for (let i = 0; i < (request.repeats ?? 5); i++) {
       const start = performance.now();
-      await call();
+      await call('data');
       times.push((performance.now() - start) / 1000);
     }
     answer = { backend, times_s: times };
