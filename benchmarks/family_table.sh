@@ -14,7 +14,8 @@
 # - a layer-shared ALBERT (as published) for each head: tiny random models (make_tiny_models.py), whose rows measure
 #   fidelity (agreement with their own model, parity), not task quality: no real ALBERT weights are available offline.
 # Targets: every family's deployment recipe (ONNX int8, TFLite int8, TF.js uint8); the teacher also through every
-# other quantization of each target. Latency is measured with few repeats and is not a claim of this table.
+# other quantization of each target, the fill-mask model through the 16-bit ones. An export edgebert refuses (parity
+# below its threshold) is listed in OUT_DIR/refused.tsv with the refusal's line: a row of the table too. Latency is measured with few repeats and is not a claim of this table.
 set -euo pipefail
 
 WORK=${1:?usage: family_table.sh WORK_DIR OUT_DIR [DATA_DIR]}
@@ -63,6 +64,9 @@ for fam in bert distilbert roberta electra; do
 done
 for tq in onnx:none onnx:fp16 tflite:none tflite:fp16 tfjs:none tfjs:float16; do
   export_one "bert-emb-${tq%%:*}-${tq##*:}" "$M/bert" "${tq%%:*}" "${tq##*:}"
+done
+for tq in onnx:fp16 tflite:fp16 tfjs:float16; do  # the fill-mask model's 16-bit rows (its int8 ones may be refused)
+  export_one "bert-mask-${tq%%:*}-${tq##*:}" "$M/fill-mask" "${tq%%:*}" "${tq##*:}" fill-mask
 done
 for tq in "${deploy[@]}"; do
   export_one "bert-cls-${tq%%:*}-${tq##*:}" "$M/sst2-classifier" "${tq%%:*}" "${tq##*:}"
