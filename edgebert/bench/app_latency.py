@@ -61,7 +61,7 @@ def _one_call(item: OpenItem, runner: Runner, text: str, max_length: int, pad: A
 
 def measure_app_latency(item: OpenItem, runner: Runner, texts: list[str], source: str, max_length: int) -> dict[str, Any]:
     """Tokenizer + model per text for each mode of the item: median / p90 (ms) over `texts`, and fixed / buckets."""
-    from edgebert.bench.measure import summarize
+    from edgebert.bench.metrics import summarize
 
     longest = min(max_length, max(item.buckets)) if item.buckets else max_length
     modes = _modes(item)

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from edgebert.bench.items import ItemSpec, OpenItem, open_item
+from edgebert.bench.metrics import summarize
 from edgebert.config import BenchConfig
 from edgebert.options import default
 from edgebert.parity import PARITY_SENTENCES, encode
@@ -77,21 +78,6 @@ def log(message: str) -> None:
 
 
 # ----------------------------------------------------------------------------------------- statistics
-
-
-def summarize(seconds: list[float]) -> dict[str, Any]:
-    """median / p90 / mean / min / max / std in milliseconds, plus the raw samples."""
-    ms = np.asarray(seconds, dtype=np.float64) * 1000.0
-    return {
-        "median": float(np.median(ms)),
-        "p90": float(np.percentile(ms, 90)),
-        "mean": float(ms.mean()),
-        "min": float(ms.min()),
-        "max": float(ms.max()),
-        "std": float(ms.std()),
-        "n": int(ms.size),
-        "raw": [round(float(x), 4) for x in ms],
-    }
 
 
 def timed(fn: Callable[[], Any], warmup: int, repeats: int) -> list[float]:

@@ -8,6 +8,7 @@ Task metrics of classifiers, fill-mask and token-classification items: edgebert.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -60,3 +61,18 @@ def pareto_front(points: Sequence[tuple[float, ...]], maximize: Sequence[bool]) 
         dominated = any(np.all(q <= p) and np.any(q < p) for j, q in enumerate(values) if j != i)
         front.append(not dominated)
     return front
+
+
+def summarize(seconds: list[float]) -> dict[str, Any]:
+    """median / p90 / mean / min / max / std in milliseconds, plus the raw samples."""
+    ms = np.asarray(seconds, dtype=np.float64) * 1000.0
+    return {
+        "median": float(np.median(ms)),
+        "p90": float(np.percentile(ms, 90)),
+        "mean": float(ms.mean()),
+        "min": float(ms.min()),
+        "max": float(ms.max()),
+        "std": float(ms.std()),
+        "n": int(ms.size),
+        "raw": [round(float(x), 4) for x in ms],
+    }

@@ -95,7 +95,7 @@ class TaskDistillationModel(nn.Module):
     """The classifier student plus learned width projections; forward gives its logits and compared hidden states."""
 
     def __init__(self, student: nn.Module, cos_pairs: list[tuple[int, int]], projections: nn.ModuleList | None = None) -> None:
-        from edgebert.distill.trainer import tied_duplicate_keys
+        from edgebert.distill.tied import tied_duplicate_keys
 
         super().__init__()
         self.student = student

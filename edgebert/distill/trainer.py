@@ -33,21 +33,10 @@ from edgebert.distill.losses import (
     similarity_loss,
     soft_target_loss,
 )
+from edgebert.distill.tied import tied_duplicate_keys
 from edgebert.families import Family
 
 SAFE_WEIGHTS_NAME = "model.safetensors"
-
-
-def tied_duplicate_keys(state: dict[str, torch.Tensor]) -> list[str]:
-    """Keys whose tensor shares storage with an earlier key (the second name of a tied weight)."""
-    seen: set[tuple[int, int]] = set()
-    duplicates = []
-    for key, tensor in state.items():
-        ident = (tensor.untyped_storage().data_ptr(), tensor.storage_offset())
-        if ident in seen:
-            duplicates.append(key)
-        seen.add(ident)
-    return duplicates
 
 
 class DistillationModel(nn.Module):
