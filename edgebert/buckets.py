@@ -30,6 +30,21 @@ def normalize(seq_len: Any, minimum: int = 2) -> tuple[int, ...]:
     return tuple(sorted(set(buckets)))
 
 
+def lengths(seq_len: Any, default_buckets: bool, minimum: int = 2) -> tuple[int, ...]:
+    """The export's lengths: `--seq-len` normalized; with `--buckets`, config.DEFAULT_BUCKETS below it added."""
+    from edgebert.config import DEFAULT_BUCKETS
+
+    given = normalize(seq_len, minimum)
+    if not default_buckets:
+        return given
+    if len(given) > 1:
+        raise UserError(
+            f"--buckets adds the default lengths below --seq-len; give --seq-len one length (the longest), or list "
+            f"the lengths in --seq-len without --buckets (got {','.join(map(str, given))})"
+        )
+    return tuple(b for b in DEFAULT_BUCKETS if minimum <= b < given[0]) + given
+
+
 def pick(length: int, buckets: tuple[int, ...] | list[int]) -> int:
     """The smallest bucket that holds `length` tokens; ValueError when even the largest is too short."""
     for bucket in sorted(buckets):

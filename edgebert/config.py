@@ -50,6 +50,12 @@ DEFAULT_CALIBRATION_SAMPLES = 200  # export --quantize int8-static
 # products on XNNPACK. Measured on that student, uint8, Node wasm, interleaved medians of 150 calls on a shared
 # machine: batched is faster at 16 (6.8 vs 7.9 ms) and 32 tokens (9.6 vs 10.3 ms), slower at 64 (16.9 vs 15.9 ms).
 TFJS_BATCHED_ATTENTION_MAX_LEN = 32
+# `--buckets`: the lengths of a bucketed static export (TFLite, TF.js), those below --seq-len plus --seq-len itself.
+# Measured on the `small` student, TF.js uint8, Node wasm, each call right after a 128-token one (benchmarks/README.md,
+# "Sequence-length buckets"): a call costs about 2.2 ms + 0.14 ms a token (8: 4.2, 12: 4.6, 16: 5.3, 32: 8.2, 128:
+# 24.3 ms), so a 12-token graph holds the median STS-B sentence (9 tokens) and most queries and titles at about a fifth
+# of the 128 cost; each extra TF.js graph adds about 230 KB of JSON, each TFLite signature 8-66 KB.
+DEFAULT_BUCKETS = (12, 16, 32, 64, 128)
 
 
 def option(default: Any = None, help: str = "", *, group: str = "optional", cli: bool = True, **argparse: Any) -> Any:
@@ -278,6 +284,10 @@ class ExportRecipe:
         action="int_list",
     )  # fmt: skip
     min_cosine: float | None = option(None, "parity tolerance override")
+    buckets: bool = option(
+        False, f"tflite/tfjs: one graph per length of {','.join(map(str, DEFAULT_BUCKETS))} below --seq-len, plus "
+        "--seq-len itself (short texts pay for their own length; onnx: dynamic axes, nothing to do)",
+    )  # fmt: skip
 
 
 @dataclass

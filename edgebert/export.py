@@ -64,7 +64,7 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     calibration, calibration_texts, calibration_samples = o.calibration, o.calibration_texts, o.calibration_samples
     check_arguments(target, model, out, quantize, seq_len, min_cosine, calibration, calibration_samples)
     validate.integer("--tfjs-batched-attention-max-len", o.tfjs_batched_attention_max_len, 0)
-    lengths = buckets.normalize(seq_len, MIN_SEQ_LEN)
+    lengths = buckets.lengths(seq_len, o.buckets, MIN_SEQ_LEN)
     seq_len = max(lengths)
     exporter = get_exporter(target)
     quantize = quantize or "none"

@@ -28,6 +28,38 @@ def test_normalize_and_pick() -> None:
     assert "smallest bucket >= the token count" in buckets.how_to_pick([16, 32])
 
 
+def test_default_buckets_below_the_longest_length() -> None:
+    from edgebert.config import DEFAULT_BUCKETS
+
+    assert buckets.lengths(128, False) == (128,)
+    assert buckets.lengths(128, True) == DEFAULT_BUCKETS == (12, 16, 32, 64, 128)
+    assert buckets.lengths(40, True) == (12, 16, 32, 40)
+    assert buckets.lengths(256, True) == (12, 16, 32, 64, 128, 256)
+    assert buckets.lengths(12, True) == (12,)
+    with pytest.raises(UserError, match="--buckets adds the default lengths"):
+        buckets.lengths([16, 32], True)
+
+
+def test_cli_buckets_with_a_list_is_one_line_and_exit_2(tiny_bert: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from edgebert.cli import main
+
+    assert main(["export", "--target", "tflite", "--model", str(tiny_bert), "--out", str(tmp_path / "x"),
+                 "--seq-len", "16,32", "--buckets"]) == 2  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--buckets adds the default lengths" in err[0]
+    assert not (tmp_path / "x").exists()
+
+
+def test_tflite_export_with_default_buckets(tiny_bert: Path, tmp_path: Path) -> None:
+    pytest.importorskip("litert_torch")
+    from edgebert.export import export
+
+    report = export("tflite", model=tiny_bert, out=tmp_path / "b", seq_len=32, buckets=True, quiet=True)
+    assert [b["seq_len"] for b in report.manifest["buckets"]] == [12, 16, 32]
+    parity = report.manifest["parity"]
+    assert parity["passed"] and all({"bucket_12", "bucket_16"} <= set(p) for p in parity["kernel_paths"].values())
+
+
 def test_export_refuses_bad_buckets(tiny_bert: Path, tmp_path: Path) -> None:
     from edgebert.export import export
 

@@ -5,12 +5,16 @@ search finds the expected notes, and the web page finds them in headless Chromiu
 test command cover them. It needs Node/npm, demo_app's packages and Chromium (demo_app/scripts/install.sh, called by
 the repository's install.sh): when they are missing it fails, it does not skip, except in an environment installed
 with `./install.sh --python-only` (which skips the demo's dependencies): there it skips and names the command to
-run. When the app has no model yet it runs
-demo_app/scripts/prepare.sh (export the packaged teacher to TF.js, precompute the note embeddings, build the web
-page: a couple of minutes) first.
+run.
 
-Everything runs in a copy of demo_app in a temporary directory (its node_modules linked, the checkout's prepared
-assets copied when it has them all), so the checkout is never written to.
+The app ships the `small` preset's student, so the tests run on it: demo_app/scripts/prepare.sh --corpus distils it
+with the committed recipe demo_app/student.toml on ../shared/data's corpus (about 10 minutes on 2 cores, once: the
+pipeline run is kept in EDGEBERT_DEMO_STUDENT_WORK, default ~/.cache/edgebert/demo-student, and resumed), exports it
+to TF.js uint8 with buckets, writes the PyTorch reference, precomputes the note embeddings and builds the web page.
+Without ../shared/data the model tests skip (there is no text to distil on); a user passes their own corpus.
+
+Everything runs in a copy of demo_app in a temporary directory (its node_modules linked), so the checkout is never
+written to.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
+
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "demo_app"
 # What prepare.sh writes, relative to the app dir.
@@ -32,12 +38,16 @@ PREPARED = (
     "assets/model/model.json",
     "assets/model/edgebert.json",
     "assets/model/tokenizer.json",
+    "assets/reference.json",
     "assets/note_embeddings.json",
     "web/dist/main.js",
 )
-PREPARED_DIRS = ("assets/model", "web/dist")
-# Not copied: installed packages (linked instead), prepare.sh's output (copied only when complete), build output.
-GENERATED = {"node_modules", "model", "note_embeddings.json", "dist", ".expo", "android", "ios"}
+# Not copied: installed packages (linked instead), prepare.sh's output, the student's pipeline run, build output.
+GENERATED = {"node_modules", "model", "note_embeddings.json", "reference.json", ".student", "dist", ".expo", "android", "ios"}
+# The demo student's distillation text (../shared/data, see its README) and the STS pairs its checkpoint is chosen on.
+DEMO_CORPUS = (SHARED_DATA / "corpus" / "sotu.txt.gz", SHARED_DATA / "stsb" / "train.csv", SHARED_DATA / "sst2" / "train.tsv")
+DEMO_EVAL_STS = SHARED_DATA / "stsb" / "train.csv"
+STUDENT_WORK = Path(os.environ.get("EDGEBERT_DEMO_STUDENT_WORK") or Path.home() / ".cache" / "edgebert" / "demo-student")
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 INSTALL_HINT = "run demo_app/scripts/install.sh (npm ci in demo_app, apt-get install chromium)"
 # Written by `./install.sh --python-only` into the environment it installs (removed by a full ./install.sh).
@@ -61,14 +71,10 @@ def _ignore_generated(directory: str, names: list[str]) -> set[str]:
 
 
 def copy_app(dest: Path) -> Path:
-    """demo_app's sources copied to `dest`, node_modules linked, the checkout's prepare.sh output copied if complete."""
+    """demo_app's sources copied to `dest`, node_modules linked."""
     shutil.copytree(APP, dest, ignore=_ignore_generated)
     if (APP / "node_modules").is_dir():
         (dest / "node_modules").symlink_to(APP / "node_modules", target_is_directory=True)
-    if all((APP / p).exists() for p in PREPARED):
-        for name in PREPARED_DIRS:
-            shutil.copytree(APP / name, dest / name)
-        shutil.copy2(APP / "assets" / "note_embeddings.json", dest / "assets" / "note_embeddings.json")
     return dest
 
 
@@ -104,10 +110,16 @@ def npm() -> str:
 
 @pytest.fixture(scope="module")
 def prepared(npm: str, app: Path) -> Path:
-    """The copy's model dir: produced by demo_app/scripts/prepare.sh (in the copy) when any asset is missing."""
-    if not all((app / p).exists() for p in PREPARED):
-        proc = _run(["bash", "scripts/prepare.sh"], app, timeout=3600)
-        assert proc.returncode == 0, f"demo_app/scripts/prepare.sh failed:\n{_report(proc)}"
+    """The copy's model dir: the demo's student, built and put into the copy by demo_app/scripts/prepare.sh."""
+    missing = [str(p) for p in DEMO_CORPUS if not p.is_file()]
+    if missing:
+        pytest.skip(f"no text to distil the demo's student on ({', '.join(missing)} missing): "
+                    "run demo_app/scripts/prepare.sh --corpus FILE... and then npm test in demo_app")  # fmt: skip
+    command = ["bash", "scripts/prepare.sh", "--corpus", *map(str, DEMO_CORPUS), "--eval-sts", str(DEMO_EVAL_STS),
+               "--work", str(STUDENT_WORK)]  # fmt: skip
+    proc = _run(command, app, timeout=3600)
+    assert proc.returncode == 0, f"demo_app/scripts/prepare.sh failed:\n{_report(proc)}"
+    assert all((app / p).exists() for p in PREPARED), _report(proc)
     return app / "assets" / "model"
 
 
@@ -124,10 +136,20 @@ def _assert_node_tests_passed(proc: subprocess.CompletedProcess[str], what: str)
     # (node --test's spec reporter marks a skipped test or suite with "﹣ name … # reason")
     skips = [line.strip() for line in proc.stdout.splitlines() if line.lstrip().startswith("﹣")]
     assert not skips and counts.get("skipped", 0) == 0, (
-        f"{what} skipped tests (run demo_app/scripts/prepare.sh without --model to test the default teacher):\n"
+        f"{what} skipped tests (after demo_app/scripts/prepare.sh every test must run):\n"
         + "\n".join(skips)
     )
     return counts
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [([], "no model given"), (["--model", "default", "--corpus", "a.txt"], "exclude each other"), (["--model"], "needs a value")],
+)  # fmt: skip
+def test_prepare_without_a_model_is_one_line_and_exit_2(args: list[str], needle: str, tmp_path: Path) -> None:
+    proc = _run(["bash", str(APP / "scripts" / "prepare.sh"), *args], tmp_path, timeout=60)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and needle in lines[0] and "--corpus FILE" in lines[0], proc.stderr
 
 
 def test_app_type_checks(npm: str, app: Path) -> None:
@@ -150,8 +172,16 @@ def test_browser_end_to_end(npm: str, app: Path, prepared: Path) -> None:
     _assert_node_tests_passed(proc, "demo_app browser test (npm run test:browser)")
 
 
-def test_prepared_export_is_a_single_shard_tfjs_model(prepared: Path) -> None:
+def test_prepared_export_is_the_small_students_bucketed_single_shard_tfjs_model(prepared: Path) -> None:
+    from edgebert.config import DEFAULT_BUCKETS
+    from edgebert.pipeline.recipe import load_preset
+
     manifest = json.loads((prepared / "edgebert.json").read_text())
-    assert manifest["target"] == "tfjs"
+    assert manifest["target"] == "tfjs" and manifest["quantization"] == "uint8"
     assert manifest["target_details"]["weight_shards"] == ["group1-shard1of1.bin"]  # the app require()s this name
     assert manifest["parity"]["passed"] is True
+    assert [b["seq_len"] for b in manifest["buckets"]] == list(DEFAULT_BUCKETS)
+    small = load_preset("small")
+    assert manifest["model"]["layers"] == small.distill.student_layers
+    student = json.loads((Path(manifest["parent"]) / "config.json").read_text())
+    assert student["embedding_size"] == small.distill.embedding_dim

@@ -134,6 +134,35 @@ def test_recipe_errors_name_the_key(text: str, needle: str) -> None:
         parse_recipe(text)
 
 
+def test_recipe_extends_a_preset_key_by_key() -> None:
+    small = load_preset("small")
+    recipe = parse_recipe('extends = "small"\nname = "mine"\n[compress]\nheal_steps = 30\n[export]\ntargets = {}\n'
+                          'teacher_targets = []\n[targets]\nmax_wall_minutes = 5\n')  # fmt: skip
+    assert recipe.name == "mine" and recipe.description == small.description
+    assert recipe.distill == small.distill  # untouched sections: the preset's
+    assert (recipe.compress.heal_steps, recipe.compress.prune_heads) == (30, small.compress.prune_heads)  # key by key
+    assert recipe.export.targets == {} and recipe.export.seq_len == small.export.seq_len
+    assert recipe.targets.max_wall_minutes == 5 and recipe.targets.max_mb is None  # [targets] replaced whole
+
+
+def test_the_demo_apps_recipe_is_the_small_presets_student() -> None:
+    from edgebert.pipeline.recipe import load_recipe
+
+    demo, small = load_recipe(Path(__file__).resolve().parents[1] / "demo_app" / "student.toml"), load_preset("small")
+    assert demo.distill == small.distill
+    assert (demo.compress.prune_heads, demo.compress.prune_ffn) == (small.compress.prune_heads, small.compress.prune_ffn)
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [('extends = "huge"\n', "extends = 'huge'.*not a shipped preset"), ("extends = 3\n", "not a shipped preset"),
+     ('extends = "small"\n[distill]\nbogus = 1\n', "bogus")],
+)  # fmt: skip
+def test_bad_extends_is_one_line(text: str, needle: str) -> None:
+    with pytest.raises(UserError, match=needle):
+        parse_recipe(text)
+
+
 def test_table_sentences(data: dict[str, Path]) -> None:
     sts = table_sentences(data["sts"])
     assert 24 < len(sts) <= 48 and not any(c.isdigit() or c == "," for s in sts for c in s)  # no scores, no commas

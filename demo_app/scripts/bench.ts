@@ -1,10 +1,13 @@
 /**
  * Query latency of an export with the shared core: Node (wasm backend) and/or headless Chromium (the web page).
- *   node --import tsx scripts/bench.ts [--model-dir DIR] [--runs 20] [--node] [--browser] [--isolate]
+ *   node --import tsx scripts/bench.ts [--model-dir DIR] [--runs 20] [--node] [--browser] [--isolate] [--texts FILE]
  * DIR defaults to assets/model. In Chromium the page loads DIR through the test server's /ext/ mount.
+ * --texts FILE (one text per line): Node runs each of the first --runs lines once per mode instead of the five
+ * queries below (e.g. STS-B sentences: the latency of a median-length sentence).
  * "Query latency" = tokenise + one execute of the [1, bucket] graph + read back (what search() waits for); with
  * buckets (the query padded to the smallest bucket that holds it) and fixed (padded to the longest length).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 
@@ -32,16 +35,23 @@ function summary(ms: number[], digits = 0): string {
   return `median ${q(0.5)} ms, p90 ${q(0.9)} ms, min ${s[0].toFixed(digits)} ms (n=${s.length})`;
 }
 
-async function benchNode(modelDir: string, runs: number): Promise<void> {
+function readTexts(file: string | undefined, runs: number): string[] {
+  if (!file) return Array.from({ length: runs }, (_, i) => QUERIES[i % QUERIES.length]);
+  const lines = fs.readFileSync(file, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
+  if (!lines.length) throw new Error(`--texts ${file} holds no text`);
+  return lines.slice(0, runs);
+}
+
+async function benchNode(modelDir: string, runs: number, texts: string[]): Promise<void> {
   const backend = await useBackend('wasm');
   const t0 = performance.now();
   const embedders = { buckets: await loadEmbedder(modelDir), fixed: await loadEmbedder(modelDir, { buckets: false }) };
   const loadMs = performance.now() - t0;
   const ms: Record<string, number[]> = { buckets: [], fixed: [] };
   for (const e of Object.values(embedders)) for (const length of e.buckets) await e.embed(['a '.repeat(Math.max(1, length - 2))]);
-  for (let i = 0; i < runs; i++) {
+  for (const text of texts) {
     for (const [mode, e] of Object.entries(embedders)) { // interleaved: both modes see the same machine
-      await e.embed([QUERIES[i % QUERIES.length]]);
+      await e.embed([text]);
       ms[mode].push(e.lastEmbedMs);
     }
   }
@@ -51,7 +61,9 @@ async function benchNode(modelDir: string, runs: number): Promise<void> {
     embedders.buckets.tokenizer.encode(QUERIES[i % QUERIES.length]);
     tok.push(performance.now() - s);
   }
-  const lengths = QUERIES.map((q) => embedders.buckets.tokenizer.encode(q).inputIds.length).join('/');
+  const tokens = texts.map((q) => embedders.buckets.tokenizer.encode(q).length);
+  const padded = texts.map((q) => embedders.buckets.tokenizer.encode(q).inputIds.length);
+  const lengths = texts.length <= QUERIES.length ? padded.join('/') : `${summary(padded)} (tokens: ${summary(tokens)})`.replace(/ ms/g, '');
   console.log(`node ${process.version} ${backend}: load ${(loadMs / 1000).toFixed(1)} s (both); tokenise ${summary(tok, 2)}`);
   console.log(`  buckets ${embedders.buckets.buckets.join(',')} (queries padded to ${lengths}): query ${summary(ms.buckets, 1)}`);
   console.log(`  fixed ${embedders.fixed.buckets.join(',')}: query ${summary(ms.fixed, 1)}`);
@@ -89,10 +101,11 @@ async function benchBrowser(modelDir: string, runs: number, isolate: boolean, bu
 async function main(): Promise<void> {
   const modelDir = path.resolve(arg('--model-dir') ?? MODEL_DIR);
   const runs = Number(arg('--runs') ?? 20);
+  const texts = readTexts(arg('--texts'), runs);
   const both = !process.argv.includes('--node') && !process.argv.includes('--browser');
   const m = readManifest(modelDir);
   console.log(`${m.name}: ${m.model.layers} layers, hidden ${m.model.hidden_size}, ${m.quantization}, seq_len ${m.seq_len}`);
-  if (both || process.argv.includes('--node')) await benchNode(modelDir, runs);
+  if (both || process.argv.includes('--node')) await benchNode(modelDir, runs, texts);
   if (both || process.argv.includes('--browser')) {
     for (const buckets of [true, false]) await benchBrowser(modelDir, runs, process.argv.includes('--isolate'), buckets);
   }

@@ -1,7 +1,7 @@
 """Write the Node tests' reference fixture: Python token ids and PyTorch embeddings for an edgebert TF.js export.
 
     .venv/bin/python demo_app/scripts/make_fixtures.py [--export demo_app/assets/model] [--model SOURCE]
-        [--out demo_app/test/fixtures/reference.json]
+        [--out demo_app/assets/reference.json]
 
 - Token ids: `edgebert.parity.encode` (transformers' fast tokenizer loaded from the export's own tokenizer files,
   truncation to the export's seq_len, padding to seq_len, token type ids) on tricky strings: accents, combining
@@ -12,7 +12,7 @@
   export against (cos >= 0.999).
 
 The fixture names the model it was made for; the Node embedding test skips (saying so) for another model.
-Re-run this after changing the default teacher, its tokenizer or the sentences below, and commit the result.
+scripts/prepare.sh runs it after every export: the fixture belongs to the export beside it, it is not committed.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--export", type=Path, default=APP_DIR / "assets" / "model", help="the TF.js export directory")
     parser.add_argument("--model", help="the PyTorch model of the export (default: its edgebert.json source.path)")
-    parser.add_argument("--out", type=Path, default=APP_DIR / "test" / "fixtures" / "reference.json")
+    parser.add_argument("--out", type=Path, default=APP_DIR / "assets" / "reference.json")
     args = parser.parse_args(argv)
 
     from transformers import AutoTokenizer

@@ -1,34 +1,76 @@
 #!/usr/bin/env bash
-# The one command that puts a fresh edgebert TF.js export into the demo app:
-#   1. edgebert export --target tfjs --out demo_app/assets/model --force   (the packaged teacher by default)
-#   2. write src/mobile/bundledGraphs.ts: the React Native bundle's static require() of each bucket graph
-#   3. precompute the bundled notes' embeddings with that same export (Node, wasm backend)
-#   4. build the web page bundle (web/dist/)
+# The one command that puts a model into the demo app. The app ships the `small` preset's student:
 #
-# usage: demo_app/scripts/prepare.sh [--model M] [--quantize none|uint8|float16] [--seq-len N[,N...]]
-#   (default --seq-len 16,32,64,128: one graph per sequence-length bucket over one weight shard)
-#   M: a model directory (e.g. a distilled student), a Hub id, or `default` (the packaged teacher).
-#   Any option is passed to `edgebert export`; EDGEBERT=/path/to/edgebert overrides the CLI
-#   (default: the repository's .venv/bin/edgebert, else `edgebert` on PATH).
+#   demo_app/scripts/prepare.sh --corpus FILE... [--eval-sts STS.csv] [--work DIR]
+#       distils it with the committed recipe demo_app/student.toml (the small preset's student on a CI-sized
+#       schedule, ~10 min on 2 cores; `edgebert pipeline`, resumed in --work, default demo_app/.student), then
+#       exports it: TF.js uint8 with sequence-length buckets (--buckets)
+#   demo_app/scripts/prepare.sh --model DIR [export options]
+#       any model dir: a full preset run's student (RUN.work/compress/student of `edgebert pipeline --preset small`),
+#       a Hub id, or `default` (the packaged 90 MB teacher); exported with --buckets unless you pass --seq-len
+#
+# Then, for either:
+#   1. edgebert export --target tfjs --out demo_app/assets/model --force [options]
+#   2. the Python/PyTorch reference the Node tests compare with (scripts/make_fixtures.py → assets/reference.json)
+#   3. src/mobile/bundledGraphs.ts: the React Native bundle's static require() of each bucket graph
+#   4. the bundled notes' embeddings with that same export (Node, wasm backend)
+#   5. the web page bundle (web/dist/)
+# Any other option is passed to `edgebert export`. EDGEBERT=/path/to/edgebert overrides the CLI (default: the
+# repository's .venv/bin/edgebert, else `edgebert` on PATH); its Python runs make_fixtures.py.
 set -euo pipefail
-DEMO_BUCKETS="${DEMO_BUCKETS:-16,32,64,128}"
 APP_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 ROOT="$(cd "$APP_DIR/.." && pwd)"
 if [ -z "${EDGEBERT:-}" ]; then
   if [ -x "$ROOT/.venv/bin/edgebert" ]; then EDGEBERT="$ROOT/.venv/bin/edgebert"; else EDGEBERT=edgebert; fi
 fi
+PYTHON="$(dirname "$(command -v "$EDGEBERT")")/python"
+[ -x "$PYTHON" ] || PYTHON=python3
+
+usage() {
+  echo "prepare.sh: $1; pass --corpus FILE... (distil the demo's student, ~10 min on 2 cores) or --model DIR" \
+    "(a student of \`edgebert pipeline --preset small\`, or \`default\` for the 90 MB teacher)" >&2
+  exit 2
+}
+
+MODEL="" EVAL_STS="" WORK="$APP_DIR/.student"
+CORPUS=() EXPORT_ARGS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --model) [ $# -ge 2 ] || usage "--model needs a value"; MODEL="$2"; shift 2 ;;
+    --corpus) shift; while [ $# -gt 0 ] && [[ "$1" != --* ]]; do CORPUS+=("$1"); shift; done ;;
+    --eval-sts) [ $# -ge 2 ] || usage "--eval-sts needs a value"; EVAL_STS="$2"; shift 2 ;;
+    --work) [ $# -ge 2 ] || usage "--work needs a value"; WORK="$2"; shift 2 ;;
+    *) EXPORT_ARGS+=("$1"); shift ;;
+  esac
+done
+if [ -n "$MODEL" ] && [ ${#CORPUS[@]} -gt 0 ]; then usage "--model and --corpus exclude each other"; fi
+if [ -z "$MODEL" ] && [ ${#CORPUS[@]} -eq 0 ]; then usage "no model given"; fi
 
 if [ ! -d "$APP_DIR/node_modules/@tensorflow/tfjs-backend-wasm" ]; then
   echo "prepare.sh: installing the demo app's npm packages (npm ci)" >&2
   npm ci --prefix "$APP_DIR" --no-audit --no-fund --loglevel=error
 fi
 
+if [ ${#CORPUS[@]} -gt 0 ]; then
+  # The recipe's run, resumed when --work holds this same recipe and inputs, else started over there.
+  RUN=("$EDGEBERT" pipeline --recipe "$APP_DIR/student.toml" --corpus "${CORPUS[@]}" --out "$WORK/report" --work "$WORK/run")
+  [ -z "$EVAL_STS" ] || RUN+=(--eval-sts "$EVAL_STS")
+  if "${RUN[@]}" --resume --dry-run >/dev/null 2>&1; then MODE=--resume; else MODE=--force; fi
+  echo "prepare.sh: distilling the demo's student (demo_app/student.toml, $MODE in $WORK)" >&2
+  "${RUN[@]}" "$MODE" --quiet
+  MODEL="$WORK/run/compress/student"
+  # the small preset's TF.js quantization, unless the caller chose one
+  case " ${EXPORT_ARGS[*]:-} " in *" --quantize"*) ;; *) EXPORT_ARGS+=(--quantize uint8) ;; esac
+fi
+
 # Sequence-length buckets unless the caller chose lengths: a query runs on the smallest graph that holds it.
-case " $* " in *" --seq-len"*) SEQ=() ;; *) SEQ=(--seq-len "$DEMO_BUCKETS") ;; esac
-echo "prepare.sh: exporting to $APP_DIR/assets/model" >&2
-"$EDGEBERT" export --target tfjs --out "$APP_DIR/assets/model" --force "${SEQ[@]}" "$@"
+case " ${EXPORT_ARGS[*]:-} " in *" --seq-len"* | *" --buckets"*) ;; *) EXPORT_ARGS+=(--buckets) ;; esac
+echo "prepare.sh: exporting $MODEL to $APP_DIR/assets/model" >&2
+"$EDGEBERT" export --target tfjs --model "$MODEL" --out "$APP_DIR/assets/model" --force "${EXPORT_ARGS[@]}"
 
 cd "$APP_DIR"
+echo "prepare.sh: writing the PyTorch reference of the Node tests" >&2
+"$PYTHON" scripts/make_fixtures.py --export assets/model --out assets/reference.json
 echo "prepare.sh: writing the app's bundle table (one require() per bucket graph)" >&2
 node scripts/bundle-table.mjs
 echo "prepare.sh: precomputing note embeddings" >&2

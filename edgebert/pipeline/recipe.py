@@ -131,6 +131,7 @@ class Recipe:
 
 SECTIONS = {"distill": DistillSection, "compress": CompressSection, "vocab": VocabSection, "export": ExportSection, "bench": BenchSection, "targets": TargetsSection}
 TOP_LEVEL = {"name", "description", "teacher", "corpus"}
+EXTENDS = "extends"  # top-level key: a shipped preset this recipe starts from (its keys win, section by section)
 
 
 def resolve_path(path: str | Path, base: Path) -> Path:
@@ -294,14 +295,11 @@ def _check_targets(t: TargetsSection) -> None:
 def parse_recipe(text: str, source: str | None = None) -> Recipe:
     """A Recipe from TOML text; UserError on syntax errors, unknown keys and wrong types."""
     where = source or "recipe"
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{where} is not valid TOML ({exc})") from exc
+    data = _extended(_toml(text, where), where)
     unknown = sorted(set(data) - TOP_LEVEL - set(SECTIONS))
     if unknown:
         raise UserError(
-            f"recipe: unknown key '{unknown[0]}' in {where}; known: {', '.join(sorted(TOP_LEVEL))} and sections "
+            f"recipe: unknown key '{unknown[0]}' in {where}; known: {', '.join(sorted(TOP_LEVEL | {EXTENDS}))} and sections "
             + ", ".join(f"[{s}]" for s in SECTIONS)
         )
     top = {k: data[k] for k in TOP_LEVEL if k in data}
@@ -312,6 +310,36 @@ def parse_recipe(text: str, source: str | None = None) -> Recipe:
     recipe = Recipe(**top, **sections, source=source)
     _validate(recipe)
     return recipe
+
+
+def _toml(text: str, where: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{where} is not valid TOML ({exc})") from exc
+
+
+def _extended(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """`extends = "PRESET"`: the preset's tables with this recipe's keys laid over them, key by key within each
+    section (a key's value replaces the preset's whole value), except [targets]: a recipe that states its own
+    replaces the preset's (the targets judge a run, and a changed schedule or export list is another run); without
+    `extends`, `data` unchanged."""
+    if EXTENDS not in data:
+        return data
+    name = data.pop(EXTENDS)
+    path = PRESETS_DIR / f"{name}.toml" if isinstance(name, str) else None
+    if path is None or not path.is_file():
+        known = ", ".join(preset_names())
+        raise UserError(f"recipe: extends = {name!r} in {where} is not a shipped preset; choose one of: {known}")
+    merged = _toml(path.read_text(encoding="utf-8"), str(path))
+    if EXTENDS in merged:
+        raise UserError(f"recipe: preset {name} extends another preset; a preset must be complete")
+    for key, value in data.items():
+        if key in SECTIONS and key != "targets" and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
 
 
 def load_recipe(path: str | Path) -> Recipe:

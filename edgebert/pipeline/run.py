@@ -18,7 +18,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
 from edgebert.modeldir import MANIFEST
 from edgebert.options import checked, keyword_options
 from edgebert.pipeline.inputs import Input, is_dataset_spec, resolve_input
-from edgebert.pipeline.recipe import Recipe, resolve_path, validate_recipe
+from edgebert.pipeline.recipe import ExportSection, Recipe, resolve_path, validate_recipe
 
 STATE_FILE = "pipeline-state.json"
 SCHEMA = "edgebert.pipeline/1"
@@ -182,13 +182,14 @@ def run_trim_vocab(model: Path, out: Path, recipe: Recipe, corpus: list[Path], q
 
 
 def run_export(
-    target: str, quantize: str, model: Path | str, out: Path, seq_len: int, min_cosine: float | None, quiet: bool,
-    calibration: Path | None = None,
+    target: str, quantize: str, model: Path | str, out: Path, e: ExportSection, quiet: bool, calibration: Path | None = None,
 ) -> None:
-    """One export; `calibration`: the activation-range text of an int8-static recipe (None for the others)."""
+    """One export with the recipe's [export] options; `calibration`: the activation-range text of an int8-static
+    recipe (None for the others)."""
     from edgebert.export import export
 
-    export(target, model=model, out=out, quantize=quantize, seq_len=seq_len, min_cosine=min_cosine, quiet=quiet, calibration=calibration)
+    export(target, model=model, out=out, quantize=quantize, seq_len=e.seq_len, buckets=e.buckets, min_cosine=e.min_cosine,
+           quiet=quiet, calibration=calibration)  # fmt: skip
 
 
 def run_bench_stage(
@@ -700,7 +701,7 @@ def _export_stages(run: _Run, model: Path, data: _Data) -> tuple[list[str], dict
     bench_items = [f"{TEACHER_LABEL}={plan.teacher_dir}"]
     for target in e.teacher_targets:
         d = work / "export" / f"teacher-{target}"
-        run.stage(f"export:teacher-{target}", d, lambda t=target, d=d: run_export(t, "none", plan.teacher_dir, d, e.seq_len, None, quiet))
+        run.stage(f"export:teacher-{target}", d, lambda t=target, d=d: run_export(t, "none", plan.teacher_dir, d, replace(e, min_cosine=None), quiet))
         bench_items.append(f"{TEACHER_LABEL}-{target}={d}")
     if plan.recipe.bench.student_pytorch:
         bench_items.append(f"student={model}")
@@ -711,7 +712,7 @@ def _export_stages(run: _Run, model: Path, data: _Data) -> tuple[list[str], dict
         name = f"student-{target}" + ("" if quant == "none" else f"-{quant}")
         d = work / "export" / name
         calibration = _export_calibration(run, data) if quant in CALIBRATED_QUANTIZATIONS else None
-        run.stage(f"export:{name}", d, lambda t=target, q=quant, d=d, c=calibration: run_export(t, q, model, d, e.seq_len, e.min_cosine, quiet, calibration=c))
+        run.stage(f"export:{name}", d, lambda t=target, q=quant, d=d, c=calibration: run_export(t, q, model, d, e, quiet, calibration=c))
         bench_items.append(f"{name}={d}")
         student_labels[(target, quant)] = name
     return bench_items, student_labels

@@ -1,6 +1,6 @@
 /**
  * The embedding model: an edgebert TF.js graph model (static int32 [1, seq_len] inputs) plus its tokenizer.
- * An export with sequence-length buckets (`edgebert export --seq-len 16,32,64,128`) has one graph per bucket over
+ * An export with sequence-length buckets (`edgebert export --buckets`, or `--seq-len 16,32,64,128`) has one graph per bucket over
  * one weight shard: each text is padded to the smallest bucket that holds it and runs on that bucket's graph, the
  * weights decoded once and shared by the graphs.
  *

@@ -29,7 +29,8 @@ export interface ExportManifest {
     output_nodes: Record<string, string>;
     input_nodes?: Record<string, string>;
   };
-  parity?: { min_cosine: number };
+  /** edgebert's own check of the export against PyTorch: the worst cosine, and the bound it had to reach. */
+  parity?: { min_cosine: number; threshold?: number };
 }
 
 /** A note bundled with the app. */
