@@ -233,6 +233,18 @@ def test_bench_times_real_lengths_fixed_and_bucketed(tflite_exports: dict, tiny_
     assert "## App-like latency" in md and "| buckets |" in md and "| fixed |" in md
 
 
+def test_app_latency_texts_are_spread_over_the_file(tmp_path: Path) -> None:
+    """A file ordered by length (as STS-B is by genre) is sampled over its whole length, not its first lines."""
+    from edgebert.bench.app_latency import evenly_spaced, read_texts
+
+    lines = [" ".join(["word"] * n) for n in range(1, 101)]
+    (tmp_path / "t.txt").write_text("\n".join(lines + lines[:5] + [""]) + "\n")  # repeats and a blank line
+    texts, _ = read_texts(str(tmp_path / "t.txt"), None, 10)
+    assert [len(t.split()) for t in texts] == [1, 11, 21, 31, 41, 51, 61, 71, 81, 91]
+    assert read_texts(str(tmp_path / "t.txt"), None, 500)[0] == lines
+    assert evenly_spaced(["a", "b", "c"], 2) == ["a", "b"] and evenly_spaced([], 3) == []
+
+
 def test_demo_core_picks_the_bucket_in_node(tiny_bert: Path, tmp_path: Path) -> None:
     """demo_app's TypeScript core (Node, wasm) on a bucketed TF.js export: ids, bucket and embedding per text; and the
     React Native bundle table prepare.sh generates (a require() per bucket graph) driving the same core."""

@@ -306,7 +306,8 @@ def method_text(config: Any) -> list[str]:
         "TF.js runs on the wasm backend in Node, single-threaded, whatever the setting.",
         "Static-shape exports (TFLite, TF.js) run [1, seq_len] graphs: batch > 1 is a loop of single rows, and a "
         "shorter seq_len is zero-padded to the smallest of the export's lengths (buckets) that holds it.",
-        f"App-like latency: up to {job.texts_limit} texts ({job.texts_path or 'the STS sentences'}) one at a time, "
+        f"App-like latency: up to {job.texts_limit} texts ({job.texts_path or 'the STS sentences'}, evenly spaced over "
+        "the file) one at a time, "
         "each at its own length: tokenizer + model per text, median and p90 over the texts; static exports timed "
         "padded to their longest length (fixed) and to the smallest bucket that holds the text (buckets), "
         "interleaved per text.",
