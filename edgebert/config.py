@@ -51,10 +51,11 @@ DEFAULT_CALIBRATION_SAMPLES = 200  # export --quantize int8-static
 # machine: batched is faster at 16 (6.8 vs 7.9 ms) and 32 tokens (9.6 vs 10.3 ms), slower at 64 (16.9 vs 15.9 ms).
 TFJS_BATCHED_ATTENTION_MAX_LEN = 32
 # `--buckets`: the lengths of a bucketed static export (TFLite, TF.js), those below --seq-len plus --seq-len itself.
-# Measured on the `small` student, TF.js uint8, Node wasm, each call right after a 128-token one (benchmarks/README.md,
-# "Sequence-length buckets"): a call costs about 2.2 ms + 0.14 ms a token (8: 4.2, 12: 4.6, 16: 5.3, 32: 8.2, 128:
-# 24.3 ms), so a 12-token graph holds the median STS-B sentence (9 tokens) and most queries and titles at about a fifth
-# of the 128 cost; each extra TF.js graph adds about 230 KB of JSON, each TFLite signature 8-66 KB.
+# Measured on the `small` student, TF.js uint8, Node wasm, each call right after a 128-token one
+# (benchmarks/results/buckets-student/bucket-curve.txt): about 3.4 ms + 0.17 ms a token up to 32 (12: 5.3, 16: 5.8,
+# 32: 8.6, 128: 25.6 ms); XNNPACK computes rows in tiles, so 10 tokens cost what 12 do. Half of the STS-B dev
+# sentences have at most 14 tokens, 40 % at most 12; each extra TF.js graph adds about 230 KB of JSON, each extra
+# int8 TFLite signature about 0.6 MB on that student (its per-row quantization parameters, stored per signature).
 DEFAULT_BUCKETS = (12, 16, 32, 64, 128)
 
 

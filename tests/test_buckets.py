@@ -138,6 +138,8 @@ def test_tflite_buckets_share_the_weights(tflite_exports: dict, tiny_bert: Path)
     assert stored < 1.25 * parameter_bytes  # two copies would be ~2x
     cost = report.manifest["target_details"]["bucket_bytes"]
     assert cost["shared"] > 0.7 * parameter_bytes and cost["own:seq_16"] < 0.1 * parameter_bytes
+    file_bytes = (report.out_dir / "model.tflite").stat().st_size
+    assert cost["graphs"] > 0 and cost["shared"] + cost["own:seq_16"] + cost["own:serving_default"] + cost["graphs"] == file_bytes
     assert _buffer_bytes(tflite_exports["int8-static"].out_dir / "model.tflite") < stored
 
 
