@@ -152,6 +152,51 @@ def test_prepare_without_a_model_is_one_line_and_exit_2(args: list[str], needle:
     assert proc.returncode == 2 and len(lines) == 1 and needle in lines[0] and "--corpus FILE" in lines[0], proc.stderr
 
 
+STUB = """#!/usr/bin/env bash
+echo "$*" >> "$(dirname "$0")/calls"
+case "$*" in
+  *--dry-run*) cat "$(dirname "$0")/dry-run" >&2; exit "$(cat "$(dirname "$0")/dry-run-exit")" ;;
+  pipeline*) exit 0 ;;
+  *) exit 1 ;;  # export: stop prepare.sh here
+esac
+"""
+
+
+@pytest.mark.parametrize(
+    ("dry_run_exit", "dry_run_says", "mode"),
+    [(0, "plan: ...", "--resume"), (2, "edgebert: error: --resume: the recipe differs from the run in W", "--force"),
+     (2, "edgebert: error: corpus x does not exist; pass --corpus ...", None)],
+)  # fmt: skip
+def test_prepare_resumes_the_students_run_and_starts_over_only_for_another_recipe(
+    tmp_path: Path, dry_run_exit: int, dry_run_says: str, mode: str | None
+) -> None:
+    """prepare.sh --corpus resumes its pipeline run (a second prepare only re-exports), starts over when the recipe or
+    inputs changed, and stops with the pipeline's own line on any other problem (never wiping the run for it)."""
+    app = tmp_path / "demo_app"
+    (app / "scripts").mkdir(parents=True)
+    (app / "node_modules" / "@tensorflow" / "tfjs-backend-wasm").mkdir(parents=True)
+    shutil.copy2(APP / "scripts" / "prepare.sh", app / "scripts")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "edgebert").write_text(STUB)
+    (bin_dir / "edgebert").chmod(0o755)
+    (bin_dir / "dry-run").write_text(dry_run_says + "\n")
+    (bin_dir / "dry-run-exit").write_text(str(dry_run_exit))
+    (tmp_path / "work" / "report").mkdir(parents=True)  # a previous run's report
+    env = {**os.environ, "EDGEBERT": str(bin_dir / "edgebert")}
+    proc = subprocess.run(["bash", "scripts/prepare.sh", "--corpus", "a.txt", "--work", str(tmp_path / "work")],
+                          cwd=app, env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+    calls = (bin_dir / "calls").read_text().splitlines()
+    assert not (tmp_path / "work" / "report").exists()
+    if mode is None:
+        assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1] == dry_run_says
+        assert len(calls) == 1  # the check only
+        return
+    assert proc.returncode == 1  # the stub's export
+    assert calls[1].startswith("pipeline --recipe") and calls[1].endswith(f"{mode} --quiet"), calls
+    assert "--model " + str(tmp_path / "work" / "run" / "compress" / "student") in calls[2]
+
+
 def test_app_type_checks(npm: str, app: Path) -> None:
     proc = _run([npm, "run", "--silent", "typecheck"], app, timeout=600)
     assert proc.returncode == 0, f"tsc --noEmit failed in demo_app:\n{_report(proc)}"

@@ -55,7 +55,15 @@ if [ ${#CORPUS[@]} -gt 0 ]; then
   # The recipe's run, resumed when --work holds this same recipe and inputs, else started over there.
   RUN=("$EDGEBERT" pipeline --recipe "$APP_DIR/student.toml" --corpus "${CORPUS[@]}" --out "$WORK/report" --work "$WORK/run")
   [ -z "$EVAL_STS" ] || RUN+=(--eval-sts "$EVAL_STS")
-  if "${RUN[@]}" --resume --dry-run >/dev/null 2>&1; then MODE=--resume; else MODE=--force; fi
+  rm -rf "$WORK/report"  # the last run's report: rewritten by this one (the pipeline never overwrites it otherwise)
+  if CHECK="$("${RUN[@]}" --resume --dry-run 2>&1)"; then
+    MODE=--resume
+  elif [[ "$CHECK" == *"--resume: the recipe differs"* ]]; then
+    MODE=--force  # the recipe or its inputs changed: the old run is not this student
+  else
+    echo "$CHECK" | tail -1 >&2
+    exit 2
+  fi
   echo "prepare.sh: distilling the demo's student (demo_app/student.toml, $MODE in $WORK)" >&2
   "${RUN[@]}" "$MODE" --quiet
   MODEL="$WORK/run/compress/student"
