@@ -15,11 +15,11 @@ import json
 import sys
 from pathlib import Path
 
+from edgebert.bench.report import TASK_SHORT
+
 TASKS = {"feature-extraction": "embedding", "text-classification": "classification", "fill-mask": "fill-mask",
          "token-classification": "token classification"}  # fmt: skip
-
-
-NAMED_TASKS = {"emb": "feature-extraction", "cls": "text-classification", "mask": "fill-mask", "tok": "token-classification"}
+NAMED_TASKS = {short: task for task, short in TASK_SHORT.items()}  # family_table.sh names models FAMILY-emb, -cls, ...
 
 
 def family_of(label: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebert.config import DEFAULT_BUCKETS
 from edgebert.errors import UserError
 
 
@@ -32,8 +33,6 @@ def normalize(seq_len: Any, minimum: int = 2) -> tuple[int, ...]:
 
 def lengths(seq_len: Any, default_buckets: bool, minimum: int = 2) -> tuple[int, ...]:
     """The export's lengths: `--seq-len` normalized; with `--buckets`, config.DEFAULT_BUCKETS below it added."""
-    from edgebert.config import DEFAULT_BUCKETS
-
     given = normalize(seq_len, minimum)
     if not default_buckets:
         return given

@@ -380,6 +380,13 @@ def iter_batches(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
 TABLE_SUFFIXES = (".csv", ".tsv")
 
 
+def evenly_spaced(items: Sequence[Any], limit: int) -> list[Any]:
+    """At most `limit` of `items`, spread over the whole sequence in order, the first included (deterministic)."""
+    if len(items) <= limit:
+        return list(items)
+    return [items[i * len(items) // limit] for i in range(limit)]
+
+
 def table_sentences(path: Path) -> list[str]:
     """Sentences of an STS-B csv (sentence1, sentence2, score) or an SST-2 tsv (sentence, label; header ok)."""
     sentences: list[str] = []

@@ -237,7 +237,8 @@ def test_bench_times_real_lengths_fixed_and_bucketed(tflite_exports: dict, tiny_
 
 def test_app_latency_texts_are_spread_over_the_file(tmp_path: Path) -> None:
     """A file ordered by length (as STS-B is by genre) is sampled over its whole length, not its first lines."""
-    from edgebert.bench.app_latency import evenly_spaced, read_texts
+    from edgebert.bench.app_latency import read_texts
+    from edgebert.data import evenly_spaced
 
     lines = [" ".join(["word"] * n) for n in range(1, 101)]
     (tmp_path / "t.txt").write_text("\n".join(lines + lines[:5] + [""]) + "\n")  # repeats and a blank line

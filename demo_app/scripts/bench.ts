@@ -2,8 +2,8 @@
  * Query latency of an export with the shared core: Node (wasm backend) and/or headless Chromium (the web page).
  *   node --import tsx scripts/bench.ts [--model-dir DIR] [--runs 20] [--node] [--browser] [--isolate] [--texts FILE]
  * DIR defaults to assets/model. In Chromium the page loads DIR through the test server's /ext/ mount.
- * --texts FILE (one text per line): Node runs each of the first --runs lines once per mode instead of the five
- * queries below (e.g. STS-B sentences: the latency of a median-length sentence).
+ * --texts FILE (one text per line): Node runs --runs of its lines, evenly spaced over the file, once per mode
+ * instead of the five queries below (e.g. STS-B sentences: the latency of a median-length sentence).
  * "Query latency" = tokenise + one execute of the [1, bucket] graph + read back (what search() waits for); with
  * buckets (the query padded to the smallest bucket that holds it) and fixed (padded to the longest length).
  */
@@ -29,17 +29,19 @@ function arg(name: string): string | undefined {
   return i > 0 ? process.argv[i + 1] : undefined;
 }
 
-function summary(ms: number[], digits = 0): string {
-  const s = [...ms].sort((a, b) => a - b);
-  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))].toFixed(digits);
-  return `median ${q(0.5)} ms, p90 ${q(0.9)} ms, min ${s[0].toFixed(digits)} ms (n=${s.length})`;
+function summary(values: number[], digits = 0, unit = ' ms'): string {
+  const s = [...values].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))].toFixed(digits) + unit;
+  return `median ${q(0.5)}, p90 ${q(0.9)}, min ${s[0].toFixed(digits)}${unit} (n=${s.length})`;
 }
 
 function readTexts(file: string | undefined, runs: number): string[] {
   if (!file) return Array.from({ length: runs }, (_, i) => QUERIES[i % QUERIES.length]);
   const lines = fs.readFileSync(file, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean);
   if (!lines.length) throw new Error(`--texts ${file} holds no text`);
-  return lines.slice(0, runs);
+  // Spread over the file, not its first lines (STS-B's first sentences are short captions): as edgebert bench does.
+  if (lines.length <= runs) return lines;
+  return Array.from({ length: runs }, (_, i) => lines[Math.floor((i * lines.length) / runs)]);
 }
 
 async function benchNode(modelDir: string, runs: number, texts: string[]): Promise<void> {
@@ -61,9 +63,10 @@ async function benchNode(modelDir: string, runs: number, texts: string[]): Promi
     embedders.buckets.tokenizer.encode(QUERIES[i % QUERIES.length]);
     tok.push(performance.now() - s);
   }
-  const tokens = texts.map((q) => embedders.buckets.tokenizer.encode(q).length);
-  const padded = texts.map((q) => embedders.buckets.tokenizer.encode(q).inputIds.length);
-  const lengths = texts.length <= QUERIES.length ? padded.join('/') : `${summary(padded)} (tokens: ${summary(tokens)})`.replace(/ ms/g, '');
+  const encoded = texts.map((q) => embedders.buckets.tokenizer.encode(q));
+  const padded = encoded.map((e) => e.inputIds.length);
+  const tokens = encoded.map((e) => e.length);
+  const lengths = texts.length <= QUERIES.length ? padded.join('/') : `${summary(padded, 0, '')} (tokens: ${summary(tokens, 0, '')})`;
   console.log(`node ${process.version} ${backend}: load ${(loadMs / 1000).toFixed(1)} s (both); tokenise ${summary(tok, 2)}`);
   console.log(`  buckets ${embedders.buckets.buckets.join(',')} (queries padded to ${lengths}): query ${summary(ms.buckets, 1)}`);
   console.log(`  fixed ${embedders.fixed.buckets.join(',')}: query ${summary(ms.fixed, 1)}`);

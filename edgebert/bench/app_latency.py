@@ -25,9 +25,9 @@ def read_texts(path: str | None, sts_path: str | None, limit: int) -> tuple[list
     """`limit` distinct non-empty texts of `path` (one per line, .gz ok) or of the STS pairs, evenly spaced over the
     file (STS-B is ordered by genre: its first sentences are short captions, median 9 tokens against 14 over all of
     dev); None if neither."""
-    if path:
-        from edgebert.data import load_corpus
+    from edgebert.data import evenly_spaced, load_corpus
 
+    if path:
         texts, source = load_corpus(path), str(path)
     elif sts_path:
         from edgebert.bench.metrics import load_sts_csv, unique_sentences
@@ -37,13 +37,6 @@ def read_texts(path: str | None, sts_path: str | None, limit: int) -> tuple[list
         return None
     kept = evenly_spaced(list(dict.fromkeys(t.strip() for t in texts if t.strip())), limit)
     return (kept, source) if kept else None
-
-
-def evenly_spaced(items: list[str], n: int) -> list[str]:
-    """`n` of `items` at even steps, first included, in order (all of them when there are no more than `n`)."""
-    if len(items) <= n:
-        return items
-    return [items[i * len(items) // n] for i in range(n)]
 
 
 def _modes(item: OpenItem) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from edgebert.compress.vocab_tokenizer import (
     tokenization_change,
     wordpiece_state,
 )
-from edgebert.data import load_corpus
+from edgebert.data import evenly_spaced, load_corpus
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
 from edgebert.modeldir import embedding_outputs, new_manifest, read_manifest, resolve_pooling, save_model_dir, weights_bytes, write_manifest
@@ -107,14 +107,6 @@ def split_heldout(texts: list[str]) -> tuple[list[str], list[str]]:
     step = len(texts) / n
     held = {int(i * step) for i in range(n)}
     return [t for i, t in enumerate(texts) if i not in held], [texts[i] for i in sorted(held)]
-
-
-def evenly_spaced(items: list[Any], limit: int) -> list[Any]:
-    """At most `limit` items, spread over the whole list (deterministic)."""
-    if len(items) <= limit:
-        return list(items)
-    step = len(items) / limit
-    return [items[int(i * step)] for i in range(limit)]
 
 
 # --------------------------------------------------------------------------------------------- selection

@@ -327,10 +327,7 @@ def _extended(data: dict[str, Any], where: str) -> dict[str, Any]:
     if EXTENDS not in data:
         return data
     name = data.pop(EXTENDS)
-    path = PRESETS_DIR / f"{name}.toml" if isinstance(name, str) else None
-    if path is None or not path.is_file():
-        known = ", ".join(preset_names())
-        raise UserError(f"recipe: extends = {name!r} in {where} is not a shipped preset; choose one of: {known}")
+    path = preset_path(name, f"recipe: extends = {name!r} in {where} is not a shipped preset")
     merged = _toml(path.read_text(encoding="utf-8"), str(path))
     if EXTENDS in merged:
         raise UserError(f"recipe: preset {name} extends another preset; a preset must be complete")
@@ -355,9 +352,14 @@ def preset_names() -> list[str]:
     return sorted(p.stem for p in PRESETS_DIR.glob("*.toml")) if PRESETS_DIR.is_dir() else []
 
 
-def load_preset(name: str) -> Recipe:
-    path = PRESETS_DIR / f"{name}.toml"
-    if not path.is_file():
+def preset_path(name: Any, unknown: str, hint: str = "") -> Path:
+    """The shipped preset `name`'s file; when there is none, UserError "`unknown`; choose one of: <presets>`hint`"."""
+    path = PRESETS_DIR / f"{name}.toml" if isinstance(name, str) else None
+    if path is None or not path.is_file():
         known = ", ".join(preset_names()) or f"none found in {PRESETS_DIR}"
-        raise UserError(f"--preset {name} is unknown; choose one of: {known} (or pass --recipe FILE)")
-    return load_recipe(path)
+        raise UserError(f"{unknown}; choose one of: {known}{hint}")
+    return path
+
+
+def load_preset(name: str) -> Recipe:
+    return load_recipe(preset_path(name, f"--preset {name} is unknown", " (or pass --recipe FILE)"))
