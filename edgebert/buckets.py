@@ -66,8 +66,16 @@ def fit(inputs: dict[str, np.ndarray], bucket: int, names: Iterable[str], dtype:
     feeds = {}
     for name in names:
         value = np.asarray(inputs[name]) if name in inputs else np.zeros_like(np.asarray(inputs["input_ids"]))
-        feeds[name] = np.pad(value, ((0, 0), (0, bucket - value.shape[1]))).astype(dtype)
+        feeds[name] = pad_right(value, bucket, dtype)
     return feeds
+
+
+def pad_right(value: np.ndarray, width: int, dtype: Any = None) -> np.ndarray:
+    """[B, T] zero-padded on the right to [B, width] (T <= width), as `dtype` (default: its own). A copy into zeros:
+    `np.pad` costs ~40 us an array, a third of a 16-token TFLite call's wall time, which an app does not pay."""
+    out = np.zeros((value.shape[0], width), dtype=dtype or value.dtype)
+    out[:, : value.shape[1]] = value
+    return out
 
 
 def run_rows(

@@ -16,6 +16,17 @@ BUCKETS = [16, 32]
 CALIBRATION = ["a man is eating food", "the cat sat on the mat.", "prices rose 3% on monday", "hello there, friend!"]
 
 
+
+def test_fit_pads_with_zeros_on_the_right_in_the_runtime_dtype() -> None:
+    inputs = {"input_ids": np.array([[101, 7, 102], [101, 102, 0]], dtype=np.int64), "attention_mask": np.array([[1, 1, 1], [1, 1, 0]])}
+    feeds = buckets.fit(inputs, 5, ["input_ids", "attention_mask", "token_type_ids"])
+    assert {k: v.dtype for k, v in feeds.items()} == dict.fromkeys(feeds, np.int32)
+    assert feeds["input_ids"].tolist() == [[101, 7, 102, 0, 0], [101, 102, 0, 0, 0]]
+    assert feeds["attention_mask"].tolist() == [[1, 1, 1, 0, 0], [1, 1, 0, 0, 0]]
+    assert not feeds["token_type_ids"].any() and feeds["token_type_ids"].shape == (2, 5)
+    assert buckets.pad_right(inputs["input_ids"], 3).dtype == np.int64  # its own dtype by default; a copy
+    assert buckets.pad_right(inputs["input_ids"], 3) is not inputs["input_ids"]
+
 def test_normalize_and_pick() -> None:
     assert buckets.normalize(128) == (128,)
     assert buckets.normalize([64, 16, 32, 16]) == (16, 32, 64)

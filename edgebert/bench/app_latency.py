@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebert import buckets
 from edgebert.bench.items import OpenItem
 from edgebert.parity import encode
 from edgebert.targets.base import Runner
@@ -53,7 +54,7 @@ def _one_call(item: OpenItem, runner: Runner, text: str, max_length: int, pad: A
     start = time.perf_counter()
     inputs = encode(item.tokenizer, [text], max_length, pad_to_seq_len=False)
     width = pad(inputs["input_ids"].shape[1])
-    inputs = {k: np.pad(v, ((0, 0), (0, width - v.shape[1]))) for k, v in inputs.items()}
+    inputs = {k: buckets.pad_right(v, width) for k, v in inputs.items()}
     tokenized = time.perf_counter()
     if native or item.runs_out_of_process:
         return tokenized - start, runner.time_calls(inputs, 0, 1)[0]  # the runtime times itself (TF.js in Node)

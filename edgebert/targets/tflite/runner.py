@@ -96,7 +96,7 @@ class BareTFLiteRunner(Runner):
         for name, d in self.details.items():
             value = inputs.get(name)
             value = np.zeros_like(inputs["input_ids"]) if value is None else value
-            feeds[name] = np.pad(value, ((0, 0), (0, pad))).astype(d["dtype"])
+            feeds[name] = buckets.pad_right(value, self.static_seq_len, d["dtype"])
         mask = feeds["attention_mask"] if "attention_mask" in feeds else (feeds["input_ids"] != 0)
         rows = []
         for r in range(inputs["input_ids"].shape[0]):
