@@ -156,7 +156,9 @@ STUB = """#!/usr/bin/env bash
 echo "$*" >> "$(dirname "$0")/calls"
 case "$*" in
   *--dry-run*) cat "$(dirname "$0")/dry-run" >&2; exit "$(cat "$(dirname "$0")/dry-run-exit")" ;;
-  pipeline*) exit 0 ;;
+  pipeline*)  # a finished run: its report names the final student
+    prev=""; for a in "$@"; do [ "$prev" = --out ] && out="$a"; prev="$a"; done
+    mkdir -p "$out"; echo '{"student": "/runs/named/by/pipeline.json"}' > "$out/pipeline.json"; exit 0 ;;
   *) exit 1 ;;  # export: stop prepare.sh here
 esac
 """
@@ -187,14 +189,14 @@ def test_prepare_resumes_the_students_run_and_starts_over_only_for_another_recip
     proc = subprocess.run(["bash", "scripts/prepare.sh", "--corpus", "a.txt", "--work", str(tmp_path / "work")],
                           cwd=app, env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
     calls = (bin_dir / "calls").read_text().splitlines()
-    assert not (tmp_path / "work" / "report").exists()
     if mode is None:
+        assert not (tmp_path / "work" / "report").exists()
         assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1] == dry_run_says
         assert len(calls) == 1  # the check only
         return
     assert proc.returncode == 1  # the stub's export
     assert calls[1].startswith("pipeline --recipe") and calls[1].endswith(f"{mode} --quiet"), calls
-    assert "--model " + str(tmp_path / "work" / "run" / "compress" / "student") in calls[2]
+    assert "--model /runs/named/by/pipeline.json " in calls[2]  # the student the run's pipeline.json names
 
 
 def test_app_type_checks(npm: str, app: Path) -> None:

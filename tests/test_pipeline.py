@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -149,7 +150,8 @@ def test_the_demo_apps_recipe_is_the_small_presets_student() -> None:
     from edgebert.pipeline.recipe import load_recipe
 
     demo, small = load_recipe(Path(__file__).resolve().parents[1] / "demo_app" / "student.toml"), load_preset("small")
-    assert demo.distill == small.distill
+    # the same student shape and losses; only the text (no sentence split) and the teacher cache differ (CI time)
+    assert replace(demo.distill, sentences=True, teacher_cache=True) == small.distill
     assert (demo.compress.prune_heads, demo.compress.prune_ffn) == (small.compress.prune_heads, small.compress.prune_ffn)
 
 
@@ -256,6 +258,37 @@ def test_heal_and_vocab_stages_feed_the_exports(
     assert seen[1:] == [trimmed, trimmed]
     state = json.loads((tmp_path / "work" / "pipeline-state.json").read_text())
     assert state["stages"]["vocab"]["status"] == "done"
+
+
+def test_heal_from_teacher_is_a_stage_on_the_cached_teacher(tiny_bert: Path, data: dict[str, Path], tmp_path: Path) -> None:
+    """heal_from = "teacher": prune, then distil the teacher into the pruned student (the [distill] recipe, the run's
+    teacher cache); the checkpoint pairs are kept out of the corpus; pipeline.json names the final student and each
+    training stage's scores."""
+    text = tiny_recipe(tiny_bert, data).replace("[compress]\n", '[compress]\nheal_steps = 4\nheal_from = "teacher"\n')
+    text = text.replace("[distill]\n", "[distill]\nalpha_mlm = 0\nalpha_ce = 0\nalpha_cos = 1\nalpha_pooled = 1\nmlm_probability = 0\n"
+                        "teacher_cache = true\nsentences = true\n").replace('targets = { onnx = ["none", "int8"] }', 'targets = { onnx = ["none"] }')
+    plan = "\n".join(pipeline_run.format_plan(pipeline_run.plan_pipeline(parse_recipe(text), tmp_path / "out", work=str(tmp_path / "work"))))
+    assert "heal → " in plan and "distil the teacher into the pruned student, 4 steps" in plan and "teacher-cache" in plan
+    report = run_pipeline(parse_recipe(text), tmp_path / "out", work=tmp_path / "work", cache_dir=tmp_path / "cache", quiet=True)
+    summary = json.loads((report.out_dir / "pipeline.json").read_text())
+    work = tmp_path / "work"
+    stages = {s["stage"]: s for s in summary["stages"]}
+    assert list(stages)[:3] == ["distill", "compress", "heal"] and summary["student"] == str(work / "heal" / "student")
+    assert "healing" not in json.loads((work / "compress" / "student" / "edgebert.json").read_text())  # pruned only
+    healed = json.loads((work / "heal" / "student" / "edgebert.json").read_text())
+    assert healed["distill"]["init"]["from"] == str(work / "compress" / "student") and healed["distill"]["steps"] == 4
+    assert healed["distill"]["teacher_cache"]["dir"].startswith(str(work / "teacher-cache"))
+    assert healed["distill"]["teacher_cache"]["hit"] is True  # built by the distill stage, read by the heal stage
+    for name in ("distill", "heal"):
+        scores = stages[name]["scores"]
+        assert scores["metric"] == "sts_spearman" and {"teacher", "student_init", "student_final"} <= set(scores)
+    assert "scores" not in stages["compress"] and "scores" not in stages["bench"]
+    # the first 12 STS pairs choose checkpoints: none of their sentences is distilled on
+    from edgebert.data import table_sentences
+
+    chosen = set(table_sentences(work / "corpus" / "eval-sts.csv"))
+    corpus = set((work / "corpus" / f"{data['dir'].name}-sts.txt").read_text().splitlines())
+    assert chosen and not chosen & corpus and corpus
 
 
 @pytest.mark.parametrize("section", ["[vocab]\nmin_count = 0\n", "[compress]\nheal_steps = 5\n"])

@@ -6,7 +6,7 @@
 #       schedule, ~10 min on 2 cores; `edgebert pipeline`, resumed in --work, default demo_app/.student), then
 #       exports it: TF.js uint8 with sequence-length buckets (--buckets)
 #   demo_app/scripts/prepare.sh --model DIR [export options]
-#       any model dir: a full preset run's student (RUN.work/compress/student of `edgebert pipeline --preset small`),
+#       any model dir: a full preset run's student (the `student` its OUT/pipeline.json names),
 #       a Hub id, or `default` (the packaged 90 MB teacher); exported with --buckets unless you pass --seq-len
 #
 # Then, for either:
@@ -66,7 +66,8 @@ if [ ${#CORPUS[@]} -gt 0 ]; then
   fi
   echo "prepare.sh: distilling the demo's student (demo_app/student.toml, $MODE in $WORK)" >&2
   "${RUN[@]}" "$MODE" --quiet
-  MODEL="$WORK/run/compress/student"
+  # the run's final student, as its pipeline.json names it (compress/student, or heal/student when healed from the teacher)
+  MODEL="$(PIPELINE_JSON="$WORK/report/pipeline.json" "$PYTHON" -c 'import json, os; print(json.load(open(os.environ["PIPELINE_JSON"]))["student"])')"
   # the small preset's TF.js quantization, unless the caller chose one
   case " ${EXPORT_ARGS[*]:-} " in *" --quantize"*) ;; *) EXPORT_ARGS+=(--quantize uint8) ;; esac
 fi

@@ -27,7 +27,8 @@ def _write_if_changed(path: Path, lines: list[str]) -> Path:
 
 def prepare_corpus(sources: list[Path], corpus_dir: Path, exclude: set[str] | None = None) -> list[Path]:
     """The corpus as `distill()` takes it: text files/dirs unchanged, csv/tsv turned into text files, without the
-    sentences in `exclude` (whitespace-normalised: the bench's held-out labelled sentences, never distilled on)."""
+    sentences in `exclude` (whitespace-normalised: the bench's labelled sentences and the checkpoint-choosing STS
+    pairs, never distilled on)."""
     prepared: list[Path] = []
     for source in sources:
         if not source.exists():
@@ -36,7 +37,7 @@ def prepare_corpus(sources: list[Path], corpus_dir: Path, exclude: set[str] | No
             name = f"{source.parent.name}-{source.stem}.txt"
             sentences = [s for s in table_sentences(source) if s not in (exclude or set())]
             if not sentences:
-                raise UserError(f"corpus table {source} holds only the bench's labelled sentences; pass other text")
+                raise UserError(f"corpus table {source} holds only held-out sentences (the bench's labelled set, the --eval-sts pairs); pass other text")
             prepared.append(_write_if_changed(corpus_dir / name, sentences))
         else:
             prepared.append(source)

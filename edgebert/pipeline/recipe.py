@@ -37,10 +37,21 @@ class DistillSection(DistillRecipe):
     work dir (keep the bench's STS set out of it)."""
 
     eval_sts_limit: int | None = None
+    # `teacher_cache = true`: the teacher's outputs cached in the run's work dir (teacher-cache/), shared by the
+    # distill and teacher-healing stages and by resumed runs; a path: that directory (relative to the recipe)
+    teacher_cache: str | bool | None = None  # type: ignore[assignment]
 
     def kwargs(self) -> dict[str, Any]:
-        skip = {"eval_sts", "eval_sts_limit", "eval_labels"}
+        """distill()'s keyword arguments but the data and the teacher cache (the pipeline passes those)."""
+        skip = {"eval_sts", "eval_sts_limit", "eval_labels", "teacher_cache"}
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip}
+
+    def teacher_cache_dir(self, base: Path, work: Path) -> Path | None:
+        """Where the run caches the teacher's outputs: `work`/teacher-cache for `true`, a path (relative to the
+        recipe's directory `base`) as given, None when off."""
+        if self.teacher_cache is True:
+            return work / "teacher-cache"
+        return resolve_path(self.teacher_cache, base) if self.teacher_cache else None
 
 
 @dataclass
@@ -52,10 +63,17 @@ class CompressSection(CompressRecipe):
     heal_steps: int = default(HealConfig, "steps")
     heal_lr: float = default(HealConfig, "lr")
     heal_seq_len: int | None = default(HealConfig, "seq_len")
+    # "student": compress heals from the unpruned student (HealConfig: its batch, frozen embeddings); "teacher": a
+    # stage of its own distils the teacher into the pruned student with the [distill] losses, layer map, batch,
+    # sentences and teacher cache (heal_steps, heal_lr, heal_seq_len replacing steps, lr and seq_len)
+    heal_from: str = "student"
 
     @property
     def enabled(self) -> bool:
         return bool(self.prune_heads or self.prune_ffn)
+
+
+HEAL_SOURCES = ("student", "teacher")
 
 
 @dataclass
@@ -240,6 +258,8 @@ def _check_distill(d: DistillSection) -> None:
     for layer in d.layer_map or []:
         validate.integer("layer_map entries", layer, 0)
     validate.optional_integer("eval_sts_limit", d.eval_sts_limit, 2, hint="pairs")
+    if d.teacher_cache is not None and not isinstance(d.teacher_cache, (bool, str)):
+        raise UserError(f"teacher_cache must be true, false or a directory, got {d.teacher_cache!r}")
 
 
 def _check_compress(c: CompressSection) -> None:
@@ -258,6 +278,7 @@ def _check_compress(c: CompressSection) -> None:
     validate.integer("heal_steps", c.heal_steps, 0)
     validate.number("heal_lr", c.heal_lr, 0.0, low_open=True)
     validate.optional_integer("heal_seq_len", c.heal_seq_len, 8, hint="tokens per healing sequence")
+    validate.choice("heal_from", c.heal_from, HEAL_SOURCES)
 
 
 def _check_vocab(v: VocabSection) -> None:

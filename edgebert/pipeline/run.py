@@ -131,7 +131,7 @@ def _run_stage(state: State, name: str, out: Path, fn: Callable[[], Any], log: C
 
 def run_distill(
     teacher: str, corpus: list[Path], out: Path, recipe: Recipe, eval_sts: Path | None, resume: bool, cache_dir: Any, quiet: bool,
-    eval_labels: Path | None = None,
+    eval_labels: Path | None = None, teacher_cache: Path | None = None,
 ) -> None:  # fmt: skip
     from edgebert.distill import distill
 
@@ -142,6 +142,39 @@ def run_distill(
         **recipe.distill.kwargs(),
         eval_sts=str(eval_sts) if eval_sts else None,
         eval_labels=str(eval_labels) if eval_labels else None,
+        teacher_cache=str(teacher_cache) if teacher_cache else None,
+        resume=resume,
+        cache_dir=cache_dir,
+        quiet=quiet,
+    )
+
+
+# What a student built by the distill stage is, and `--student-init` takes as it is.
+_SHAPE_KEYS = ("student_layers", "student_hidden", "student_heads", "student_ffn", "embedding_dim", "student_family", "student_head_steps")
+
+
+def run_heal_from_teacher(
+    teacher: str, corpus: list[Path], pruned: Path, out: Path, recipe: Recipe, eval_sts: Path | None, resume: bool,
+    cache_dir: Any, quiet: bool, eval_labels: Path | None = None, teacher_cache: Path | None = None,
+) -> None:  # fmt: skip
+    """`[compress] heal_from = "teacher"`: the teacher distilled into the pruned student with the [distill] recipe
+    (losses, layer map, batch, text, teacher cache), for heal_steps at heal_lr on heal_seq_len tokens; checkpoints
+    every ~10 % of the steps, the best on `eval_sts` kept (the pruned student competes)."""
+    from edgebert.distill import distill
+
+    c = recipe.compress
+    kwargs = {k: v for k, v in recipe.distill.kwargs().items() if k not in _SHAPE_KEYS}
+    kwargs.update(steps=c.heal_steps, lr=c.heal_lr, seq_len=c.heal_seq_len or recipe.distill.seq_len,
+                  save_steps=None, eval_steps=None, logging_steps=None)  # fmt: skip
+    distill(
+        teacher,
+        [str(p) for p in corpus],
+        out,
+        **kwargs,
+        student_init=str(pruned),
+        eval_sts=str(eval_sts) if eval_sts else None,
+        eval_labels=str(eval_labels) if eval_labels else None,
+        teacher_cache=str(teacher_cache) if teacher_cache else None,
         resume=resume,
         cache_dir=cache_dir,
         quiet=quiet,
@@ -153,7 +186,8 @@ def run_compress(model: Path, out: Path, recipe: Recipe, calibration: Path, corp
     from edgebert.compress.heal import HealConfig
 
     c = recipe.compress
-    heal = HealConfig(steps=c.heal_steps, corpus=[str(p) for p in corpus], lr=c.heal_lr, seq_len=c.heal_seq_len) if c.heal_steps else None
+    from_student = c.heal_steps and c.heal_from == "student"  # from the teacher: a stage of its own
+    heal = HealConfig(steps=c.heal_steps, corpus=[str(p) for p in corpus], lr=c.heal_lr, seq_len=c.heal_seq_len) if from_student else None
     compress(
         model,
         out,
@@ -525,10 +559,18 @@ def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
         mode = "task distillation of the classifier teacher (soft targets on its logits + hidden cosine) into a classifier, "
     stages = [("distill", w / "distill" / "student",
                f"{mode}{layers}, embedding_dim {d.embedding_dim}, {d.steps} steps, batch {d.batch_size}, seq {d.seq_len}, lr {d.lr:g}; keeps the {best}")]  # fmt: skip
+    from_teacher = c.enabled and c.heal_steps and c.heal_from == "teacher"
+    cache = d.teacher_cache_dir(r.base_dir, w)
+    if cache:
+        stages[0] = (*stages[0][:2], f"{stages[0][2]}; teacher outputs cached in {cache}")
     if c.enabled:
-        heal = f", heal {c.heal_steps} steps (lr {c.heal_lr:g})" if c.heal_steps else ""
+        heal = f", heal {c.heal_steps} steps from the unpruned student (lr {c.heal_lr:g})" if c.heal_steps and not from_teacher else ""
         stages.append(("compress", w / "compress" / "student",
                        f"prune heads {c.prune_heads:g} ({c.head_scope}), FFN {c.prune_ffn:g} ({c.ffn_scope}), {c.calibration_samples} calibration passages{heal}"))  # fmt: skip
+    if from_teacher:
+        heal_best = "best on --eval-sts every ~10 % of the steps (the pruned student competes)" if d.eval_sts else "last checkpoint"
+        stages.append(("heal", w / "heal" / "student",
+                       f"distil the teacher into the pruned student, {c.heal_steps} steps, batch {d.batch_size}, seq {c.heal_seq_len or d.seq_len}, lr {c.heal_lr:g}; keeps the {heal_best}"))  # fmt: skip
     if v.trim:
         stages.append(("vocab", w / "vocab" / "student", f"trim to the corpus vocabulary, min count {v.min_count}, max size {v.max_size}"))
     for target in e.teacher_targets:
@@ -591,7 +633,7 @@ def run_pipeline(
         bench_dir = plan.work / "bench"
         run.stage("bench", bench_dir, lambda: run_bench_stage(bench_items, plan.recipe, data.bench_sts, bench_dir, log, data.bench_labels))
         report = json.loads((bench_dir / "report.json").read_text())
-        summary = _summary(run, data, report, student_labels)
+        summary = _summary(run, data, report, student_labels, model)
         _write_report(plan, force, bench_dir, summary)
         state.data["finished"] = _now()
         state.save()
@@ -629,16 +671,18 @@ class _Data:
 
 def _prepare_data(run: _Run) -> _Data:
     """Materialise dataset inputs, prepare the training corpus and the STS subset used to pick checkpoints."""
+    from edgebert.data import table_sentences
     from edgebert.pipeline.corpus import prepare_corpus, write_sts_subset
 
     plan, recipe = run.plan, run.plan.recipe
     data_dir = plan.work / "corpus"
     sources = [c.materialize(data_dir) for c in plan.corpus]
     bench_labels = plan.bench_labels.materialize(data_dir) if plan.bench_labels else None
-    held_out = _sentences(bench_labels) if bench_labels else None  # the bench scores them: never distilled on
-    prepared = prepare_corpus(sources, data_dir, exclude=held_out)
     eval_source = plan.eval_sts.materialize(data_dir) if plan.eval_sts else None
     eval_sts = write_sts_subset(eval_source, recipe.distill.eval_sts_limit, data_dir / "eval-sts.csv") if eval_source else None
+    # never distilled on: the bench's labelled sentences (it scores them) and the pairs that choose checkpoints
+    held_out = (_sentences(bench_labels) if bench_labels else set()) | (set(table_sentences(eval_sts)) if eval_sts else set())
+    prepared = prepare_corpus(sources, data_dir, exclude=held_out)
     bench_sts = plan.bench_sts.materialize(data_dir) if plan.bench_sts else None
     eval_labels = plan.eval_labels.materialize(data_dir) if plan.eval_labels else None
     run.log(f"recipe {recipe.name} ({recipe.fingerprint()}); teacher {plan.teacher_dir}; corpus: {', '.join(str(p) for p in prepared)}")
@@ -658,8 +702,9 @@ def _student_stages(run: _Run, data: _Data) -> Path:
 
     plan, recipe, work = run.plan, run.plan.recipe, run.plan.work
     student = work / "distill" / "student"
+    cache = recipe.distill.teacher_cache_dir(recipe.base_dir, work)
     run.stage("distill", student, lambda: run_distill(
-        plan.teacher, data.prepared, student, recipe, data.eval_sts, run.resume, run.cache_dir, run.quiet, data.eval_labels
+        plan.teacher, data.prepared, student, recipe, data.eval_sts, run.resume, run.cache_dir, run.quiet, data.eval_labels, cache
     ))  # fmt: skip
     model = student
     if recipe.compress.enabled:
@@ -669,6 +714,12 @@ def _student_stages(run: _Run, data: _Data) -> Path:
         )
         run.stage("compress", pruned, lambda: run_compress(student, pruned, recipe, calibration, data.prepared, run.quiet))
         model = pruned
+    if recipe.compress.enabled and recipe.compress.heal_steps and recipe.compress.heal_from == "teacher":
+        healed = work / "heal" / "student"
+        run.stage("heal", healed, lambda: run_heal_from_teacher(
+            plan.teacher, data.prepared, pruned, healed, recipe, data.eval_sts, run.resume, run.cache_dir, run.quiet, data.eval_labels, cache
+        ))  # fmt: skip
+        model = healed
     if recipe.vocab.trim:
         trimmed = work / "vocab" / "student"
         source = model
@@ -718,10 +769,32 @@ def _export_stages(run: _Run, model: Path, data: _Data) -> tuple[list[str], dict
     return bench_items, student_labels
 
 
-def _summary(run: _Run, data: _Data, report: dict[str, Any], student_labels: dict[tuple[str, str], str]) -> dict[str, Any]:
-    """pipeline.json: the recipe, the inputs, per-stage wall times, the target verdicts and the headline rows."""
+def _stage_scores(out: str | None) -> dict[str, Any] | None:
+    """A training stage's checkpoint-choice scores from its manifest (STS Spearman, or a classifier's accuracy, on
+    the --eval-sts / --eval-labels pairs): the teacher's, the stage's start (`student_init`) and what it kept."""
+    manifest = Path(out) / MANIFEST if out else None
+    if manifest is None or not manifest.is_file():
+        return None
+    metrics = json.loads(manifest.read_text()).get("metrics") or {}
+    for key in ("sts_spearman", "accuracy"):
+        scores = metrics.get(key)
+        if isinstance(scores, dict) and "student_final" in scores:
+            keep = ("teacher", "student_init", "student_final", "kept")
+            return {"metric": key, **{k: scores.get(k) for k in keep}}
+    return None
+
+
+def _summary(
+    run: _Run, data: _Data, report: dict[str, Any], student_labels: dict[tuple[str, str], str], student: Path
+) -> dict[str, Any]:
+    """pipeline.json: the recipe, the inputs, the final student, per-stage wall times and scores, the target
+    verdicts and the headline rows."""
     plan, recipe = run.plan, run.plan.recipe
     stages = [{"stage": name, **entry} for name, entry in run.state.stages.items()]
+    for stage in stages:
+        scores = _stage_scores(stage.get("out")) if not stage["stage"].startswith(("export:", "bench")) else None
+        if scores:
+            stage["scores"] = scores
     total = sum(float(s.get("wall_s") or 0) for s in stages)
     failed_items = [i["label"] for i in report.get("items", []) if i.get("status") != "ok"]
     return {
@@ -733,6 +806,7 @@ def _summary(run: _Run, data: _Data, report: dict[str, Any], student_labels: dic
         "teacher": str(plan.teacher_dir),
         "corpus": {"sources": [str(p) for p in data.sources], "prepared": [str(p) for p in data.prepared]},
         "work_dir": str(plan.work),
+        "student": str(student),  # the final student directory (what the exports were made from)
         "runs": run.state.data.get("runs"),
         "stages": stages,
         "total_stage_wall_s": round(total, 2),
