@@ -352,6 +352,15 @@ def test_resume_after_interruption_skips_finished_stages(
     assert stages["bench"]["status"] == "done" and stages["bench"]["attempts"] == 2
     assert (out / "report.md").is_file() and report.summary["targets"]["max_mb"]["met"]
 
+    # --resume of the finished run rewrites its own report; a foreign file in --out still needs --force
+    run_pipeline(parse_recipe(recipe_text), out, work=work, resume=True, cache_dir=tmp_path / "cache", quiet=True)
+    assert json.loads((out / "pipeline.json").read_text())["runs"] == 3
+    with pytest.raises(UserError, match="recipe differs"):  # not "--out exists": the caller learns to --force
+        run_pipeline(parse_recipe(recipe_text.replace("steps = 3", "steps = 4")), out, work=work, resume=True, quiet=True)
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="exists and is not empty"):
+        run_pipeline(parse_recipe(recipe_text), out, work=work, resume=True, cache_dir=tmp_path / "cache", quiet=True)
+
 
 # -------------------------------------------------------------------------------------------------- CLI
 

@@ -55,7 +55,6 @@ if [ ${#CORPUS[@]} -gt 0 ]; then
   # The recipe's run, resumed when --work holds this same recipe and inputs, else started over there.
   RUN=("$EDGEBERT" pipeline --recipe "$APP_DIR/student.toml" --corpus "${CORPUS[@]}" --out "$WORK/report" --work "$WORK/run")
   [ -z "$EVAL_STS" ] || RUN+=(--eval-sts "$EVAL_STS")
-  rm -rf "$WORK/report"  # the last run's report: rewritten by this one (the pipeline never overwrites it otherwise)
   if CHECK="$("${RUN[@]}" --resume --dry-run 2>&1)"; then
     MODE=--resume
   elif [[ "$CHECK" == *"--resume: the recipe differs"* ]]; then

@@ -487,6 +487,7 @@ class Plan:
     eval_labels: Input | None = None
     bench_labels: Input | None = None
     export_calibration: Path | None = None  # int8-static exports' text (None: sampled from the corpus)
+    replace_out: bool = False  # --force, or --resume over this same run's own report
 
     @property
     def classifier(self) -> bool:
@@ -508,7 +509,8 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
     work = Path(work).expanduser().absolute() if work else out.with_name(out.name + ".work")
     if work == out or out in work.parents:
         raise UserError(f"--work {work} must not be --out or inside it; --out receives only the final report")
-    check_output_dir(out, force)  # before resolving the teacher (it may be downloaded)
+    replace_out = force or (resume and _own_report(out, work))
+    check_output_dir(out, replace_out)  # before resolving the teacher (it may be downloaded)
     corpus_inputs = _resolve_corpus(recipe)
     base = recipe.base_dir
     eval_input = resolve_input("--eval-sts", recipe.distill.eval_sts, base, "sts") if recipe.distill.eval_sts else None
@@ -540,11 +542,22 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
         "export.calibration": export_calibration,
         "recipe": recipe.source,
     }
-    check_output_dir(out, force, inputs)
+    check_output_dir(out, replace_out, inputs)
     check_output_dir(work, True, inputs, "--work")  # overlap and writability; its contents are _check_work's
     work_action = _check_work(work, recipe, resume, force)
     return Plan(recipe, out, work, work_action, teacher, teacher_dir, corpus_inputs, eval_input, bench_input, calibration,
-                skipped_steps(recipe, task == TEXT_CLASSIFICATION), inputs, task, eval_labels, bench_labels, export_calibration)  # fmt: skip
+                skipped_steps(recipe, task == TEXT_CLASSIFICATION), inputs, task, eval_labels, bench_labels, export_calibration, replace_out)  # fmt: skip
+
+
+def _own_report(out: Path, work: Path) -> bool:
+    """Whether `out` holds only the report of the run in `work` (what `--resume` may rewrite; whether the recipe
+    may resume that run is `_check_work`'s question)."""
+    summary = out / "pipeline.json"
+    try:
+        data = json.loads(summary.read_text())
+    except (OSError, ValueError):
+        return False
+    return data.get("work_dir") == str(work) and {p.name for p in out.iterdir()} <= {*REPORT_FILES, "pipeline.json", "recipe.toml"}
 
 
 def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
@@ -634,7 +647,7 @@ def run_pipeline(
         run.stage("bench", bench_dir, lambda: run_bench_stage(bench_items, plan.recipe, data.bench_sts, bench_dir, log, data.bench_labels))
         report = json.loads((bench_dir / "report.json").read_text())
         summary = _summary(run, data, report, student_labels, model)
-        _write_report(plan, force, bench_dir, summary)
+        _write_report(plan, plan.replace_out, bench_dir, summary)
         state.data["finished"] = _now()
         state.save()
         log(f"report written to {plan.out} (targets met: {summary['targets']['all_met']})")
