@@ -121,6 +121,8 @@ def test_recipe_parses_sections_and_defaults() -> None:
         ("[compress]\nprune_heads = 1.5\n", "prune_heads must be a fraction"),
         ("[compress]\nheal_lr = inf\n", "compress.heal_lr must be a finite number"),
         ("[compress]\nimportance = 'vibes'\n", "importance 'vibes' is unknown"),
+        ("[compress]\nheal_from = 'parent'\n", "compress.heal_from 'parent' is unknown; choose one of: student, teacher"),
+        ("[distill]\nteacher_cache = 3\n", "distill.teacher_cache must be true, false or a directory"),
         ("[compress]\nseq_len = 1\n", "compress.seq_len must be at least 2"),
         ("[export]\nseq_len = 1\n", "export.seq_len must be at least 2"),
         ("[export]\nmin_cosine = -5.0\n", r"export.min_cosine must be a finite number in \(0, 1\]"),
@@ -289,6 +291,16 @@ def test_heal_from_teacher_is_a_stage_on_the_cached_teacher(tiny_bert: Path, dat
     chosen = set(table_sentences(work / "corpus" / "eval-sts.csv"))
     corpus = set((work / "corpus" / f"{data['dir'].name}-sts.txt").read_text().splitlines())
     assert chosen and not chosen & corpus and corpus
+
+
+def test_teacher_cache_is_the_work_dirs_or_a_path_relative_to_the_recipe(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    assert parse_recipe("[distill]\nteacher_cache = true\n").distill.teacher_cache_dir(tmp_path, work) == work / "teacher-cache"
+    assert parse_recipe("[distill]\nteacher_cache = false\n").distill.teacher_cache_dir(tmp_path, work) is None
+    assert parse_recipe("").distill.teacher_cache_dir(tmp_path, work) is None
+    shared = parse_recipe('[distill]\nteacher_cache = "caches/t"\n').distill
+    assert shared.teacher_cache_dir(tmp_path, work) == tmp_path / "caches" / "t"
+    assert "teacher_cache" not in shared.kwargs()  # the pipeline passes the resolved directory
 
 
 @pytest.mark.parametrize("section", ["[vocab]\nmin_count = 0\n", "[compress]\nheal_steps = 5\n"])
