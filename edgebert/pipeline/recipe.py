@@ -72,6 +72,11 @@ class CompressSection(CompressRecipe):
     def enabled(self) -> bool:
         return bool(self.prune_heads or self.prune_ffn)
 
+    @property
+    def heals_from_teacher(self) -> bool:
+        """Healing runs as a stage of its own after compress (`heal_from = "teacher"`), not inside compress."""
+        return self.enabled and bool(self.heal_steps) and self.heal_from == "teacher"
+
 
 HEAL_SOURCES = ("student", "teacher")
 

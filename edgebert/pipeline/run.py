@@ -133,20 +133,21 @@ def run_distill(
     teacher: str, corpus: list[Path], out: Path, recipe: Recipe, eval_sts: Path | None, resume: bool, cache_dir: Any, quiet: bool,
     eval_labels: Path | None = None, teacher_cache: Path | None = None,
 ) -> None:  # fmt: skip
+    _distill(teacher, corpus, out, recipe.distill.kwargs(), eval_sts, eval_labels, teacher_cache, resume, cache_dir, quiet)
+
+
+def _distill(
+    teacher: str, corpus: list[Path], out: Path, kwargs: dict[str, Any], eval_sts: Path | None, eval_labels: Path | None,
+    teacher_cache: Path | None, resume: bool, cache_dir: Any, quiet: bool,
+) -> None:  # fmt: skip
+    """`distill()` with the run's data, teacher cache and flags beside the recipe's keyword arguments."""
     from edgebert.distill import distill
 
-    distill(
-        teacher,
-        [str(c) for c in corpus],
-        out,
-        **recipe.distill.kwargs(),
-        eval_sts=str(eval_sts) if eval_sts else None,
-        eval_labels=str(eval_labels) if eval_labels else None,
-        teacher_cache=str(teacher_cache) if teacher_cache else None,
-        resume=resume,
-        cache_dir=cache_dir,
-        quiet=quiet,
-    )
+    def text(path: Path | None) -> str | None:
+        return str(path) if path else None
+
+    distill(teacher, [str(c) for c in corpus], out, **kwargs, eval_sts=text(eval_sts), eval_labels=text(eval_labels),
+            teacher_cache=text(teacher_cache), resume=resume, cache_dir=cache_dir, quiet=quiet)  # fmt: skip
 
 
 # What a student built by the distill stage is, and `--student-init` takes as it is.
@@ -160,25 +161,11 @@ def run_heal_from_teacher(
     """`[compress] heal_from = "teacher"`: the teacher distilled into the pruned student with the [distill] recipe
     (losses, layer map, batch, text, teacher cache), for heal_steps at heal_lr on heal_seq_len tokens; checkpoints
     every ~10 % of the steps, the best on `eval_sts` kept (the pruned student competes)."""
-    from edgebert.distill import distill
-
     c = recipe.compress
     kwargs = {k: v for k, v in recipe.distill.kwargs().items() if k not in _SHAPE_KEYS}
     kwargs.update(steps=c.heal_steps, lr=c.heal_lr, seq_len=c.heal_seq_len or recipe.distill.seq_len,
-                  save_steps=None, eval_steps=None, logging_steps=None)  # fmt: skip
-    distill(
-        teacher,
-        [str(p) for p in corpus],
-        out,
-        **kwargs,
-        student_init=str(pruned),
-        eval_sts=str(eval_sts) if eval_sts else None,
-        eval_labels=str(eval_labels) if eval_labels else None,
-        teacher_cache=str(teacher_cache) if teacher_cache else None,
-        resume=resume,
-        cache_dir=cache_dir,
-        quiet=quiet,
-    )
+                  save_steps=None, eval_steps=None, logging_steps=None, student_init=str(pruned))  # fmt: skip
+    _distill(teacher, corpus, out, kwargs, eval_sts, eval_labels, teacher_cache, resume, cache_dir, quiet)
 
 
 def run_compress(model: Path, out: Path, recipe: Recipe, calibration: Path, corpus: list[Path], quiet: bool) -> None:
@@ -186,8 +173,8 @@ def run_compress(model: Path, out: Path, recipe: Recipe, calibration: Path, corp
     from edgebert.compress.heal import HealConfig
 
     c = recipe.compress
-    from_student = c.heal_steps and c.heal_from == "student"  # from the teacher: a stage of its own
-    heal = HealConfig(steps=c.heal_steps, corpus=[str(p) for p in corpus], lr=c.heal_lr, seq_len=c.heal_seq_len) if from_student else None
+    in_compress = c.heal_steps and not c.heals_from_teacher  # from the teacher: a stage of its own
+    heal = HealConfig(steps=c.heal_steps, corpus=[str(p) for p in corpus], lr=c.heal_lr, seq_len=c.heal_seq_len) if in_compress else None
     compress(
         model,
         out,
@@ -572,15 +559,14 @@ def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
         mode = "task distillation of the classifier teacher (soft targets on its logits + hidden cosine) into a classifier, "
     stages = [("distill", w / "distill" / "student",
                f"{mode}{layers}, embedding_dim {d.embedding_dim}, {d.steps} steps, batch {d.batch_size}, seq {d.seq_len}, lr {d.lr:g}; keeps the {best}")]  # fmt: skip
-    from_teacher = c.enabled and c.heal_steps and c.heal_from == "teacher"
     cache = d.teacher_cache_dir(r.base_dir, w)
     if cache:
         stages[0] = (*stages[0][:2], f"{stages[0][2]}; teacher outputs cached in {cache}")
     if c.enabled:
-        heal = f", heal {c.heal_steps} steps from the unpruned student (lr {c.heal_lr:g})" if c.heal_steps and not from_teacher else ""
+        heal = f", heal {c.heal_steps} steps from the unpruned student (lr {c.heal_lr:g})" if c.heal_steps and not c.heals_from_teacher else ""
         stages.append(("compress", w / "compress" / "student",
                        f"prune heads {c.prune_heads:g} ({c.head_scope}), FFN {c.prune_ffn:g} ({c.ffn_scope}), {c.calibration_samples} calibration passages{heal}"))  # fmt: skip
-    if from_teacher:
+    if c.heals_from_teacher:
         heal_best = "best on --eval-sts every ~10 % of the steps (the pruned student competes)" if d.eval_sts else "last checkpoint"
         stages.append(("heal", w / "heal" / "student",
                        f"distil the teacher into the pruned student, {c.heal_steps} steps, batch {d.batch_size}, seq {c.heal_seq_len or d.seq_len}, lr {c.heal_lr:g}; keeps the {heal_best}"))  # fmt: skip
@@ -727,7 +713,7 @@ def _student_stages(run: _Run, data: _Data) -> Path:
         )
         run.stage("compress", pruned, lambda: run_compress(student, pruned, recipe, calibration, data.prepared, run.quiet))
         model = pruned
-    if recipe.compress.enabled and recipe.compress.heal_steps and recipe.compress.heal_from == "teacher":
+    if recipe.compress.heals_from_teacher:
         healed = work / "heal" / "student"
         run.stage("heal", healed, lambda: run_heal_from_teacher(
             plan.teacher, data.prepared, pruned, healed, recipe, data.eval_sts, run.resume, run.cache_dir, run.quiet, data.eval_labels, cache
@@ -785,10 +771,9 @@ def _export_stages(run: _Run, model: Path, data: _Data) -> tuple[list[str], dict
 def _stage_scores(out: str | None) -> dict[str, Any] | None:
     """A training stage's checkpoint-choice scores from its manifest (STS Spearman, or a classifier's accuracy, on
     the --eval-sts / --eval-labels pairs): the teacher's, the stage's start (`student_init`) and what it kept."""
-    manifest = Path(out) / MANIFEST if out else None
-    if manifest is None or not manifest.is_file():
-        return None
-    metrics = json.loads(manifest.read_text()).get("metrics") or {}
+    from edgebert.modeldir import read_manifest
+
+    metrics = (read_manifest(Path(out)).get("metrics") or {}) if out else {}
     for key in ("sts_spearman", "accuracy"):
         scores = metrics.get(key)
         if isinstance(scores, dict) and "student_final" in scores:
