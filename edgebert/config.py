@@ -168,6 +168,10 @@ class DistillConfig(DistillRecipe):
 
 
 LOSS_OPTIONS = ("alpha_mlm", "alpha_ce", "alpha_cos", "alpha_pooled", "mlm_probability")
+# The options that shape a new student; `student_init` takes its model as it is and refuses each of them.
+STUDENT_SHAPE_OPTIONS = (
+    "student_layers", "student_hidden", "student_heads", "student_ffn", "embedding_dim", "student_head_steps", "student_family",
+)  # fmt: skip
 
 
 def auto_losses(

@@ -144,6 +144,26 @@ def load_for_rewrite(model_dir: Path, family: Family) -> tuple[Any, bool]:
     return model.eval(), with_head
 
 
+def _load_task_model(path: Path, config: Any, family: Family, task: str, top_k: int) -> Any:
+    """The model's own transformers task class (`edgebert.task_heads`) loaded safely, wrapped as a `TaskModel`.
+
+    Every head tensor must come from the checkpoint: a head transformers would initialise at random is refused."""
+    import transformers
+
+    from edgebert.heads import TASKS
+    from edgebert.pooling import TaskModel
+    from edgebert.task_heads import architecture_class
+
+    cls = getattr(transformers, architecture_class(config, task), None) or getattr(transformers, TASKS[task][0])
+    model, info = load_weights(cls, path, config=config)
+    missing = list(info.get("missing_keys", []))  # a task head runs every tensor it has (BERT's pooler too)
+    if missing:
+        raise UserError(
+            f"the weights in {path} lack part of its {task} head or encoder (e.g. {missing[0]}); re-save the model"
+        )
+    return TaskModel(model.eval(), task, top_k, family.uses_token_type_ids).eval()
+
+
 def load_model(path: Path, task: str | None = None, top_k: int = 5) -> LoadedModel:
     """Load config, tokenizer and weights of `path` into an eval-mode `SentenceEmbedder` with the directory's pooling,
     or, for a `task` other than feature-extraction, the model's own transformers task head (`edgebert.task_heads`;
@@ -165,9 +185,7 @@ def load_model(path: Path, task: str | None = None, top_k: int = 5) -> LoadedMod
     name = manifest.get("name") or (path.parent.name if path.name == "model" else path.name)
     task = task or "feature-extraction"
     if task != "feature-extraction":
-        from edgebert.task_heads import load_task_model
-
-        embedder = load_task_model(path, config, family, task, top_k)
+        embedder = _load_task_model(path, config, family, task, top_k)
         return LoadedModel(path, name, config, family, tokenizer, embedder, "+".join(stack.pooling), manifest, stack, task)
     encoder, info = load_weights(AutoModel, path, config=config)
     missing = family.required_missing(info.get("missing_keys", []))

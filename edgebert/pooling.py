@@ -7,6 +7,7 @@ from torch import nn
 
 from edgebert.heads import SentenceStack, default_stack, torch_dense_layers, torch_pool, torch_sentence_vector
 from edgebert.modeldir import POOLING_MODES as POOLINGS
+from edgebert.task_heads import output_names
 
 
 def pool(hidden: torch.Tensor, attention_mask: torch.Tensor, mode: str) -> torch.Tensor:
@@ -55,8 +56,6 @@ class TaskModel(nn.Module):
     The transformers model is the attribute `model`; its base model is `encoder`."""
 
     def __init__(self, model: nn.Module, task: str, top_k: int, uses_token_type_ids: bool) -> None:
-        from edgebert.task_heads import output_names
-
         super().__init__()
         self.model = model
         self.task = task

@@ -9,7 +9,6 @@ code. Fill-mask exports carry the top-k in the graph (`top_ids` int32, `top_scor
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from edgebert.errors import UserError
@@ -67,26 +66,6 @@ def check_task_config(config: dict[str, Any], task: str, top_k: Any) -> None:
         vocab = int(config.get("vocab_size", 0))
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= vocab:
             raise UserError(f"--top-k {top_k} must be between 1 and the vocabulary size {vocab}")
-
-
-def load_task_model(path: Path, config: Any, family: Any, task: str, top_k: int) -> Any:
-    """The model's own transformers task class loaded safely (edgebert.modelio.load_weights), wrapped as a `TaskModel`.
-
-    Every head tensor must come from the checkpoint: a head transformers would initialise at random is refused."""
-    import transformers
-
-    from edgebert.modelio import load_weights
-
-    from edgebert.pooling import TaskModel
-
-    cls = getattr(transformers, architecture_class(config, task), None) or getattr(transformers, TASKS[task][0])
-    model, info = load_weights(cls, path, config=config)
-    missing = list(info.get("missing_keys", []))  # a task head runs every tensor it has (BERT's pooler too)
-    if missing:
-        raise UserError(
-            f"the weights in {path} lack part of its {task} head or encoder (e.g. {missing[0]}); re-save the model"
-        )
-    return TaskModel(model.eval(), task, top_k, family.uses_token_type_ids).eval()
 
 
 def tf_task_outputs(tf: Any, task: str, logits: Any, top_k: int) -> dict[str, Any]:

@@ -209,8 +209,10 @@ def test_student_head_is_its_own_or_none_without_mlm_losses(source: Path, calibr
 
 
 def test_student_init_conflicts_are_user_errors(source: Path, pruned: Path, tiny_corpus: Path, tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="--student-layers cannot be combined with --student-init"):
-        distill(source, tiny_corpus, tmp_path / "a", student_init=pruned, student_layers=2, **FAST)
+    for option, value in (("student_layers", 2), ("embedding_dim", 16), ("student_head_steps", 0)):
+        flag = "--" + option.replace("_", "-")
+        with pytest.raises(UserError, match=f"{flag} cannot be combined with --student-init"):
+            distill(source, tiny_corpus, tmp_path / "a", student_init=pruned, **{option: value}, **FAST)
     with pytest.raises(UserError, match="--layer-map has 2 entries"):
         distill(source, tiny_corpus, tmp_path / "b", student_init=pruned, layer_map="0,2", **FAST)
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

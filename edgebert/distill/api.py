@@ -13,7 +13,7 @@ from typing import Any
 
 from edgebert import validate
 from edgebert.artifact import check_output_dir
-from edgebert.config import CE_POSITIONS, COS_LAYERS, LOSS_OPTIONS, MASKED_SHARE, DistillConfig, auto_losses
+from edgebert.config import CE_POSITIONS, COS_LAYERS, LOSS_OPTIONS, MASKED_SHARE, STUDENT_SHAPE_OPTIONS, DistillConfig, auto_losses
 from edgebert.modeldir import MANIFEST, read_manifest, write_manifest
 from edgebert.errors import UserError, kept_on_interrupt
 from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
@@ -278,9 +278,7 @@ def _resolve_models(run: _Run) -> None:
     run.spec = StudentSpec(a.student_layers, a.student_hidden, a.student_heads, a.student_ffn, layer_map, a.embedding_dim)
     _check_student_family(a, run.teacher_config, run.family)
     if a.student_init is not None:
-        run.init_dir, run.init_family, run.shape = _student_init_shape(
-            a.student_init, run.teacher_config, run.family, run.spec, a.student_head_steps, a.seq_len
-        )
+        run.init_dir, run.init_family, run.shape = _student_init_shape(a, run.teacher_config, run.family, layer_map)
     else:
         run.shape = resolve_shape(run.teacher_config, run.spec, run.family)
     check_within_positions("--seq-len", a.seq_len, run.teacher_config, "the teacher's")
@@ -776,9 +774,7 @@ def _save(run: _Run, manifest: dict[str, Any]) -> None:
         shutil.rmtree(run.checkpoint_dir, ignore_errors=True)
 
 
-def _student_init_shape(
-    student_init: str | Path, teacher_config: Any, family: Any, spec: Any, student_head_steps: int | None, seq_len: int
-) -> tuple[Path, Any, Any]:
+def _student_init_shape(a: Any, teacher_config: Any, family: Any, layer_map: Any) -> tuple[Path, Any, Any]:
     """--student-init checked against the teacher and the other arguments: (its directory, family, StudentShape)."""
     from transformers import AutoConfig
 
@@ -786,17 +782,12 @@ def _student_init_shape(
     from edgebert.modelio import check_within_positions, inspect_model_dir
     from edgebert.sources import resolve_model
 
-    flags = {
-        "--student-layers": spec.layers,
-        "--student-hidden": spec.hidden,
-        "--student-heads": spec.heads,
-        "--student-ffn": spec.ffn,
-        "--embedding-dim": spec.embedding_dim,
-        "--student-head-steps": student_head_steps,
-    }
-    given = [name for name, value in flags.items() if value is not None]
+    # --student-family has its own message (_check_student_family)
+    given = [k for k in STUDENT_SHAPE_OPTIONS if k != "student_family" and getattr(a, k) is not None]
     if given:
-        raise UserError(f"{given[0]} cannot be combined with --student-init: the student is the model in {student_init} as it is")
+        flag = "--" + given[0].replace("_", "-")
+        raise UserError(f"{flag} cannot be combined with --student-init: the student is the model in {a.student_init} as it is")
+    student_init, seq_len = a.student_init, a.seq_len
     init_dir = resolve_model(student_init)
     _, init_family = inspect_model_dir(init_dir)
     init_family.require("distill")
@@ -806,7 +797,7 @@ def _student_init_shape(
         raise UserError(f"cannot read the config of --student-init {init_dir} ({type(exc).__name__}); re-save the model") from exc
     check_student_init(init_config, init_family, teacher_config, family, init_dir)
     check_within_positions("--seq-len", seq_len, init_config, "the --student-init model's")
-    return Path(init_dir), init_family, init_shape(init_config, init_family, teacher_config, family, spec.layer_map)
+    return Path(init_dir), init_family, init_shape(init_config, init_family, teacher_config, family, layer_map)
 
 
 def _check_init_tokenizer(init_dir: Path, teacher_tokenizer: Any) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from edgebert import __version__
 from edgebert.artifact import atomic_output_dir, check_output_dir, report_json
-from edgebert.config import BenchConfig, BenchRecipe, PipelineConfig
+from edgebert.config import STUDENT_SHAPE_OPTIONS, BenchConfig, BenchRecipe, PipelineConfig
 from edgebert.errors import UserError, kept_on_interrupt
 from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
 from edgebert.modeldir import MANIFEST
@@ -150,10 +150,6 @@ def _distill(
             teacher_cache=text(teacher_cache), resume=resume, cache_dir=cache_dir, quiet=quiet)  # fmt: skip
 
 
-# What a student built by the distill stage is, and `--student-init` takes as it is.
-_SHAPE_KEYS = ("student_layers", "student_hidden", "student_heads", "student_ffn", "embedding_dim", "student_family", "student_head_steps")
-
-
 def run_heal_from_teacher(
     teacher: str, corpus: list[Path], pruned: Path, out: Path, recipe: Recipe, eval_sts: Path | None, resume: bool,
     cache_dir: Any, quiet: bool, eval_labels: Path | None = None, teacher_cache: Path | None = None,
@@ -162,7 +158,7 @@ def run_heal_from_teacher(
     (losses, layer map, batch, text, teacher cache), for heal_steps at heal_lr on heal_seq_len tokens; checkpoints
     every ~10 % of the steps, the best on `eval_sts` kept (the pruned student competes)."""
     c = recipe.compress
-    kwargs = {k: v for k, v in recipe.distill.kwargs().items() if k not in _SHAPE_KEYS}
+    kwargs = {k: v for k, v in recipe.distill.kwargs().items() if k not in STUDENT_SHAPE_OPTIONS}
     kwargs.update(steps=c.heal_steps, lr=c.heal_lr, seq_len=c.heal_seq_len or recipe.distill.seq_len,
                   save_steps=None, eval_steps=None, logging_steps=None, student_init=str(pruned))  # fmt: skip
     _distill(teacher, corpus, out, kwargs, eval_sts, eval_labels, teacher_cache, resume, cache_dir, quiet)
