@@ -85,6 +85,16 @@ def test_cached_targets_equal_a_forward_pass(teacher3: Path, corpus: Path, tmp_p
     for layer in (1, 3):
         assert torch.allclose(got.hidden[layer][real], live.hidden[layer][real], rtol=2e-3, atol=2e-3)
 
+    # fewer layers of the same teacher and text: the same entry, read in part; a layer it lacks: a new entry
+    for layers, pooled in (([3], 3), ([], 3), ([1], None)):
+        part, again = open_or_build(tmp_path, teacher, family, dataset, padding_collator(tok), "fp", layers, pooled, log=lambda m: None)
+        assert again["hit"] and again["dir"] == record["dir"] and part.token_layers == layers and part.pooled_layer == pooled
+        sub = part.targets(batch[INDEX_KEY], batch["input_ids"].size(1), torch.device("cpu"))
+        assert sorted(sub.hidden) == layers and (sub.pooled is None) == (pooled is None)
+        assert all(torch.equal(sub.hidden[i], got.hidden[i]) for i in layers)
+    _, other = open_or_build(tmp_path, teacher, family, dataset, padding_collator(tok), "fp", [2], 3, log=lambda m: None)
+    assert not other["hit"] and other["dir"] != record["dir"]
+
 
 def test_new_corpus_or_teacher_gets_a_new_entry(teacher3: Path, corpus: Path, tmp_path: Path) -> None:
     from conftest import build_tiny_bert

@@ -15,7 +15,8 @@ What is stored, per sequence (`directory/KEY/`):
 
 The key hashes the teacher's weights fingerprint, the token ids of every training sequence (which covers the corpus,
 the tokenizer, seq_len, packing and max_passages exactly) and the layers, so a changed corpus or teacher gets a new
-entry and an old one is never read for it. An entry is written to a temporary directory and renamed when complete.
+entry and an old one is never read for it; a run that needs fewer layers than an entry of the same teacher and text
+holds reads that entry (its `meta.json` names both fingerprints and the layers). An entry is written to a temporary directory and renamed when complete.
 """
 
 from __future__ import annotations
@@ -85,14 +86,16 @@ def cache_key(teacher_fp: str, text_fp: str, token_layers: Sequence[int], pooled
 
 
 class TeacherCache:
-    """A complete cache entry, memory-mapped; `targets` gives a batch's TeacherTargets padded to its length."""
+    """A complete cache entry, memory-mapped; `targets` gives a batch's TeacherTargets padded to its length.
 
-    def __init__(self, directory: Path) -> None:
+    `token_layers` / `pooled_layer` (default: all the entry holds) read a part of an entry built for more layers."""
+
+    def __init__(self, directory: Path, token_layers: Sequence[int] | None = None, pooled_layer: int | None = -1) -> None:
         self.directory = directory
         self.meta = json.loads((directory / "meta.json").read_text())
         self.offsets = np.load(directory / "offsets.npy")
-        self.token_layers = list(self.meta["token_layers"])
-        self.pooled_layer = self.meta["pooled_layer"]
+        self.token_layers = list(self.meta["token_layers"] if token_layers is None else token_layers)
+        self.pooled_layer = self.meta["pooled_layer"] if pooled_layer == -1 else pooled_layer
         self.layers = {i: np.load(directory / f"layer-{i}.npy", mmap_mode="r") for i in self.token_layers}
         self.pooled = np.load(directory / "pooled.npy", mmap_mode="r") if self.pooled_layer is not None else None
 
@@ -116,23 +119,41 @@ def open_or_build(
     """The cache entry for (teacher, training sequences, layers) under `root`, built first when missing.
     Returns it and a record for the manifest (directory, key, hit, build time, bytes)."""
     text_fp = sequences_fingerprint(dataset.sequences)
-    key = cache_key(teacher_fp, text_fp, token_layers, pooled_layer)
-    directory = Path(root).expanduser().absolute() / key
+    key_parts = {"teacher_fingerprint": teacher_fp, "text_fingerprint": text_fp}
+    root = Path(root).expanduser().absolute()
+    directory = root / cache_key(teacher_fp, text_fp, token_layers, pooled_layer)
+    if not (directory / "meta.json").is_file():
+        directory = _covering_entry(root, key_parts, token_layers, pooled_layer) or directory
     hit = (directory / "meta.json").is_file()
+    key = directory.name
     started = time.perf_counter()
     if hit:
         log(f"teacher outputs: reusing the cache in {directory}")
     else:
         log(f"teacher outputs: computing them once for {len(dataset)} sequences into {directory}")
-        _build(directory, teacher, family, dataset, collator, token_layers, pooled_layer,
-               {"teacher_fingerprint": teacher_fp, "text_fingerprint": text_fp})  # fmt: skip
-    cache = TeacherCache(directory)
+        _build(directory, teacher, family, dataset, collator, token_layers, pooled_layer, key_parts)
+    cache = TeacherCache(directory, token_layers, pooled_layer)
     if cache.meta["sequences"] != len(dataset) or cache.offsets[-1] != dataset.num_tokens:
         raise UserError(f"the teacher-output cache {directory} does not match this corpus (a damaged entry); delete it and rerun")
     size = sum(f.stat().st_size for f in directory.iterdir())
     record = {"dir": str(directory), "key": key, "hit": hit, "seconds": round(time.perf_counter() - started, 2), "bytes": size,
               "token_layers": list(token_layers), "pooled_layer": pooled_layer, "token_dtype": np.dtype(TOKEN_DTYPE).name}  # fmt: skip
     return cache, record
+
+
+def _covering_entry(root: Path, key_parts: dict[str, str], token_layers: Sequence[int], pooled_layer: int | None) -> Path | None:
+    """A complete entry under `root` for the same teacher and text that holds every layer asked for (built for a
+    recipe with more losses: a pooled-only run reads the pooled table of a cosine run's entry), or None."""
+    for meta_file in sorted(root.glob("*/meta.json")):
+        try:
+            meta = json.loads(meta_file.read_text())
+        except (OSError, ValueError):
+            continue
+        same = meta.get("format") == FORMAT and all(meta.get(k) == v for k, v in key_parts.items())
+        pooled_ok = pooled_layer is None or meta.get("pooled_layer") == pooled_layer
+        if same and pooled_ok and set(token_layers) <= set(meta.get("token_layers", [])):
+            return meta_file.parent
+    return None
 
 
 def _build(
