@@ -66,8 +66,42 @@ def test_packaged_teacher_onnx_parity(packaged_teacher: Path, tmp_path: Path, qu
     assert report.manifest["outputs"][0]["shape"] == ["batch", 384]
 
 
-def test_weight_only_int8_stores_int8_and_stays_close() -> None:
-    """A MatMul's constant weight becomes int8 + one scale per output column behind a DequantizeLinear."""
+def _ort_optimized_ops(model: Path | bytes, tmp_path: Path) -> list[str]:
+    """The op types onnxruntime runs for `model` with default session options (its load-time graph, saved)."""
+    import onnx
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    ort.InferenceSession(model if isinstance(model, bytes) else str(model), options, providers=["CPUExecutionProvider"])
+    return [n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node]
+
+
+@pytest.mark.parametrize("quantize", ["none", "int8"])
+def test_onnxruntime_runs_layernorm_and_ffn_down_projections_as_written(
+    tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quantize: str
+) -> None:
+    """No residual Add feeds a LayerNormalization (onnxruntime would fuse it into its slower SkipLayerNormalization),
+    and weight-only int8 FFN weights do not become MatMulNBits (which would quantize their activations)."""
+    import onnx
+
+    from edgebert.targets.onnx import quantize as onnx_quantize
+
+    monkeypatch.setattr(onnx_quantize, "WEIGHT_ONLY_MIN_COSINE", 0.0)  # store the FFN down-projections as int8
+    report = export("onnx", model=tiny_bert, out=tmp_path / "o", quantize=quantize, seq_len=32, quiet=True)
+    graph = onnx.load(str(tmp_path / "o" / "model.onnx")).graph
+    produced_by = {o: n.op_type for n in graph.node for o in n.output}
+    norms = [n for n in graph.node if n.op_type == "LayerNormalization"]
+    assert norms and all(produced_by.get(n.input[0]) != "Add" for n in norms)
+    assert report.manifest["target_details"]["fusion_guards"]["residual_adds_as_sum"] == 2 * 2 + 1  # 2 layers + embeddings
+    ops = _ort_optimized_ops(tmp_path / "o" / "model.onnx", tmp_path)
+    assert "SkipLayerNormalization" not in ops and "MatMulNBits" not in ops and ops.count("LayerNormalization") == len(norms)
+    assert report.parity["passed"]
+
+
+def test_weight_only_int8_stores_int8_and_stays_close(tmp_path: Path) -> None:
+    """A MatMul's constant weight becomes int8 + one scale per output column (Cast + Mul), folded back to a float
+    MatMul by onnxruntime."""
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
@@ -94,6 +128,7 @@ def test_weight_only_int8_stores_int8_and_stays_close() -> None:
     (z,) = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     step = np.abs(weight).max(axis=0) / 127.0
     assert np.all(np.abs(z - x @ weight) <= np.abs(x).sum(axis=1, keepdims=True) * step / 2 + 1e-5)
+    assert _ort_optimized_ops(model.SerializeToString(), tmp_path) == ["MatMul", "MatMul"]
 
 
 @pytest.mark.parametrize(("required", "storage"), [(0.0, "int8"), (1.01, "float32")])

@@ -12,6 +12,7 @@ import numpy as np
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
 from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner
+from edgebert.targets.onnx.fusion_guards import guard_file
 from edgebert.targets.onnx.runner import OnnxRunner, onnx_kernel_paths
 
 OPSET = 18
@@ -45,6 +46,7 @@ class OnnxExporter(Exporter):
 
                 feeds = calibration_feeds(model, options) if options.calibration_texts else None
                 extra["quantization"] = quantize_onnx(fp32, target, options.quantize, model.family, feeds, guard_feeds(model, options))
+            extra["fusion_guards"] = guard_file(target)
         return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=False, extra=extra)
 
     @staticmethod
