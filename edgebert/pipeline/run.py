@@ -27,7 +27,7 @@ from edgebert.artifact import atomic_output_dir, check_output_dir, report_json
 from edgebert.config import STUDENT_SHAPE_OPTIONS, BenchConfig, BenchRecipe, PipelineConfig
 from edgebert.errors import UserError, kept_on_interrupt
 from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
-from edgebert.modeldir import MANIFEST
+from edgebert.modeldir import MANIFEST, read_manifest
 from edgebert.options import checked, keyword_options
 from edgebert.pipeline.inputs import Input, is_dataset_spec, resolve_input
 from edgebert.pipeline.recipe import ExportSection, Recipe, resolve_path, validate_recipe
@@ -767,8 +767,6 @@ def _export_stages(run: _Run, model: Path, data: _Data) -> tuple[list[str], dict
 def _stage_scores(out: str | None) -> dict[str, Any] | None:
     """A training stage's checkpoint-choice scores from its manifest (STS Spearman, or a classifier's accuracy, on
     the --eval-sts / --eval-labels pairs): the teacher's, the stage's start (`student_init`) and what it kept."""
-    from edgebert.modeldir import read_manifest
-
     metrics = (read_manifest(Path(out)).get("metrics") or {}) if out else {}
     for key in ("sts_spearman", "accuracy"):
         scores = metrics.get(key)

@@ -184,7 +184,7 @@ def weight_only_int8(model: Any, node_names: Iterable[str]) -> list[str]:
         for name in node.input:
             users.setdefault(name, set()).add(node.name if node.op_type == "MatMul" and node.name in wanted else "")
     changed = []
-    dequantize_nodes = []
+    scale_nodes = []  # Cast + Mul per weight, prepended to the graph at the end
     done: dict[str, str] = {}  # a weight shared by several wanted MatMuls (a shared layer's passes): quantized once
     for node in graph.node:
         if node.op_type != "MatMul" or node.name not in wanted or len(node.input) != 2:
@@ -204,15 +204,15 @@ def weight_only_int8(model: Any, node_names: Iterable[str]) -> list[str]:
         graph.initializer.remove(init)
         graph.initializer.extend([numpy_helper.from_array(quantized, f"{base}_int8"), numpy_helper.from_array(scale, f"{base}_scale")])
         dequantized = f"{base}_dequantized"
-        dequantize_nodes += [
+        scale_nodes += [
             helper.make_node("Cast", [f"{base}_int8"], [f"{base}_as_float"], name=f"{node.name}_weight_Cast", to=TensorProto.FLOAT),
             helper.make_node("Mul", [f"{base}_as_float", f"{base}_scale"], [dequantized], name=f"{node.name}_weight_Scale"),
         ]
         done[base] = dequantized
         node.input[1] = dequantized
         changed.append(node.name)
-    for dq in reversed(dequantize_nodes):  # initializer-only inputs: prepending keeps the graph topologically sorted
-        graph.node.insert(0, dq)
+    for scale_node in reversed(scale_nodes):  # initializer-only inputs: prepending keeps the graph topologically sorted
+        graph.node.insert(0, scale_node)
     return changed
 
 
