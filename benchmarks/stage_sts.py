@@ -3,9 +3,11 @@
 per-stage table of a distil / prune / distil run (issue 15). sentence-transformers loads each dir (its own pooling
 and normalisation), PyTorch fp32, so the numbers do not depend on edgebert's code.
 
-    .venv/bin/python benchmarks/stage_sts.py --train TRAIN.csv --dev DEV.csv [--train-limit 1000] LABEL=DIR ...
+    .venv/bin/python benchmarks/stage_sts.py --train TRAIN.csv --dev DEV.csv [--train-limit 1000] [--first] LABEL=DIR ...
 
 The first LABEL=DIR is the reference (the teacher) for the retention columns. Choose on train, report dev.
+--train-limit pairs are spread over the train file, as the pipeline's `eval_sts_limit` takes them (STS-B is ordered
+by genre); `--first` takes the first N instead, as runs before session 12 did.
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ import numpy as np
 from scipy.stats import spearmanr
 
 
-def read_pairs(path: str, limit: int | None) -> tuple[list[str], list[str], np.ndarray]:
+def read_pairs(path: str, limit: int | None, first: bool = False) -> tuple[list[str], list[str], np.ndarray]:
+    from edgebert.data import evenly_spaced
+
     with open(path, newline="", encoding="utf-8") as fh:
-        rows = [r for r in csv.reader(fh) if len(r) >= 3][:limit]
+        rows = [r for r in csv.reader(fh) if len(r) >= 3]
+    rows = rows if limit is None else rows[:limit] if first else evenly_spaced(rows, limit)
     return [r[0] for r in rows], [r[1] for r in rows], np.array([float(r[2]) for r in rows])
 
 
@@ -43,11 +48,12 @@ def main() -> None:
     parser.add_argument("--train", required=True)
     parser.add_argument("--dev", required=True)
     parser.add_argument("--train-limit", type=int, default=1000)
+    parser.add_argument("--first", action="store_true", help="the first --train-limit pairs, not spread over the file")
     parser.add_argument("models", nargs="+", metavar="LABEL=DIR")
     args = parser.parse_args()
     from sentence_transformers import SentenceTransformer
 
-    train, dev = read_pairs(args.train, args.train_limit), read_pairs(args.dev, None)
+    train, dev = read_pairs(args.train, args.train_limit, args.first), read_pairs(args.dev, None)
     rows, ref = [], None
     for spec in args.models:
         label, path = spec.split("=", 1)
@@ -56,7 +62,8 @@ def main() -> None:
         row = (label, params, *heads_and_ffn(model), score(model, train), score(model, dev))
         ref = ref or row
         rows.append(row)
-    print(f"| model | params M | heads | FFN | train ρ (first {args.train_limit}) | of ref | dev ρ | of ref |")
+    subset = f"first {args.train_limit}" if args.first else f"{args.train_limit} spread"
+    print(f"| model | params M | heads | FFN | train ρ ({subset}) | of ref | dev ρ | of ref |")
     print("|---|---|---|---|---|---|---|---|")
     for label, params, heads, ffn, tr, dv in rows:
         print(f"| {label} | {params:.1f} | {heads} | {ffn} | {tr:.4f} | {tr / ref[4]:.1%} | {dv:.4f} | {dv / ref[5]:.1%} |")

@@ -287,12 +287,26 @@ def test_heal_from_teacher_is_a_stage_on_the_cached_teacher(tiny_bert: Path, dat
         scores = stages[name]["scores"]
         assert scores["metric"] == "sts_spearman" and {"teacher", "student_init", "student_final"} <= set(scores)
     assert "scores" not in stages["compress"] and "scores" not in stages["bench"]
-    # the first 12 STS pairs choose checkpoints: none of their sentences is distilled on
+    # 12 STS pairs choose checkpoints: none of their sentences is distilled on
     from edgebert.data import table_sentences
 
     chosen = set(table_sentences(work / "corpus" / "eval-sts.csv"))
     corpus = set((work / "corpus" / f"{data['dir'].name}-sts.txt").read_text().splitlines())
     assert chosen and not chosen & corpus and corpus
+
+
+def test_checkpoint_pairs_are_spread_over_the_sts_file_not_its_first_genre(tmp_path: Path) -> None:
+    """STS-B is ordered by genre: `eval_sts_limit` pairs are taken evenly over the file, so holding them out of the
+    corpus does not remove one genre's text from it."""
+    from edgebert.pipeline.corpus import write_sts_subset
+
+    source = tmp_path / "sts.csv"
+    source.write_text("".join(f"genre{i // 25} sentence {i},other {i},{i % 5}\n" for i in range(100)))
+    subset = write_sts_subset(source, 10, tmp_path / "work" / "eval-sts.csv")
+    rows = subset.read_text().splitlines()
+    assert [r.split(",")[1] for r in rows] == [f"other {i}" for i in range(0, 100, 10)]
+    assert {r.split()[0] for r in rows} == {"genre0", "genre1", "genre2", "genre3"}
+    assert write_sts_subset(source, None, tmp_path / "unused.csv") == source
 
 
 def test_teacher_cache_is_the_work_dirs_or_a_path_relative_to_the_recipe(tmp_path: Path) -> None:

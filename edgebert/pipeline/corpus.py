@@ -12,7 +12,7 @@ import csv
 import random
 from pathlib import Path
 
-from edgebert.data import TABLE_SUFFIXES, table_sentences
+from edgebert.data import TABLE_SUFFIXES, evenly_spaced, table_sentences
 from edgebert.errors import UserError
 
 def _write_if_changed(path: Path, lines: list[str]) -> Path:
@@ -45,13 +45,15 @@ def prepare_corpus(sources: list[Path], corpus_dir: Path, exclude: set[str] | No
 
 
 def write_sts_subset(source: Path, limit: int | None, out: Path) -> Path:
-    """The first `limit` rows of an STS csv (all when None) as a csv in the work dir."""
+    """`limit` rows of an STS csv spread evenly over it (all when None) as a csv in the work dir. Not the first
+    `limit`: STS-B is ordered by genre, so its first 1,000 train pairs are all video captions, and holding them out
+    of the corpus (as the pipeline does) would leave the student without that genre's text and vocabulary."""
     if not source.is_file():
         raise UserError(f"distill.eval_sts {source} does not exist; pass an STS-B csv (sentence1,sentence2,score)")
     if limit is None:
         return source
     with open(source, newline="", encoding="utf-8") as fh:
-        rows = [r for r in csv.reader(fh) if len(r) >= 3][:limit]
+        rows = evenly_spaced([r for r in csv.reader(fh) if len(r) >= 3], limit)
     out.parent.mkdir(parents=True, exist_ok=True)
     import io
 

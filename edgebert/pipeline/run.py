@@ -586,7 +586,7 @@ def format_plan(plan: Plan) -> list[str]:
     lines = [f"plan: recipe {r.name} ({r.fingerprint()}) from {r.source or 'the API'}; nothing written (dry run)",
              f"teacher: {plan.teacher_dir}", "inputs:"]  # fmt: skip
     lines += [f"  corpus: {c.describe()}" for c in plan.corpus]
-    limit = f" (first {r.distill.eval_sts_limit} pairs)" if r.distill.eval_sts_limit else ""
+    limit = f" ({r.distill.eval_sts_limit} pairs spread over the file)" if r.distill.eval_sts_limit else ""
     lines.append(f"  --eval-sts: {plan.eval_sts.describe() + limit if plan.eval_sts else 'none'}")
     lines.append(f"  --sts: {plan.bench_sts.describe() if plan.bench_sts else 'none'}")
     if plan.classifier:
