@@ -4,10 +4,10 @@
 // decoded copy of the weights, as in the demo app and the Node runner.
 //   node benchmarks/tfjs_bucket_curve.mjs EXPORT_DIR [ROUNDS=80]
 // Needs edgebert's TF.js runner packages (npm ci --prefix edgebert/targets/tfjs/js, done by ./install.sh).
-import fs from 'node:fs';
-import path from 'node:path';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
+
+import { exportGraphs, loadGraph, outputNodes } from '../edgebert/targets/tfjs/js/load_export.mjs';
 
 const require = createRequire(new URL('../edgebert/targets/tfjs/js/package.json', import.meta.url));
 const tf = require('@tensorflow/tfjs');
@@ -18,18 +18,10 @@ const rounds = Number(roundsArg ?? 80);
 await tf.setBackend('wasm');
 await tf.ready();
 
-const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'edgebert.json'), 'utf8'));
-let weights = null;
+const { manifest, graphs: buckets } = exportGraphs(dir);
 const graphs = [];
-for (const bucket of manifest.buckets ?? [{ seq_len: manifest.seq_len, model_file: 'model.json' }]) {
-  const json = JSON.parse(fs.readFileSync(path.join(dir, bucket.model_file), 'utf8'));
-  const shard = Buffer.concat(json.weightsManifest.flatMap((g) => g.paths.map((p) => fs.readFileSync(path.join(dir, p)))));
-  const artifacts = { ...json, weightSpecs: json.weightsManifest.flatMap((g) => g.weights),
-    weightData: shard.buffer.slice(shard.byteOffset, shard.byteOffset + shard.byteLength) };
-  weights ??= tf.io.decodeWeights(artifacts.weightData, artifacts.weightSpecs);
-  const model = new tf.GraphModel({ load: async () => artifacts });
-  model.loadWithWeightMap(artifacts, weights);
-  graphs.push({ T: bucket.seq_len, model, output: json.signature.outputs.sentence_embedding.name });
+for (const { seq_len: T, model_file: file } of buckets) {  // the graphs share one decoded copy of the weights
+  graphs.push({ T, model: await loadGraph(tf, dir, file), output: outputNodes(dir, file, ['sentence_embedding'])[0] });
 }
 
 // A 10-token sentence ([CLS] 8 word pieces [SEP]) padded to the bucket, read back as an app does (data()).

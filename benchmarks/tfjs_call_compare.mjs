@@ -5,10 +5,10 @@
 //   node benchmarks/tfjs_call_compare.mjs [--seq-len 128] [--rounds 60] LABEL=EXPORT_DIR ...
 // Each export's longest graph (or its bucket of --seq-len) runs a sequence of real-looking ids of that length,
 // read back as an app does (data()). Needs edgebert's TF.js runner packages (./install.sh).
-import fs from 'node:fs';
-import path from 'node:path';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
+
+import { exportGraphs, loadGraph, outputNodes } from '../edgebert/targets/tfjs/js/load_export.mjs';
 
 const require = createRequire(new URL('../edgebert/targets/tfjs/js/package.json', import.meta.url));
 const tf = require('@tensorflow/tfjs');
@@ -29,19 +29,12 @@ function parseArgs(argv) {
   return opts;
 }
 
-// The export's graph for `seqLen` tokens: its bucket of that length, or its one fixed graph.
+// The export's graph for `seqLen` tokens (its bucket of that length, or its one fixed graph), loaded as the runner does.
 async function load(dir, seqLen) {
-  const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'edgebert.json'), 'utf8'));
-  const graphs = manifest.buckets ?? [{ seq_len: manifest.seq_len, model_file: 'model.json' }];
-  const graph = graphs.find((b) => b.seq_len === seqLen);
+  const graph = exportGraphs(dir).graphs.find((b) => b.seq_len === seqLen);
   if (!graph) { console.error(`${dir} has no ${seqLen}-token graph`); process.exit(2); }
-  const json = JSON.parse(fs.readFileSync(path.join(dir, graph.model_file), 'utf8'));
-  const shard = Buffer.concat(json.weightsManifest.flatMap((g) => g.paths.map((p) => fs.readFileSync(path.join(dir, p)))));
-  const artifacts = { ...json, weightSpecs: json.weightsManifest.flatMap((g) => g.weights),
-    weightData: shard.buffer.slice(shard.byteOffset, shard.byteOffset + shard.byteLength) };
-  const model = new tf.GraphModel({ load: async () => artifacts });
-  model.loadWithWeightMap(artifacts, tf.io.decodeWeights(artifacts.weightData, artifacts.weightSpecs));
-  return { model, output: json.signature.outputs.sentence_embedding.name };
+  const [output] = outputNodes(dir, graph.model_file, ['sentence_embedding']);
+  return { model: await loadGraph(tf, dir, graph.model_file), output };
 }
 
 async function call({ model, output }, T) {

@@ -19,10 +19,11 @@
 //
 // Install: npm ci --prefix edgebert/targets/tfjs/js   (pure JS + wasm from the npm registry; no tfjs-node)
 
-import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
+
+import { loadGraph, outputNodes } from './load_export.mjs';
 
 // tfjs greets Node users on stdout; keep stdout for the JSON answer only.
 const writeAnswer = process.stdout.write.bind(process.stdout);
@@ -39,33 +40,6 @@ function readStdin() {
     process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     process.stdin.on('error', reject);
   });
-}
-
-// A tf.io.IOHandler that reads a model json and concatenates its weight shards from disk.
-function fileHandler(modelDir, modelFile = 'model.json') {
-  return {
-    load: async () => {
-      const modelJson = JSON.parse(fs.readFileSync(path.join(modelDir, modelFile), 'utf8'));
-      const weightSpecs = [];
-      const buffers = [];
-      for (const group of modelJson.weightsManifest) {
-        weightSpecs.push(...group.weights);
-        for (const p of group.paths) buffers.push(fs.readFileSync(path.join(modelDir, p)));
-      }
-      const all = Buffer.concat(buffers);
-      return {
-        modelTopology: modelJson.modelTopology,
-        format: modelJson.format,
-        generatedBy: modelJson.generatedBy,
-        convertedBy: modelJson.convertedBy,
-        signature: modelJson.signature,
-        userDefinedMetadata: modelJson.userDefinedMetadata,
-        modelInitializer: modelJson.modelInitializer,
-        weightSpecs,
-        weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength),
-      };
-    },
-  };
 }
 
 async function setBackend(tf, wanted) {
@@ -88,13 +62,6 @@ async function setBackend(tf, wanted) {
   return 'cpu';
 }
 
-function outputNodes(modelDir, modelFile, keys) {
-  // Signature keys -> graph node names ("sentence_embedding" -> "Identity_1:0"), as the converter wrote them.
-  const sig = JSON.parse(fs.readFileSync(path.join(modelDir, modelFile), 'utf8')).signature || {};
-  const outputs = sig.outputs || {};
-  return keys.map((k) => (outputs[k] && outputs[k].name) || k);
-}
-
 function encodeOutputs(results, encoding, keys) {
   const outputs = {};
   keys.forEach((key, i) => {
@@ -114,20 +81,6 @@ function encodeOutputs(results, encoding, keys) {
 let tfModule = null;
 let activeBackend = null;
 const models = new Map(); // model_dir/model_file -> graph model
-const weightMaps = new Map(); // model_dir + shard list -> decoded weights, shared by that export's bucket graphs
-
-// A graph model over weights decoded once per shard set (GraphModel.loadWithWeightMap, tfjs-converter 4.x: tfjs has
-// no public way to share weights between graph models); without that method each graph loads its own copy.
-async function loadGraph(tf, modelDir, modelFile) {
-  const artifacts = await fileHandler(modelDir, modelFile).load();
-  const model = new tf.GraphModel(fileHandler(modelDir, modelFile));
-  if (typeof model.loadWithWeightMap !== 'function') return tf.loadGraphModel(fileHandler(modelDir, modelFile));
-  const shards = JSON.stringify([modelDir, artifacts.weightSpecs.map((w) => w.name)]);
-  if (!weightMaps.has(shards)) weightMaps.set(shards, tf.io.decodeWeights(artifacts.weightData, artifacts.weightSpecs));
-  model.loadWithWeightMap(artifacts, weightMaps.get(shards));
-  return model;
-}
-
 // One untimed call on a padded input right after loading: the first execute of a graph orders its nodes, and the
 // first of an export packs each weight for XNNPACK (shared by its bucket graphs); an app warms up the same way.
 function warmedUp(tf, model) {

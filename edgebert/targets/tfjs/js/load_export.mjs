@@ -1,0 +1,58 @@
+// Loading an edgebert TF.js export's graphs from disk in Node: shared by run_tfjs.mjs (the runner) and the
+// benchmarks/*.mjs scripts, so each times the graphs exactly as the runner loads them.
+import fs from 'node:fs';
+import path from 'node:path';
+
+// A tf.io.IOHandler that reads a model json and concatenates its weight shards from disk.
+export function fileHandler(modelDir, modelFile = 'model.json') {
+  return {
+    load: async () => {
+      const modelJson = JSON.parse(fs.readFileSync(path.join(modelDir, modelFile), 'utf8'));
+      const weightSpecs = [];
+      const buffers = [];
+      for (const group of modelJson.weightsManifest) {
+        weightSpecs.push(...group.weights);
+        for (const p of group.paths) buffers.push(fs.readFileSync(path.join(modelDir, p)));
+      }
+      const all = Buffer.concat(buffers);
+      return {
+        modelTopology: modelJson.modelTopology,
+        format: modelJson.format,
+        generatedBy: modelJson.generatedBy,
+        convertedBy: modelJson.convertedBy,
+        signature: modelJson.signature,
+        userDefinedMetadata: modelJson.userDefinedMetadata,
+        modelInitializer: modelJson.modelInitializer,
+        weightSpecs,
+        weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength),
+      };
+    },
+  };
+}
+
+export function outputNodes(modelDir, modelFile, keys) {
+  // Signature keys -> graph node names ("sentence_embedding" -> "Identity_1:0"), as the converter wrote them.
+  const sig = JSON.parse(fs.readFileSync(path.join(modelDir, modelFile), 'utf8')).signature || {};
+  const outputs = sig.outputs || {};
+  return keys.map((k) => (outputs[k] && outputs[k].name) || k);
+}
+
+const weightMaps = new Map(); // model_dir + shard list -> decoded weights, shared by that export's bucket graphs
+
+// A graph model over weights decoded once per shard set (GraphModel.loadWithWeightMap, tfjs-converter 4.x: tfjs has
+// no public way to share weights between graph models); without that method each graph loads its own copy.
+export async function loadGraph(tf, modelDir, modelFile) {
+  const artifacts = await fileHandler(modelDir, modelFile).load();
+  const model = new tf.GraphModel(fileHandler(modelDir, modelFile));
+  if (typeof model.loadWithWeightMap !== 'function') return tf.loadGraphModel(fileHandler(modelDir, modelFile));
+  const shards = JSON.stringify([modelDir, artifacts.weightSpecs.map((w) => w.name)]);
+  if (!weightMaps.has(shards)) weightMaps.set(shards, tf.io.decodeWeights(artifacts.weightData, artifacts.weightSpecs));
+  model.loadWithWeightMap(artifacts, weightMaps.get(shards));
+  return model;
+}
+
+// The export's graphs, {seq_len, model_file} each, shortest first (older manifests: their one fixed graph).
+export function exportGraphs(modelDir) {
+  const manifest = JSON.parse(fs.readFileSync(path.join(modelDir, 'edgebert.json'), 'utf8'));
+  return { manifest, graphs: manifest.buckets ?? [{ seq_len: manifest.seq_len, model_file: 'model.json' }] };
+}
