@@ -154,10 +154,14 @@ def test_the_demo_apps_recipe_is_the_small_presets_student() -> None:
     from edgebert.pipeline.recipe import load_recipe
 
     demo, small = load_recipe(Path(__file__).resolve().parents[1] / "demo_app" / "student.toml"), load_preset("small")
-    # the same student shape; the text (no sentence split), the teacher cache (CI time) and the token cosine its
-    # 300 healing steps were measured with differ
-    assert replace(demo.distill, sentences=True, teacher_cache=True, alpha_cos=small.distill.alpha_cos) == small.distill
+    # the same student shape; the text (no sentence split), the teacher cache and the distillation schedule (CI time)
+    # and the token cosine its 300 healing steps were measured with differ
+    schedule = ("steps", "lr", "eval_steps", "save_steps", "logging_steps")
+    same = replace(demo.distill, sentences=True, teacher_cache=True, alpha_cos=small.distill.alpha_cos,
+                   **{k: getattr(small.distill, k) for k in schedule})  # fmt: skip
+    assert same == small.distill
     assert (demo.distill.alpha_cos, small.distill.alpha_cos) == (1.0, 0.0)
+    assert (demo.distill.steps, demo.distill.lr) == (60, 1e-4)
     assert (demo.compress.prune_heads, demo.compress.prune_ffn) == (small.compress.prune_heads, small.compress.prune_ffn)
 
 
