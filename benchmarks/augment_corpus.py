@@ -13,19 +13,23 @@ pairs' sentences; augmenting the raw STS-B file would leak variants of the held-
 from __future__ import annotations
 
 import argparse
+import os
 import random
 from pathlib import Path
+
+os.environ.setdefault("USE_TF", "0")  # transformers would import TensorFlow (slow, noisy) for nothing
 
 import numpy as np
 
 
 def word_table(model_dir: Path) -> np.ndarray:
-    """The teacher's input word-embedding matrix [vocab, hidden], read from its safetensors."""
-    from safetensors.numpy import load_file
+    """The teacher's input word-embedding matrix [vocab, width], loaded the safe way (`edgebert.modelio`)."""
+    from transformers import AutoModel
 
-    weights = load_file(str(model_dir / "model.safetensors"))
-    (key,) = [k for k in weights if k.endswith("word_embeddings.weight")]
-    return weights[key].astype(np.float32)
+    from edgebert.modelio import load_weights
+
+    model, _ = load_weights(AutoModel, model_dir)
+    return model.get_input_embeddings().weight.detach().float().numpy()
 
 
 def neighbours(tokenizer, table: np.ndarray, k: int) -> dict[str, list[str]]:

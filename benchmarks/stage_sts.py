@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+from pathlib import Path
 
 os.environ.setdefault("USE_TF", "0")
 
@@ -23,11 +24,14 @@ from scipy.stats import spearmanr
 
 
 def read_pairs(path: str, limit: int | None, first: bool = False) -> tuple[list[str], list[str], np.ndarray]:
-    from edgebert.data import evenly_spaced
+    """All pairs (`limit` None), the first `limit`, or the `limit` pairs the pipeline chooses checkpoints on."""
+    from edgebert.pipeline.corpus import checkpoint_rows
 
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = [r for r in csv.reader(fh) if len(r) >= 3]
-    rows = rows if limit is None else rows[:limit] if first else evenly_spaced(rows, limit)
+    if limit is not None and not first:
+        rows = checkpoint_rows(Path(path), limit)
+    else:
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = [r for r in csv.reader(fh) if len(r) >= 3][:limit]
     return [r[0] for r in rows], [r[1] for r in rows], np.array([float(r[2]) for r in rows])
 
 

@@ -15,8 +15,14 @@ from pathlib import Path
 from edgebert.data import TABLE_SUFFIXES, evenly_spaced, table_sentences
 from edgebert.errors import UserError
 
+
 def _write_if_changed(path: Path, lines: list[str]) -> Path:
-    body = "\n".join(lines) + "\n"
+    """`lines`, one per line, into `path` (`_write_text_if_changed`)."""
+    return _write_text_if_changed(path, "\n".join(lines) + "\n")
+
+
+def _write_text_if_changed(path: Path, body: str) -> Path:
+    """`body` into `path`, atomically, only when it differs from what is there."""
     if not path.exists() or path.read_text(encoding="utf-8") != body:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
@@ -44,24 +50,25 @@ def prepare_corpus(sources: list[Path], corpus_dir: Path, exclude: set[str] | No
     return prepared
 
 
+def checkpoint_rows(source: Path, limit: int) -> list[list[str]]:
+    """The `limit` rows of an STS csv that choose checkpoints, spread evenly over it. Not the first `limit`: STS-B is
+    ordered by genre, so its first 1,000 train pairs are all video captions, and holding them out of the corpus (as
+    the pipeline does) would leave the student without that genre's text and vocabulary."""
+    with open(source, newline="", encoding="utf-8") as fh:
+        return evenly_spaced([r for r in csv.reader(fh) if len(r) >= 3], limit)
+
+
 def write_sts_subset(source: Path, limit: int | None, out: Path) -> Path:
-    """`limit` rows of an STS csv spread evenly over it (all when None) as a csv in the work dir. Not the first
-    `limit`: STS-B is ordered by genre, so its first 1,000 train pairs are all video captions, and holding them out
-    of the corpus (as the pipeline does) would leave the student without that genre's text and vocabulary."""
+    """The checkpoint rows of an STS csv (`checkpoint_rows`; all when `limit` is None) as a csv in the work dir."""
     if not source.is_file():
         raise UserError(f"distill.eval_sts {source} does not exist; pass an STS-B csv (sentence1,sentence2,score)")
     if limit is None:
         return source
-    with open(source, newline="", encoding="utf-8") as fh:
-        rows = evenly_spaced([r for r in csv.reader(fh) if len(r) >= 3], limit)
-    out.parent.mkdir(parents=True, exist_ok=True)
     import io
 
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(rows)
-    if not out.exists() or out.read_text(encoding="utf-8") != buf.getvalue():
-        out.write_text(buf.getvalue(), encoding="utf-8")
-    return out
+    csv.writer(buf, lineterminator="\n").writerows(checkpoint_rows(source, limit))
+    return _write_text_if_changed(out, buf.getvalue())
 
 
 def write_calibration(corpus: list[Path], n: int, out: Path, seed: int = 0) -> Path:
