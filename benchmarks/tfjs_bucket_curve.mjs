@@ -5,9 +5,9 @@
 //   node benchmarks/tfjs_bucket_curve.mjs EXPORT_DIR [ROUNDS=80]
 // Needs edgebert's TF.js runner packages (npm ci --prefix edgebert/targets/tfjs/js, done by ./install.sh).
 import { createRequire } from 'node:module';
-import { performance } from 'node:perf_hooks';
 
 import { exportGraphs, loadGraph, outputNodes } from '../edgebert/targets/tfjs/js/load_export.mjs';
+import { timedCall } from './tfjs_timing.mjs';
 
 const require = createRequire(new URL('../edgebert/targets/tfjs/js/package.json', import.meta.url));
 const tf = require('@tensorflow/tfjs');
@@ -29,14 +29,7 @@ async function call({ T, model, output }) {
   const n = Math.min(T, 10);
   const ids = new Int32Array(T);
   ids[0] = 101; for (let i = 1; i < n - 1; i++) ids[i] = 2000 + i; ids[n - 1] = 102;
-  const mask = new Int32Array(T).fill(1, 0, n);
-  const start = performance.now();
-  const feeds = { input_ids: tf.tensor2d(ids, [1, T], 'int32'), attention_mask: tf.tensor2d(mask, [1, T], 'int32'),
-    token_type_ids: tf.tensor2d(new Int32Array(T), [1, T], 'int32') };
-  const out = model.execute(feeds, output);
-  await out.data();
-  out.dispose(); Object.values(feeds).forEach((t) => t.dispose());
-  return performance.now() - start;
+  return timedCall(tf, { model, output }, ids, n);
 }
 
 const longest = graphs[graphs.length - 1];

@@ -6,9 +6,9 @@
 // Each export's longest graph (or its bucket of --seq-len) runs a sequence of real-looking ids of that length,
 // read back as an app does (data()). Needs edgebert's TF.js runner packages (./install.sh).
 import { createRequire } from 'node:module';
-import { performance } from 'node:perf_hooks';
 
 import { exportGraphs, loadGraph, outputNodes } from '../edgebert/targets/tfjs/js/load_export.mjs';
+import { timedCall } from './tfjs_timing.mjs';
 
 const require = createRequire(new URL('../edgebert/targets/tfjs/js/package.json', import.meta.url));
 const tf = require('@tensorflow/tfjs');
@@ -37,17 +37,12 @@ async function load(dir, seqLen) {
   return { model: await loadGraph(tf, dir, graph.model_file), output };
 }
 
-async function call({ model, output }, T) {
+// A T-token sequence of real-looking ids, every position attended.
+async function call(graph, T) {
   const ids = new Int32Array(T);
   for (let i = 1; i < T - 1; i++) ids[i] = 1000 + ((i * 7919) % 19000);
   ids[0] = 101; ids[T - 1] = 102;
-  const start = performance.now();
-  const feeds = { input_ids: tf.tensor2d(ids, [1, T], 'int32'), attention_mask: tf.tensor2d(new Int32Array(T).fill(1), [1, T], 'int32'),
-    token_type_ids: tf.tensor2d(new Int32Array(T), [1, T], 'int32') };
-  const out = model.execute(feeds, output);
-  await out.data();
-  out.dispose(); Object.values(feeds).forEach((t) => t.dispose());
-  return performance.now() - start;
+  return timedCall(tf, graph, ids);
 }
 
 const opts = parseArgs(process.argv.slice(2));
