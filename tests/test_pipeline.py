@@ -154,14 +154,14 @@ def test_the_demo_apps_recipe_is_the_small_presets_student() -> None:
     from edgebert.pipeline.recipe import load_recipe
 
     demo, small = load_recipe(Path(__file__).resolve().parents[1] / "demo_app" / "student.toml"), load_preset("small")
-    # the same student shape; the text (no sentence split), the teacher cache and the distillation schedule (CI time)
-    # and the token cosine its 300 healing steps were measured with differ
-    schedule = ("steps", "lr", "eval_steps", "save_steps", "logging_steps")
+    # the same student shape; the text (no sentence split, no augmented variants), the teacher cache and the
+    # distillation schedule (CI time) and the token cosine its 300 healing steps were measured with differ
+    schedule = ("steps", "lr", "eval_steps", "save_steps", "logging_steps", "augment")
     same = replace(demo.distill, sentences=True, teacher_cache=True, alpha_cos=small.distill.alpha_cos,
                    **{k: getattr(small.distill, k) for k in schedule})  # fmt: skip
     assert same == small.distill
     assert (demo.distill.alpha_cos, small.distill.alpha_cos) == (1.0, 0.0)
-    assert (demo.distill.steps, demo.distill.lr) == (60, 1e-4)
+    assert (demo.distill.steps, demo.distill.lr, demo.distill.augment, small.distill.augment) == (60, 1e-4, 0, 1)
     assert (demo.compress.prune_heads, demo.compress.prune_ffn) == (small.compress.prune_heads, small.compress.prune_ffn)
 
 
@@ -276,9 +276,10 @@ def test_heal_from_teacher_is_a_stage_on_the_cached_teacher(tiny_bert: Path, dat
     training stage's scores."""
     text = tiny_recipe(tiny_bert, data).replace("[compress]\n", '[compress]\nheal_steps = 4\nheal_from = "teacher"\n')
     text = text.replace("[distill]\n", "[distill]\nalpha_mlm = 0\nalpha_ce = 0\nalpha_cos = 1\nalpha_pooled = 1\nmlm_probability = 0\n"
-                        "teacher_cache = true\nsentences = true\n").replace('targets = { onnx = ["none", "int8"] }', 'targets = { onnx = ["none"] }')
+                        "teacher_cache = true\nsentences = true\naugment = 2\naugment_p = 0.5\n").replace('targets = { onnx = ["none", "int8"] }', 'targets = { onnx = ["none"] }')
     plan = "\n".join(pipeline_run.format_plan(pipeline_run.plan_pipeline(parse_recipe(text), tmp_path / "out", work=str(tmp_path / "work"))))
     assert "heal → " in plan and "distil the teacher into the pruned student, 4 steps" in plan and "teacher-cache" in plan
+    assert "2 word-replacement variant(s) of each labelled-set sentence (p 0.5, 8 neighbours)" in plan
     report = run_pipeline(parse_recipe(text), tmp_path / "out", work=tmp_path / "work", cache_dir=tmp_path / "cache", quiet=True)
     summary = json.loads((report.out_dir / "pipeline.json").read_text())
     work = tmp_path / "work"
@@ -299,6 +300,16 @@ def test_heal_from_teacher_is_a_stage_on_the_cached_teacher(tiny_bert: Path, dat
     chosen = set(table_sentences(work / "corpus" / "eval-sts.csv"))
     corpus = set((work / "corpus" / f"{data['dir'].name}-sts.txt").read_text().splitlines())
     assert chosen and not chosen & corpus and corpus
+    # augment = 2: variants of the kept STS/SST sentences (none of a checkpoint sentence), read by both stages
+    augmented = (work / "corpus" / "augmented.txt").read_text().splitlines()
+    kept = corpus | set((work / "corpus" / f"{data['dir'].name}-sst.txt").read_text().splitlines())
+    assert 0 < len(augmented) <= 2 * len(kept) and not set(augmented) & (kept | chosen)
+    variant_of = {len(s.split()) for s in kept}
+    assert all(len(v.split()) in variant_of for v in augmented)  # words swapped one for one
+    assert all(any(len(set(v.split()) & set(s.split())) >= len(s.split()) // 2 for s in kept) for v in augmented[:5])
+    for stage in ("distill", "heal"):
+        sources = json.loads((work / stage / "student" / "edgebert.json").read_text())["distill"]["corpus"]["sources"]
+        assert sources[-1] == str(work / "corpus" / "augmented.txt")
 
 
 def test_checkpoint_pairs_are_spread_over_the_sts_file_not_its_first_genre(tmp_path: Path) -> None:
@@ -323,6 +334,22 @@ def test_teacher_cache_is_the_work_dirs_or_a_path_relative_to_the_recipe(tmp_pat
     shared = parse_recipe('[distill]\nteacher_cache = "caches/t"\n').distill
     assert shared.teacher_cache_dir(tmp_path, work) == tmp_path / "caches" / "t"
     assert "teacher_cache" not in shared.kwargs()  # the pipeline passes the resolved directory
+
+
+def test_augment_needs_labelled_set_sentences_and_sane_values(tiny_bert: Path, data: dict[str, Path], tmp_path: Path) -> None:
+    """`augment` rewrites the corpus's STS/SST sentences: a corpus of running text only is refused up front, as are
+    bad values; the knob is the pipeline's, not distill()'s."""
+    text = tiny_recipe(tiny_bert, data).replace("[distill]\n", "[distill]\naugment = 1\n")
+    corpus, sts, sst = data["corpus"], data["sts"], data["sst"]
+    text = text.replace(f'corpus = ["{corpus}", "{sts}", "{sst}"]', f'corpus = ["{corpus}"]')
+    with pytest.raises(UserError, match="augment rewrites the corpus's labelled-set sentences"):
+        pipeline_run.plan_pipeline(parse_recipe(text), tmp_path / "out", work=str(tmp_path / "work"))
+    assert not (tmp_path / "work").exists()
+    for bad, match in (("augment = -1", "distill.augment"), ("augment_p = 0", "distill.augment_p"), ("augment_p = 1.5", "distill.augment_p"),
+                       ("augment_k = 0", "distill.augment_k")):  # fmt: skip
+        with pytest.raises(UserError, match=match):
+            parse_recipe(f"[distill]\n{bad}\n")
+    assert not {"augment", "augment_p", "augment_k"} & set(parse_recipe("[distill]\naugment = 1\n").distill.kwargs())
 
 
 @pytest.mark.parametrize("section", ["[vocab]\nmin_count = 0\n", "[compress]\nheal_steps = 5\n"])

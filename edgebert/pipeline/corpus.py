@@ -79,3 +79,15 @@ def write_calibration(corpus: list[Path], n: int, out: Path, seed: int = 0) -> P
     rng = random.Random(seed)
     picked = rng.sample(texts, min(n, len(texts)))
     return _write_if_changed(out, [" ".join(t.split()) for t in picked])
+
+
+def write_augmented(model_dir: Path, files: list[Path], out: Path, variants: int, p: float, k: int, seed: int) -> Path:
+    """Word-replacement variants (`edgebert.distill.augment`) of the sentences in `files`, one per line, into `out`
+    (rewritten only when they change, so the corpus fingerprint and the teacher cache's key stay stable)."""
+    from edgebert.distill.augment import augment_sentences
+
+    sentences = [line for f in files for line in f.read_text(encoding="utf-8").splitlines()]
+    variants_text = augment_sentences(model_dir, sentences, variants, p, k, seed)
+    if not variants_text:
+        raise UserError(f"distill.augment: no sentence of {', '.join(f.name for f in files)} has a word with neighbours to swap; set augment = 0")
+    return _write_if_changed(out, variants_text)

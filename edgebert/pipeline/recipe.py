@@ -40,10 +40,18 @@ class DistillSection(DistillRecipe):
     # `teacher_cache = true`: the teacher's outputs cached in the run's work dir (teacher-cache/), shared by the
     # distill and teacher-healing stages and by resumed runs; a path: that directory (relative to the recipe)
     teacher_cache: str | bool | None = None  # type: ignore[assignment]
+    # Word-replacement variants of the corpus's labelled-set sentences (STS csv, SST tsv, dataset specs; after the
+    # held-out sentences are dropped) added to the text both training stages read (`edgebert.distill.augment`):
+    # `augment` rewrites per sentence (0: off), each word swapped with probability `augment_p` for one of its
+    # `augment_k` nearest words in the teacher's word-embedding table; seeded by `seed`.
+    augment: int = 0
+    augment_p: float = 0.3
+    augment_k: int = 8
 
     def kwargs(self) -> dict[str, Any]:
-        """distill()'s keyword arguments but the data and the teacher cache (the pipeline passes those)."""
-        skip = {"eval_sts", "eval_sts_limit", "eval_labels", "teacher_cache"}
+        """distill()'s keyword arguments but the data, the teacher cache and the augmentation (the pipeline passes
+        or makes those)."""
+        skip = {"eval_sts", "eval_sts_limit", "eval_labels", "teacher_cache", "augment", "augment_p", "augment_k"}
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip}
 
     def teacher_cache_dir(self, base: Path, work: Path) -> Path | None:
@@ -265,6 +273,9 @@ def _check_distill(d: DistillSection) -> None:
     validate.optional_integer("eval_sts_limit", d.eval_sts_limit, 2, hint="pairs")
     if d.teacher_cache is not None and not isinstance(d.teacher_cache, (bool, str)):
         raise UserError(f"teacher_cache must be true, false or a directory, got {d.teacher_cache!r}")
+    validate.integer("augment", d.augment, 0)
+    validate.number("augment_p", d.augment_p, 0.0, 1.0, low_open=True)
+    validate.integer("augment_k", d.augment_k, 1)
 
 
 def _check_compress(c: CompressSection) -> None:

@@ -507,6 +507,9 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
     eval_labels = resolve_input("--eval-labels", recipe.distill.eval_labels, base, "labelled") if recipe.distill.eval_labels else None
     bench_labels = resolve_input("[bench] sst2", recipe.bench.sst2, base, "labelled") if recipe.bench.sst2 else None
     _check_inputs(corpus_inputs, eval_input, bench_input, calibration, [eval_labels, bench_labels])
+    if recipe.distill.augment and not any(_is_sentence_set(c) for c in corpus_inputs):
+        raise UserError("distill.augment rewrites the corpus's labelled-set sentences (an STS csv, an SST tsv or a dataset spec) "
+                        "and the corpus has none: pass one with --corpus, or set augment = 0")  # fmt: skip
     _check_targets(recipe)
     teacher = _resolve_teacher(recipe.teacher, base)
     from edgebert.sources import resolve_model
@@ -555,6 +558,8 @@ def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
         mode = "task distillation of the classifier teacher (soft targets on its logits + hidden cosine) into a classifier, "
     stages = [("distill", w / "distill" / "student",
                f"{mode}{layers}, embedding_dim {d.embedding_dim}, {d.steps} steps, batch {d.batch_size}, seq {d.seq_len}, lr {d.lr:g}; keeps the {best}")]  # fmt: skip
+    if d.augment:
+        stages[0] = (*stages[0][:2], f"{stages[0][2]}; corpus plus {d.augment} word-replacement variant(s) of each labelled-set sentence (p {d.augment_p:g}, {d.augment_k} neighbours)")
     cache = d.teacher_cache_dir(r.base_dir, w)
     if cache:
         stages[0] = (*stages[0][:2], f"{stages[0][2]}; teacher outputs cached in {cache}")
@@ -678,10 +683,32 @@ def _prepare_data(run: _Run) -> _Data:
     # never distilled on: the bench's labelled sentences (it scores them) and the pairs that choose checkpoints
     held_out = (_sentences(bench_labels) if bench_labels else set()) | (set(table_sentences(eval_sts)) if eval_sts else set())
     prepared = prepare_corpus(sources, data_dir, exclude=held_out)
+    if recipe.distill.augment:
+        prepared.append(_augmented(run, [p for c, p in zip(plan.corpus, prepared) if _is_sentence_set(c)], data_dir))
     bench_sts = plan.bench_sts.materialize(data_dir) if plan.bench_sts else None
     eval_labels = plan.eval_labels.materialize(data_dir) if plan.eval_labels else None
     run.log(f"recipe {recipe.name} ({recipe.fingerprint()}); teacher {plan.teacher_dir}; corpus: {', '.join(str(p) for p in prepared)}")
     return _Data(sources, prepared, eval_sts, bench_sts, eval_labels, bench_labels)
+
+
+def _is_sentence_set(corpus: Input) -> bool:
+    """A corpus input of labelled-set sentences (an STS csv, an SST tsv, a dataset spec), not running text: what
+    `[distill] augment` rewrites."""
+    from edgebert.data import TABLE_SUFFIXES
+
+    return corpus.dataset is not None or (corpus.path is not None and corpus.path.is_file() and corpus.path.suffix.lower() in TABLE_SUFFIXES)
+
+
+def _augmented(run: _Run, files: list[Path], data_dir: Path) -> Path:
+    """`<work>/corpus/augmented.txt`: the recipe's word-replacement variants of `files` (the held-out sentences
+    already dropped, so no variant of a checkpoint or bench sentence is distilled on)."""
+    from edgebert.pipeline.corpus import write_augmented
+
+    d = run.plan.recipe.distill
+    out = write_augmented(run.plan.teacher_dir, files, data_dir / "augmented.txt", d.augment, d.augment_p, d.augment_k, d.seed)
+    run.log(f"augmented: {d.augment} variant(s) of each sentence of {', '.join(f.name for f in files)} (p {d.augment_p:g}, "
+            f"{d.augment_k} neighbours) → {out}")  # fmt: skip
+    return out
 
 
 def _sentences(labelled: Path) -> set[str]:
