@@ -336,15 +336,18 @@ def test_teacher_cache_is_the_work_dirs_or_a_path_relative_to_the_recipe(tmp_pat
     assert "teacher_cache" not in shared.kwargs()  # the pipeline passes the resolved directory
 
 
-def test_augment_needs_labelled_set_sentences_and_sane_values(tiny_bert: Path, data: dict[str, Path], tmp_path: Path) -> None:
-    """`augment` rewrites the corpus's STS/SST sentences: a corpus of running text only is refused up front, as are
-    bad values; the knob is the pipeline's, not distill()'s."""
-    text = tiny_recipe(tiny_bert, data).replace("[distill]\n", "[distill]\naugment = 1\n")
+def test_augment_without_labelled_set_sentences_is_a_skipped_step(tiny_bert: Path, data: dict[str, Path], tmp_path: Path) -> None:
+    """`augment` rewrites the corpus's STS/SST sentences: a corpus of running text only runs without variants, and
+    the plan and pipeline.json say so; bad values are refused; the knob is the pipeline's, not distill()'s."""
+    text = tiny_recipe(tiny_bert, data, compress=False).replace("[distill]\n", "[distill]\naugment = 1\n")
     corpus, sts, sst = data["corpus"], data["sts"], data["sst"]
     text = text.replace(f'corpus = ["{corpus}", "{sts}", "{sst}"]', f'corpus = ["{corpus}"]')
-    with pytest.raises(UserError, match="augment rewrites the corpus's labelled-set sentences"):
-        pipeline_run.plan_pipeline(parse_recipe(text), tmp_path / "out", work=str(tmp_path / "work"))
-    assert not (tmp_path / "work").exists()
+    plan = pipeline_run.plan_pipeline(parse_recipe(text), tmp_path / "out", work=str(tmp_path / "work"))
+    assert "skipped: no labelled-set sentences in the corpus" in "\n".join(pipeline_run.format_plan(plan))
+    assert [s["step"] for s in plan.skipped] == ["distill"] and not (tmp_path / "work").exists()
+    with_sets = pipeline_run.plan_pipeline(parse_recipe(tiny_recipe(tiny_bert, data).replace("[distill]\n", "[distill]\naugment = 1\n")),
+                                           tmp_path / "out", work=str(tmp_path / "work"))  # fmt: skip
+    assert with_sets.skipped == []
     for bad, match in (("augment = -1", "distill.augment"), ("augment_p = 0", "distill.augment_p"), ("augment_p = 1.5", "distill.augment_p"),
                        ("augment_k = 0", "distill.augment_k")):  # fmt: skip
         with pytest.raises(UserError, match=match):

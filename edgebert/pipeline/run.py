@@ -349,10 +349,15 @@ def _resolve_teacher(spec: str, base: Path) -> str:
     return str(candidate) if candidate.exists() else spec
 
 
-def skipped_steps(recipe: Recipe, classifier: bool = False) -> list[dict[str, str]]:
+def skipped_steps(recipe: Recipe, classifier: bool = False, sentence_sets: bool = True) -> list[dict[str, str]]:
     """What the run leaves out for want of an optional input: one entry (step, input, message) each (`classifier`:
-    the teacher is a sequence classifier, whose data are labelled sentences rather than STS pairs)."""
+    the teacher is a sequence classifier, whose data are labelled sentences rather than STS pairs; `sentence_sets`:
+    the corpus holds labelled-set sentences, which `[distill] augment` rewrites)."""
     d, b, t = recipe.distill, recipe.bench, recipe.targets
+    augment = [] if sentence_sets or not d.augment else [{
+        "step": "distill", "input": "--corpus (an STS csv, an SST tsv or a dataset spec)",
+        "message": "no labelled-set sentences in the corpus (STS csv, SST tsv, dataset spec): [distill] augment adds no variants",
+    }]  # fmt: skip
     if classifier:
         checks = [
             ("distill", "--eval-labels", d.eval_labels, "no --eval-labels: distillation keeps the last checkpoint instead of the best on accuracy"),
@@ -365,7 +370,7 @@ def skipped_steps(recipe: Recipe, classifier: bool = False) -> list[dict[str, st
             ("bench", "--sts", b.sts, "no --sts: bench reports size and latency without STS retention"
              + ("; the retention targets are not evaluated" if t.min_sts_retention is not None else "")),
         ]  # fmt: skip
-    return [{"step": step, "input": flag, "message": message} for step, flag, given, message in checks if not given]
+    return augment + [{"step": step, "input": flag, "message": message} for step, flag, given, message in checks if not given]
 
 
 def teacher_task(teacher_dir: Path) -> str:
@@ -507,9 +512,6 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
     eval_labels = resolve_input("--eval-labels", recipe.distill.eval_labels, base, "labelled") if recipe.distill.eval_labels else None
     bench_labels = resolve_input("[bench] sst2", recipe.bench.sst2, base, "labelled") if recipe.bench.sst2 else None
     _check_inputs(corpus_inputs, eval_input, bench_input, calibration, [eval_labels, bench_labels])
-    if recipe.distill.augment and not any(_is_sentence_set(c) for c in corpus_inputs):
-        raise UserError("distill.augment rewrites the corpus's labelled-set sentences (an STS csv, an SST tsv or a dataset spec) "
-                        "and the corpus has none: pass one with --corpus, or set augment = 0")  # fmt: skip
     _check_targets(recipe)
     teacher = _resolve_teacher(recipe.teacher, base)
     from edgebert.sources import resolve_model
@@ -532,7 +534,7 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
     check_output_dir(work, True, inputs, "--work")  # overlap and writability; its contents are _check_work's
     work_action = _check_work(work, recipe, resume, force)
     return Plan(recipe, out, work, work_action, teacher, teacher_dir, corpus_inputs, eval_input, bench_input, calibration,
-                skipped_steps(recipe, task == TEXT_CLASSIFICATION), inputs, task, eval_labels, bench_labels, export_calibration, replace_out)  # fmt: skip
+                skipped_steps(recipe, task == TEXT_CLASSIFICATION, any(_is_sentence_set(c) for c in corpus_inputs)), inputs, task, eval_labels, bench_labels, export_calibration, replace_out)  # fmt: skip
 
 
 def _own_report(out: Path, work: Path) -> bool:
@@ -683,8 +685,9 @@ def _prepare_data(run: _Run) -> _Data:
     # never distilled on: the bench's labelled sentences (it scores them) and the pairs that choose checkpoints
     held_out = (_sentences(bench_labels) if bench_labels else set()) | (set(table_sentences(eval_sts)) if eval_sts else set())
     prepared = prepare_corpus(sources, data_dir, exclude=held_out)
-    if recipe.distill.augment:
-        prepared.append(_augmented(run, [p for c, p in zip(plan.corpus, prepared) if _is_sentence_set(c)], data_dir))
+    sentence_sets = [p for c, p in zip(plan.corpus, prepared) if _is_sentence_set(c)]
+    if recipe.distill.augment and sentence_sets:  # none: a skipped step (skipped_steps), reported as such
+        prepared.append(_augmented(run, sentence_sets, data_dir))
     bench_sts = plan.bench_sts.materialize(data_dir) if plan.bench_sts else None
     eval_labels = plan.eval_labels.materialize(data_dir) if plan.eval_labels else None
     run.log(f"recipe {recipe.name} ({recipe.fingerprint()}); teacher {plan.teacher_dir}; corpus: {', '.join(str(p) for p in prepared)}")
