@@ -162,7 +162,7 @@ def load_corpus(sources: str | Path | Sequence[str | Path], sentences: bool = Fa
     for source in sources:
         spec = str(source)
         path = Path(spec).expanduser()
-        if path.is_file() and path.suffix.lower() in TABLE_SUFFIXES:
+        if is_sentence_table(path):
             found = table_sentences(path)
         elif path.is_file():
             found = _read_lines(path)
@@ -177,7 +177,7 @@ def load_corpus(sources: str | Path | Sequence[str | Path], sentences: bool = Fa
             found = load_dataset_texts(spec)
         if not found:
             raise UserError(f"corpus {spec} is empty (no non-blank lines)")
-        if sentences and not (path.is_file() and path.suffix.lower() in TABLE_SUFFIXES):
+        if sentences and not is_sentence_table(path):
             found = [sentence for passage in found for sentence in split_sentences(passage)]
         texts.extend(found)
     return texts
@@ -378,6 +378,11 @@ def iter_batches(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
 
 
 TABLE_SUFFIXES = (".csv", ".tsv")
+
+
+def is_sentence_table(path: Path) -> bool:
+    """An STS csv or an SST tsv file (its sentences are read by `table_sentences`), not running text."""
+    return path.is_file() and path.suffix.lower() in TABLE_SUFFIXES
 
 
 def evenly_spaced(items: Sequence[Any], limit: int) -> list[Any]:

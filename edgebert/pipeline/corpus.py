@@ -12,7 +12,7 @@ import csv
 import random
 from pathlib import Path
 
-from edgebert.data import TABLE_SUFFIXES, evenly_spaced, table_sentences
+from edgebert.data import evenly_spaced, is_sentence_table, table_sentences
 from edgebert.errors import UserError
 
 
@@ -39,7 +39,7 @@ def prepare_corpus(sources: list[Path], corpus_dir: Path, exclude: set[str] | No
     for source in sources:
         if not source.exists():
             raise UserError(f"corpus {source} does not exist; pass --corpus with text files (.gz ok), dirs, STS csv or SST tsv")
-        if source.is_file() and source.suffix.lower() in TABLE_SUFFIXES:
+        if is_sentence_table(source):
             name = f"{source.parent.name}-{source.stem}.txt"
             sentences = [s for s in table_sentences(source) if s not in (exclude or set())]
             if not sentences:

@@ -697,9 +697,9 @@ def _prepare_data(run: _Run) -> _Data:
 def _is_sentence_set(corpus: Input) -> bool:
     """A corpus input of labelled-set sentences (an STS csv, an SST tsv, a dataset spec), not running text: what
     `[distill] augment` rewrites."""
-    from edgebert.data import TABLE_SUFFIXES
+    from edgebert.data import is_sentence_table
 
-    return corpus.dataset is not None or (corpus.path is not None and corpus.path.is_file() and corpus.path.suffix.lower() in TABLE_SUFFIXES)
+    return corpus.dataset is not None or (corpus.path is not None and is_sentence_table(corpus.path))
 
 
 def _augmented(run: _Run, files: list[Path], data_dir: Path) -> Path:
