@@ -677,6 +677,25 @@ def test_dataset_inputs_are_written_into_the_work_dir(
     assert plan.corpus[-1].materialize(tmp_path / "d").read_text() == "good film\nbad film\n"
 
 
+def test_dataset_corpus_sentences_are_filtered_like_tables(
+    tiny_bert: Path, data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A corpus dataset's sentences that choose checkpoints are not distilled on (as an STS csv's are not)."""
+    datasets = pytest.importorskip("datasets")
+    import edgebert.data
+    from edgebert.pipeline.run import _prepare_data, _Run, plan_pipeline
+
+    stsb = datasets.Dataset.from_dict({"sentence1": ["a dog runs", "a cat"], "sentence2": ["the dog", "a cow"], "label": [4.0, 1.0]})
+    sst2 = datasets.Dataset.from_dict({"sentence": ["good film", "the  dog ", "a cat", "bad film"], "label": [1, 0, 1, 0]})
+    monkeypatch.setattr(edgebert.data, "load_hf_dataset", lambda name, config, split, spec, hint: {"stsb": stsb, "sst2": sst2}[config])
+    recipe = parse_recipe(tiny_recipe(tiny_bert, data).replace(f'eval_sts_limit = 12', 'eval_sts_limit = 2'))
+    plan = plan_pipeline(recipe, tmp_path / "out", eval_sts="glue/stsb:train", sst2="glue/sst2:train")
+    prepared = _prepare_data(_Run(plan, None, lambda message: None, False, True, None)).prepared  # type: ignore[arg-type]
+    kept = prepared[-1]
+    assert kept.parent == plan.work / "corpus" and kept.read_text() == "good film\nbad film\n"
+    assert (plan.work / "corpus" / "glue-sst2-train.txt").read_text().count("\n") == 4  # the dataset as loaded
+
+
 def test_unreachable_hub_fails_fast_with_one_line(cli, tmp_path: Path, tiny_bert: Path, data: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 

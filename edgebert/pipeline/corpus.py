@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import random
+from collections.abc import Collection
 from pathlib import Path
 
 from edgebert.data import evenly_spaced, is_sentence_table, table_sentences
@@ -31,23 +32,32 @@ def _write_text_if_changed(path: Path, body: str) -> Path:
     return path
 
 
-def prepare_corpus(sources: list[Path], corpus_dir: Path, exclude: set[str] | None = None) -> list[Path]:
-    """The corpus as `distill()` takes it: text files/dirs unchanged, csv/tsv turned into text files, without the
-    sentences in `exclude` (whitespace-normalised: the bench's labelled sentences and the checkpoint-choosing STS
-    pairs, never distilled on)."""
+def prepare_corpus(sources: list[Path], corpus_dir: Path, exclude: set[str] | None = None, sentence_lists: Collection[Path] = ()) -> list[Path]:
+    """The corpus as `distill()` takes it: text files/dirs unchanged, csv/tsv and `sentence_lists` (a dataset's
+    sentences, one per line, as `Input.materialize` writes them) turned into text files without the sentences in
+    `exclude` (whitespace-normalised: the bench's labelled sentences and the checkpoint-choosing STS pairs, never
+    distilled on)."""
     prepared: list[Path] = []
     for source in sources:
         if not source.exists():
             raise UserError(f"corpus {source} does not exist; pass --corpus with text files (.gz ok), dirs, STS csv or SST tsv")
-        if is_sentence_table(source):
-            name = f"{source.parent.name}-{source.stem}.txt"
-            sentences = [s for s in table_sentences(source) if s not in (exclude or set())]
-            if not sentences:
-                raise UserError(f"corpus table {source} holds only held-out sentences (the bench's labelled set, the --eval-sts pairs); pass other text")
-            prepared.append(_write_if_changed(corpus_dir / name, sentences))
+        if is_sentence_table(source) or source in sentence_lists:
+            prepared.append(_kept_sentences(source, corpus_dir, exclude or set()))
         else:
             prepared.append(source)
     return prepared
+
+
+def _kept_sentences(source: Path, corpus_dir: Path, exclude: set[str]) -> Path:
+    """`<corpus_dir>/<parent>-<stem>.txt`: the sentences of a table or sentence list not in `exclude`."""
+    if is_sentence_table(source):
+        found = table_sentences(source)
+    else:
+        found = list(dict.fromkeys(" ".join(line.split()) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()))
+    sentences = [s for s in found if s not in exclude]
+    if not sentences:
+        raise UserError(f"corpus {source} holds only held-out sentences (the bench's labelled set, the --eval-sts pairs); pass other text")
+    return _write_if_changed(corpus_dir / f"{source.parent.name}-{source.stem}.txt", sentences)
 
 
 def checkpoint_rows(source: Path, limit: int) -> list[list[str]]:
