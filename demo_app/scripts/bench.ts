@@ -9,6 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 
 import { chromium } from 'playwright-core';
@@ -110,6 +111,10 @@ async function main(): Promise<void> {
   console.log(`${m.name}: ${m.model.layers} layers, hidden ${m.model.hidden_size}, ${m.quantization}, seq_len ${m.seq_len}`);
   if (both || process.argv.includes('--node')) await benchNode(modelDir, runs, texts);
   if (both || process.argv.includes('--browser')) {
+    if (!fs.existsSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'web', 'dist', 'main.js'))) {
+      console.error('web/dist is not built (the page Chromium loads): run npm run build:web, then bench again');
+      process.exit(2);
+    }
     for (const buckets of [true, false]) await benchBrowser(modelDir, runs, process.argv.includes('--isolate'), buckets);
   }
 }
