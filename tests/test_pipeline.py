@@ -688,7 +688,7 @@ def test_dataset_corpus_sentences_are_filtered_like_tables(
     stsb = datasets.Dataset.from_dict({"sentence1": ["a dog runs", "a cat"], "sentence2": ["the dog", "a cow"], "label": [4.0, 1.0]})
     sst2 = datasets.Dataset.from_dict({"sentence": ["good film", "the  dog ", "a cat", "bad film"], "label": [1, 0, 1, 0]})
     monkeypatch.setattr(edgebert.data, "load_hf_dataset", lambda name, config, split, spec, hint: {"stsb": stsb, "sst2": sst2}[config])
-    recipe = parse_recipe(tiny_recipe(tiny_bert, data).replace(f'eval_sts_limit = 12', 'eval_sts_limit = 2'))
+    recipe = parse_recipe(tiny_recipe(tiny_bert, data).replace('eval_sts_limit = 12', 'eval_sts_limit = 2'))
     plan = plan_pipeline(recipe, tmp_path / "out", eval_sts="glue/stsb:train", sst2="glue/sst2:train")
     prepared = _prepare_data(_Run(plan, None, lambda message: None, False, True, None)).prepared  # type: ignore[arg-type]
     kept = prepared[-1]

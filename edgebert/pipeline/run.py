@@ -684,8 +684,8 @@ def _prepare_data(run: _Run) -> _Data:
     eval_sts = write_sts_subset(eval_source, recipe.distill.eval_sts_limit, data_dir / "eval-sts.csv") if eval_source else None
     # never distilled on: the bench's labelled sentences (it scores them) and the pairs that choose checkpoints
     held_out = (_sentences(bench_labels) if bench_labels else set()) | (set(table_sentences(eval_sts)) if eval_sts else set())
-    datasets = [p for c, p in zip(plan.corpus, sources) if c.dataset is not None]  # sentence lists, filtered like tables
-    prepared = prepare_corpus(sources, data_dir, exclude=held_out, sentence_lists=datasets)
+    dataset_lists = [p for c, p in zip(plan.corpus, sources) if c.dataset is not None]  # filtered like tables
+    prepared = prepare_corpus(sources, data_dir, exclude=held_out, sentence_lists=dataset_lists)
     sentence_sets = [p for c, p in zip(plan.corpus, prepared) if _is_sentence_set(c)]
     if recipe.distill.augment and sentence_sets:  # none: a skipped step (skipped_steps), reported as such
         prepared.append(_augmented(run, sentence_sets, data_dir))
