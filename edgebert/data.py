@@ -392,6 +392,11 @@ def evenly_spaced(items: Sequence[Any], limit: int) -> list[Any]:
     return [items[i * len(items) // limit] for i in range(limit)]
 
 
+def distinct_sentences(texts: Iterable[str]) -> list[str]:
+    """`texts` whitespace-normalised, blanks dropped, each once, in first-seen order."""
+    return list(dict.fromkeys(n for n in (" ".join(t.split()) for t in texts) if n))
+
+
 def table_sentences(path: Path) -> list[str]:
     """Sentences of an STS-B csv (sentence1, sentence2, score) or an SST-2 tsv (sentence, label; header ok)."""
     sentences: list[str] = []
@@ -409,13 +414,7 @@ def table_sentences(path: Path) -> list[str]:
                         sentences.append(row[0])
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise UserError(f"cannot read corpus table {path} ({type(exc).__name__}: {exc})") from exc
-    seen: set[str] = set()
-    out = []
-    for s in sentences:
-        s = " ".join(s.split())
-        if s and s not in seen:
-            seen.add(s)
-            out.append(s)
+    out = distinct_sentences(sentences)
     if not out:
         raise UserError(f"corpus table {path} has no sentences (expected an STS-B csv or an SST-2 tsv)")
     return out

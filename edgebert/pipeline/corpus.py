@@ -13,7 +13,7 @@ import random
 from collections.abc import Collection
 from pathlib import Path
 
-from edgebert.data import evenly_spaced, is_sentence_table, table_sentences
+from edgebert.data import distinct_sentences, evenly_spaced, is_sentence_table, table_sentences
 from edgebert.errors import UserError
 
 
@@ -50,10 +50,7 @@ def prepare_corpus(sources: list[Path], corpus_dir: Path, exclude: set[str] | No
 
 def _kept_sentences(source: Path, corpus_dir: Path, exclude: set[str]) -> Path:
     """`<corpus_dir>/<parent>-<stem>.txt`: the sentences of a table or sentence list not in `exclude`."""
-    if is_sentence_table(source):
-        found = table_sentences(source)
-    else:
-        found = list(dict.fromkeys(" ".join(line.split()) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()))
+    found = table_sentences(source) if is_sentence_table(source) else distinct_sentences(source.read_text(encoding="utf-8").splitlines())
     sentences = [s for s in found if s not in exclude]
     if not sentences:
         raise UserError(f"corpus {source} holds only held-out sentences (the bench's labelled set, the --eval-sts pairs); pass other text")

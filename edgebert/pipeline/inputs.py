@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edgebert.data import SPEC_FORMS, DatasetSpec, is_dataset_spec, parse_dataset_spec
+from edgebert.data import SPEC_FORMS, DatasetSpec, distinct_sentences, is_dataset_spec, parse_dataset_spec
 from edgebert.errors import UserError
 
 __all__ = ["DatasetSpec", "Input", "is_dataset_spec", "parse_dataset_spec", "resolve_input"]
@@ -64,14 +64,10 @@ def sentences_from_dataset(ds: Any, spec: str) -> list[str]:
         columns = [c for c, f in ds.features.items() if getattr(f, "dtype", None) == "string"][:2]
     if not columns:
         raise UserError(f"dataset '{spec}' has no text column (columns: {', '.join(ds.column_names)})")
-    seen: dict[str, None] = {}
-    for column in columns:
-        for text in ds[column]:
-            if isinstance(text, str) and text.strip():
-                seen.setdefault(" ".join(text.split()), None)
-    if not seen:
+    sentences = distinct_sentences(text for column in columns for text in ds[column] if isinstance(text, str))
+    if not sentences:
         raise UserError(f"dataset '{spec}' has no text")
-    return list(seen)
+    return sentences
 
 
 def sts_csv_text(rows: list[tuple[str, str, float]]) -> str:
