@@ -11,6 +11,7 @@ import pytest
 from edgebert import buckets
 from edgebert.errors import UserError
 from edgebert.parity import PARITY_SENTENCES, encode, torch_reference
+from test_export_tfjs import graph_products
 
 BUCKETS = [16, 32]
 CALIBRATION = ["a man is eating food", "the cat sat on the mat.", "prices rose 3% on monday", "hello there, friend!"]
@@ -195,9 +196,11 @@ def test_tfjs_one_graph_per_bucket_over_one_shard(tiny_bert: Path, tmp_path: Pat
     assert [b["model_file"] for b in manifest["buckets"]] == ["model-16.json", "model.json"]
     assert [b["attention"] for b in manifest["buckets"]] == ["batched", "per-head"]
     assert manifest["target_details"]["attention_products"] == "per_bucket"
-    ops = {b["attention"]: {n["op"] for n in json.loads((report.out_dir / b["model_file"]).read_text())["modelTopology"]["node"]} for b in manifest["buckets"]}
-    assert "BatchMatMulV2" in ops["batched"] and "Unpack" not in ops["batched"]
-    assert "BatchMatMulV2" not in ops["per-head"] and "Unpack" in ops["per-head"]
+    graphs = {b["attention"]: json.loads((report.out_dir / b["model_file"]).read_text()) for b in manifest["buckets"]}
+    ops = {form: {n["op"] for n in g["modelTopology"]["node"]} for form, g in graphs.items()}
+    products = {form: graph_products(g) for form, g in graphs.items()}
+    assert products["batched"]["pairwise_batched"] and not products["batched"]["pairwise_2d"] and "Unpack" not in ops["batched"]
+    assert products["per-head"]["pairwise_2d"] and not products["per-head"]["pairwise_batched"] and "Unpack" in ops["per-head"]
     assert sorted(manifest["files"]) == ["group1-shard1of1.bin", "model-16.json", "model.json"]
     for entry in manifest["buckets"]:  # static [1, n] graphs listing the same single shard
         model_json = json.loads((report.out_dir / entry["model_file"]).read_text())
@@ -241,9 +244,12 @@ def test_bench_times_real_lengths_fixed_and_bucketed(tflite_exports: dict, tiny_
     assert set(app["modes"]) == {"fixed", "buckets"} and app["bucket_counts"] == {"16": 2, "32": 1}
     assert all(m["e2e_ms"]["n"] == 3 and m["e2e_ms"]["p90"] >= m["e2e_ms"]["median"] > 0 for m in app["modes"].values())
     assert app["bucket_speedup_e2e"] > 0
+    middle = app["at_median_length"]  # the three texts' token counts sorted: the middle one's, alone at its length
+    assert middle["texts"] == 1 and middle["bucket"] == 16 and middle["tokens"] <= 16
+    assert middle["speedup_e2e"] > 0 and middle["speedup_model"] > 0 and middle["fixed_e2e_ms"] > 0
     assert set(torch_item["app_latency"]["modes"]) == {"natural"}
     md = (tmp_path / "report" / "report.md").read_text()
-    assert "## App-like latency" in md and "| buckets |" in md and "| fixed |" in md
+    assert "## App-like latency" in md and "| buckets |" in md and "| fixed |" in md and "texts of the median length" in md
 
 
 def test_app_latency_texts_are_spread_over_the_file(tmp_path: Path) -> None:

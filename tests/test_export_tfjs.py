@@ -81,20 +81,38 @@ def test_graph_inputs_and_output_nodes_are_recorded(tiny_exports, quantize: str)
     assert report.manifest["target_details"]["embedding_lookup"] == "gather_nd"
 
 
+def graph_products(model_json: dict) -> dict[str, list[dict]]:
+    """A tfjs graph's matrix products by form: `dense` (activations times a weight constant), `pairwise_2d` (two
+    computed tensors, a plain 2-D MatMul: a per-head attention product) and `pairwise_batched` (two computed
+    tensors with batch axes: BatchMatMulV2, the attention products of transformers' own code)."""
+    nodes = model_json["modelTopology"]["node"]
+    consts = {n["name"] for n in nodes if n["op"] == "Const"}
+    out: dict[str, list[dict]] = {"dense": [], "pairwise_2d": [], "pairwise_batched": []}
+    for node in (n for n in nodes if "MatMul" in n["op"]):
+        form = "dense" if any(i in consts for i in node["input"]) else "pairwise_2d" if node["op"] == "MatMul" else "pairwise_batched"
+        out[form].append(node)
+    return out
+
+
 def test_attention_is_one_plain_2d_product_per_head(tiny_exports, tiny_bert: Path) -> None:
-    """tfjs' wasm backend runs batched or transpose_b products on a slow generic kernel: none may remain."""
+    """tfjs' wasm backend runs batched or transpose_b products of two computed tensors on a slow generic kernel: none
+    may remain. Dense layers are one product broadcast over the batch axis of 1 (no Tensordot reshapes around it)."""
     from transformers import AutoConfig
 
     report = tiny_exports.get("none")
-    nodes = json.loads((report.out_dir / "model.json").read_text())["modelTopology"]["node"]
-    products = [n for n in nodes if "MatMul" in n["op"]]
-    assert products and all(n["op"] == "MatMul" for n in products), {n["op"] for n in products}
-    assert not any(n.get("attr", {}).get(k, {}).get("b") for n in products for k in ("transpose_a", "transpose_b"))
+    model_json = json.loads((report.out_dir / "model.json").read_text())
+    products = graph_products(model_json)
     config = AutoConfig.from_pretrained(tiny_bert)
     dense_per_layer = 6  # query, key, value, attention output, FFN in, FFN out
-    per_layer = dense_per_layer + 2 * config.num_attention_heads  # scores and context, per head
-    assert len(products) == config.num_hidden_layers * per_layer
+    assert len(products["dense"]) == config.num_hidden_layers * dense_per_layer
+    assert {n["op"] for n in products["dense"]} == {"BatchMatMulV2"}
+    assert not any("Tensordot" in n["name"] for n in model_json["modelTopology"]["node"])
+    assert len(products["pairwise_2d"]) == config.num_hidden_layers * 2 * config.num_attention_heads  # scores, context
+    assert not products["pairwise_batched"]
+    flags = ("transpose_a", "transpose_b", "adj_x", "adj_y")
+    assert not any(n.get("attr", {}).get(k, {}).get("b") for form in products.values() for n in form for k in flags)
     assert report.manifest["target_details"]["attention_products"] == "per_head_2d"
+    assert report.manifest["target_details"]["dense_products"] == "broadcast_matmul"
     assert [b["attention"] for b in report.manifest["buckets"]] == ["per-head"]
 
 
@@ -120,8 +138,11 @@ def test_tfjs_forms_compute_what_transformers_computes(tiny_bert: Path, tmp_path
         "    rows = run()\n"
         "with tfjs_ops(module, per_head=True, gather_rows=True):\n"
         "    heads = run()\n"
-        "assert module.tf.__name__ == 'tensorflow'\n"
-        "np.savez(sys.argv[2], plain=plain, rows=rows, heads=heads)\n"
+        "with tfjs_ops(module, gather_rows=True, dense_matmul=True):\n"
+        "    dense = run()\n"
+        "from tf_keras.src.layers.core import dense as keras_dense\n"
+        "assert module.tf.__name__ == 'tensorflow' and keras_dense.tf.__name__.startswith('tensorflow')\n"
+        "np.savez(sys.argv[2], plain=plain, rows=rows, heads=heads, dense=dense)\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", script, str(tiny_bert), str(tmp_path / "out.npz")],
@@ -131,6 +152,7 @@ def test_tfjs_forms_compute_what_transformers_computes(tiny_bert: Path, tmp_path
     out = np.load(tmp_path / "out.npz")
     assert np.array_equal(out["rows"], out["plain"])
     assert np.abs(out["heads"] - out["plain"]).max() < 1e-5 and not np.array_equal(out["plain"], 0 * out["plain"])
+    assert np.abs(out["dense"] - out["plain"]).max() < 1e-5
 
 
 def test_attention_per_bucket_follows_the_threshold() -> None:
@@ -146,7 +168,7 @@ def test_uint8_keeps_ffn_down_projection_in_float16(tiny_exports) -> None:
         for group in model_json["weightsManifest"]
         for w in group["weights"]
     }
-    kernels = {n: d for n, d in stored.items() if n.endswith("dense/Tensordot/ReadVariableOp")}
+    kernels = {n: d for n, d in stored.items() if n.endswith("dense/MatMul/ReadVariableOp")}
     ffn_down = {n: d for n, d in kernels.items() if "/output/dense/" in n and "/attention/" not in n}
     assert len(ffn_down) == 2 and set(ffn_down.values()) == {"float16"}  # one per layer of tiny_bert
     assert {d for n, d in kernels.items() if n not in ffn_down} == {"uint8"}
@@ -166,7 +188,7 @@ def test_quantize_flags_patterns_skip_attention_output() -> None:
     flags = quantize_flags("uint8", BERT.tfjs_ffn_output_patterns)
     assert flags[-1] == "--quantize_uint8"  # bare: the fallthrough for everything else
     patterns = flags[1].split(",")
-    base = "StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._{}/{}/Tensordot/ReadVariableOp"
+    base = "StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._{}/{}/MatMul/ReadVariableOp"
     hits = lambda name: any(fnmatch.fnmatch(name, p) for p in patterns)  # noqa: E731
     assert hits(base.format(3, "output/dense")) and hits(base.format(11, "output/dense"))
     assert not hits(base.format(3, "attention/output/dense")) and not hits(base.format(3, "intermediate/dense"))

@@ -174,8 +174,8 @@ def test_onnx_ffn_down_projection_names(tmp_path) -> None:
 def test_tfjs_keep_patterns_hit_only_ffn_down_projections() -> None:
     from edgebert.targets.tfjs.convert import quantize_flags
 
-    bert = "StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._{}/{}/Tensordot/ReadVariableOp"
-    albert = "StatefulPartitionedCall/tf_albert_model/albert/encoder/albert_layer_groups_._{}/albert_layers_._0/{}/Tensordot/ReadVariableOp"
+    bert = "StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._{}/{}/MatMul/ReadVariableOp"
+    albert = "StatefulPartitionedCall/tf_albert_model/albert/encoder/albert_layer_groups_._{}/albert_layers_._0/{}/MatMul/ReadVariableOp"
     cases = [
         (BERT, bert, "output/dense", ("attention/output/dense", "intermediate/dense")),
         (ALBERT, albert, "ffn_output", ("attention/dense", "ffn", "attention/query")),

@@ -45,6 +45,21 @@ function readTexts(file: string | undefined, runs: number): string[] {
   return Array.from({ length: runs }, (_, i) => lines[Math.floor((i * lines.length) / runs)]);
 }
 
+/**
+ * Fixed vs buckets for the texts of the median token count ("a median-length sentence"): each text's ratio of its
+ * two interleaved timings, and the median of those ratios (as `edgebert bench` reports it). Over all texts the
+ * buckets' times mix a few graphs, and their median falls on whichever graph holds the middle text.
+ */
+function atMedianLength(tokens: number[], ms: Record<string, number[]>): string {
+  const median = (x: number[]) => [...x].sort((a, b) => a - b)[x.length >> 1];
+  const length = median(tokens);
+  const at = tokens.flatMap((t, i) => (t === length ? [i] : []));
+  const ratio = median(at.map((i) => ms.fixed[i] / ms.buckets[i]));
+  const fixed = median(at.map((i) => ms.fixed[i]));
+  const buckets = median(at.map((i) => ms.buckets[i]));
+  return `  texts of the median length (${length} tokens, n=${at.length}): query median ${buckets.toFixed(1)} ms buckets, ${fixed.toFixed(1)} ms fixed; buckets vs fixed ${ratio.toFixed(2)}x (median of per-text ratios)`;
+}
+
 async function benchNode(modelDir: string, runs: number, texts: string[]): Promise<void> {
   const backend = await useBackend('wasm');
   const t0 = performance.now();
@@ -71,6 +86,7 @@ async function benchNode(modelDir: string, runs: number, texts: string[]): Promi
   console.log(`node ${process.version} ${backend}: load ${(loadMs / 1000).toFixed(1)} s (both); tokenise ${summary(tok, 2)}`);
   console.log(`  buckets ${embedders.buckets.buckets.join(',')} (queries padded to ${lengths}): query ${summary(ms.buckets, 1)}`);
   console.log(`  fixed ${embedders.fixed.buckets.join(',')}: query ${summary(ms.fixed, 1)}`);
+  if (texts.length > QUERIES.length) console.log(atMedianLength(tokens, ms));
   Object.values(embedders).forEach((e) => e.dispose());
 }
 

@@ -89,4 +89,24 @@ def measure_app_latency(item: OpenItem, runner: Runner, texts: list[str], source
         fixed, bucketed = (result["modes"][m]["e2e_ms"]["median"] for m in ("fixed", "buckets"))
         result["bucket_speedup_e2e"] = fixed / bucketed
         result["bucket_counts"] = {str(b): int(sum(item.pad_length(int(n)) == b for n in tokens)) for b in item.buckets}
+        result["at_median_length"] = at_median_length(item, times, tokens)
     return result
+
+
+def at_median_length(item: OpenItem, times: dict[str, dict[str, list[float]]], tokens: np.ndarray) -> dict[str, Any]:
+    """Fixed vs buckets for the texts of the median token count (what "a median-length sentence costs"): per text, the
+    ratio of its two interleaved timings; the median of those ratios. Over all texts the buckets' times are a mixture
+    of a few graphs, and their median falls on whichever graph holds the middle text."""
+    length = int(np.sort(tokens)[len(tokens) // 2])
+    at = np.flatnonzero(tokens == length)
+    fixed, bucketed = times["fixed"], times["buckets"]
+    ratio = {k: [fixed[k][i] / bucketed[k][i] for i in at] for k in ("e2e", "model")}
+    return {
+        "tokens": length,
+        "texts": int(len(at)),
+        "bucket": int(item.pad_length(length)),
+        "fixed_e2e_ms": float(np.median([fixed["e2e"][i] for i in at]) * 1e3),
+        "buckets_e2e_ms": float(np.median([bucketed["e2e"][i] for i in at]) * 1e3),
+        "speedup_e2e": float(np.median(ratio["e2e"])),
+        "speedup_model": float(np.median(ratio["model"])),
+    }

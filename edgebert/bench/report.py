@@ -462,6 +462,13 @@ def app_latency_table(report: dict[str, Any]) -> list[str]:
             )
     rows += ["", "natural = the tokens the text has (dynamic shapes); fixed = padded to the export's longest length; "
              "buckets = padded to the smallest bucket that holds the text (the same as fixed for a single-length export)."]
+    for item in report["items"]:
+        m = (item.get("app_latency") or {}).get("at_median_length")
+        if m:
+            rows += ["", f"{item['label']}, texts of the median length ({m['tokens']} tokens, {m['texts']} texts, bucket "
+                     f"{m['bucket']}): tok+model {m['fixed_e2e_ms']:.2f} ms fixed, {m['buckets_e2e_ms']:.2f} ms buckets; "
+                     f"buckets vs fixed {m['speedup_e2e']:.2f}x tok+model, {m['speedup_model']:.2f}x model only "
+                     "(median of each text's ratio of its two interleaved timings)."]
     return rows
 
 

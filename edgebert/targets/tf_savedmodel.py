@@ -76,18 +76,45 @@ class _TFJSOps:
         return tf.expand_dims(tf.stack([tf.matmul(x, y) for x, y in heads], axis=0), 0)
 
 
+class _DenseOps:
+    """A stand-in for the `tf` module inside Keras' Dense layer that writes a Dense on a [1, T, in] input as one
+    product broadcast over the batch axis (`tf.matmul` of [1, T, in] by [in, out]: BatchMatMulV2) instead of Keras'
+    `tf.tensordot`, which is a Reshape to [T, in], a MatMul and a Reshape back. Same product, same kernel in tfjs
+    (its matMul broadcasts the batch axis), two graph nodes fewer per Dense layer: on the wasm backend each node
+    costs JavaScript around its kernel (see benchmarks/README.md, "The TF.js per-call floor"). Any other tensordot
+    (a dynamic shape, a batch above 1, other axes) is TensorFlow's own.
+    """
+
+    def __init__(self, tf: Any) -> None:
+        self._tf = tf
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tf, name)
+
+    def tensordot(self, a: Any, b: Any, axes: Any, name: Any = None) -> Any:
+        tf = self._tf
+        shape = a.shape
+        last_axis = [[shape.rank - 1], [0]] if shape.rank is not None else None
+        if shape.rank == 3 and shape.is_fully_defined() and shape[0] == 1 and b.shape.rank == 2 and axes == last_axis:
+            return tf.matmul(a, b, name=name)
+        return tf.tensordot(a, b, axes, name=name)
+
+
 @contextlib.contextmanager
-def tfjs_ops(module: Any, per_head: bool = False, gather_rows: bool = False) -> Iterator[None]:
+def tfjs_ops(module: Any, per_head: bool = False, gather_rows: bool = False, dense_matmul: bool = False) -> Iterator[None]:
     """Within the block, the TF modeling code of `module` (e.g. modeling_tf_bert, which calls `tf.matmul` and
     `tf.gather`) computes attention with per-head 2-D products (`per_head`) and looks embeddings up by whole rows
-    (`gather_rows`); see `_TFJSOps`. Neither: TensorFlow's own calls."""
+    (`gather_rows`), see `_TFJSOps`; and Keras' Dense layers multiply a [1, T, in] input without reshapes
+    (`dense_matmul`, see `_DenseOps`). None: TensorFlow's own calls."""
     import tensorflow as tf
+    from tf_keras.src.layers.core import dense
 
     module.tf = _TFJSOps(tf, per_head, gather_rows) if per_head or gather_rows else tf
+    keras_tf, dense.tf = dense.tf, _DenseOps(dense.tf) if dense_matmul else dense.tf
     try:
         yield
     finally:
-        module.tf = tf
+        module.tf, dense.tf = tf, keras_tf
 
 
 def build_saved_model(
@@ -99,6 +126,7 @@ def build_saved_model(
     erf_gelu: bool = True,
     per_head: bool | Collection[str] = False,
     gather_rows: bool = False,
+    dense_matmul: bool = False,
     task: str = "feature-extraction",
     top_k: int = 0,
 ) -> dict:
@@ -109,7 +137,7 @@ def build_saved_model(
     `lengths`: {signature: its sequence length}; one length means `serving_default`. The signatures share the
     model's variables (one copy of the weights). `per_head`: True, or the signatures, whose attention is traced as one
     2-D product per head; the others keep transformers' batched products. `gather_rows`: embedding lookups as
-    GatherNd (see `_TFJSOps`; for TF.js)."""
+    GatherNd (see `_TFJSOps`; for TF.js). `dense_matmul`: Dense layers as one broadcast product (`_DenseOps`; for TF.js)."""
     import tensorflow as tf
     import transformers
 
@@ -144,7 +172,8 @@ def build_saved_model(
     split = set(lengths) if per_head is True else set(per_head or ())
     concrete = {}
     for name, n in lengths.items():  # each length is its own trace: per-head or batched attention, as asked
-        with tfjs_ops(sys.modules[tf_class.__module__], per_head=name in split, gather_rows=gather_rows):
+        ops = tfjs_ops(sys.modules[tf_class.__module__], per_head=name in split, gather_rows=gather_rows, dense_matmul=dense_matmul)
+        with ops:
             concrete[name] = serve.get_concrete_function(*[tf.TensorSpec([1, n], tf.int32, name=i) for i in input_names])
     module = tf.Module()
     module.encoder = encoder
@@ -157,6 +186,7 @@ def build_saved_model(
         "gelu": gelu if activation == "gelu" else activation,
         "attention_products": {name: "per_head_2d" if name in split else "batched" for name in lengths},
         "embedding_lookup": "gather_nd" if gather_rows else "gather",
+        "dense_products": "broadcast_matmul" if dense_matmul else "tensordot",
     }
 
 

@@ -103,7 +103,7 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
         lengths_by_signature = {name: n for n, name in signatures.items()}
         task, top_k = spec.get("task", "feature-extraction"), int(spec.get("top_k", 0))
         info = build_saved_model(
-            Path(spec["model_dir"]), lengths_by_signature, spec["pooling"], family, saved, per_head=per_head, gather_rows=True, task=task, top_k=top_k
+            Path(spec["model_dir"]), lengths_by_signature, spec["pooling"], family, saved, per_head=per_head, gather_rows=True, dense_matmul=True, task=task, top_k=top_k
         )
         for n, name in signatures.items():
             keep = family.tfjs_ffn_output_patterns

@@ -47,8 +47,19 @@ export async function loadGraph(tf, modelDir, modelFile) {
   if (typeof model.loadWithWeightMap !== 'function') return tf.loadGraphModel(fileHandler(modelDir, modelFile));
   const shards = JSON.stringify([modelDir, artifacts.weightSpecs.map((w) => w.name)]);
   if (!weightMaps.has(shards)) weightMaps.set(shards, tf.io.decodeWeights(artifacts.weightData, artifacts.weightSpecs));
-  model.loadWithWeightMap(artifacts, weightMaps.get(shards));
+  model.loadWithWeightMap(artifacts, ownWeights(artifacts.modelTopology, weightMaps.get(shards)));
   return model;
+}
+
+// The weights of `shared` (one export's decoded shard) that a graph's nodes name: the same tensors, in a map of
+// this graph's own. tfjs' executor copies and walks its whole weight map on every execute(), and the shard lists
+// the weights of every bucket graph (377 entries where a 16-token graph of the small student needs 128): the
+// smaller map saves ~0.2 ms a call (~4 % of a 16-token call, Node wasm; benchmarks/README.md).
+// The demo app's loader does the same (demo_app/src/core/model.ts).
+export function ownWeights(topology, shared) {
+  if (topology.library?.function?.length) return shared; // functions (control flow) name their own nodes: keep all
+  const names = new Set((topology.node || []).map((n) => n.name));
+  return Object.fromEntries(Object.entries(shared).filter(([name]) => names.has(name)));
 }
 
 // The export's graphs, {seq_len, model_file} each, shortest first (older manifests: their one fixed graph).
