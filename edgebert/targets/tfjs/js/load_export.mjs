@@ -41,13 +41,16 @@ const weightMaps = new Map(); // model_dir + shard list -> decoded weights, shar
 
 // A graph model over weights decoded once per shard set (GraphModel.loadWithWeightMap, tfjs-converter 4.x: tfjs has
 // no public way to share weights between graph models); without that method each graph loads its own copy.
-export async function loadGraph(tf, modelDir, modelFile) {
+// `wholeShard`: give the graph the map of every weight in the shard instead (how edgebert loaded graphs before session
+// 16; benchmarks/tfjs_call_compare.mjs measures the difference).
+export async function loadGraph(tf, modelDir, modelFile, { wholeShard = false } = {}) {
   const artifacts = await fileHandler(modelDir, modelFile).load();
   const model = new tf.GraphModel(fileHandler(modelDir, modelFile));
   if (typeof model.loadWithWeightMap !== 'function') return tf.loadGraphModel(fileHandler(modelDir, modelFile));
   const shards = JSON.stringify([modelDir, artifacts.weightSpecs.map((w) => w.name)]);
   if (!weightMaps.has(shards)) weightMaps.set(shards, tf.io.decodeWeights(artifacts.weightData, artifacts.weightSpecs));
-  model.loadWithWeightMap(artifacts, ownWeights(artifacts.modelTopology, weightMaps.get(shards)));
+  const shared = weightMaps.get(shards);
+  model.loadWithWeightMap(artifacts, wholeShard ? shared : ownWeights(artifacts.modelTopology, shared));
   return model;
 }
 
