@@ -30,7 +30,17 @@ def _use_erf_gelu() -> str:
     return "erf"
 
 
-class _TFJSOps:
+class _StandIn:
+    """A stand-in for a module's `tf`: TensorFlow's own attribute for every name the subclass does not define."""
+
+    def __init__(self, tf: Any) -> None:
+        self._tf = tf
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tf, name)
+
+
+class _TFJSOps(_StandIn):
     """A stand-in for the `tf` module inside transformers' TF modeling code (the module of a TF model class, e.g.
     modeling_tf_bert) that writes two of its calls in the forms TF.js' wasm backend runs fast; everything else is
     TensorFlow's own, and both forms compute the same values (tests/test_export_tfjs.py compares them).
@@ -53,10 +63,8 @@ class _TFJSOps:
     """
 
     def __init__(self, tf: Any, per_head: bool, gather_rows: bool) -> None:
-        self._tf, self._per_head, self._gather_rows = tf, per_head, gather_rows
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._tf, name)
+        super().__init__(tf)
+        self._per_head, self._gather_rows = per_head, gather_rows
 
     def gather(self, params: Any, indices: Any, *args: Any, **kwargs: Any) -> Any:
         tf = self._tf
@@ -76,20 +84,14 @@ class _TFJSOps:
         return tf.expand_dims(tf.stack([tf.matmul(x, y) for x, y in heads], axis=0), 0)
 
 
-class _DenseOps:
+class _DenseOps(_StandIn):
     """A stand-in for the `tf` module inside Keras' Dense layer that writes a Dense on a [1, T, in] input as one
     product broadcast over the batch axis (`tf.matmul` of [1, T, in] by [in, out]: BatchMatMulV2) instead of Keras'
     `tf.tensordot`, which is a Reshape to [T, in], a MatMul and a Reshape back. Same product, same kernel in tfjs
     (its matMul broadcasts the batch axis), two graph nodes fewer per Dense layer: on the wasm backend each node
-    costs JavaScript around its kernel (see benchmarks/README.md, "The TF.js per-call floor"). Any other tensordot
-    (a dynamic shape, a batch above 1, other axes) is TensorFlow's own.
+    costs JavaScript around its kernel (benchmarks/README.md, "A smaller fixed cost per TF.js call": 1-3 % of a
+    16-token call). Any other tensordot (a dynamic shape, a batch above 1, other axes) is TensorFlow's own.
     """
-
-    def __init__(self, tf: Any) -> None:
-        self._tf = tf
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._tf, name)
 
     def tensordot(self, a: Any, b: Any, axes: Any, name: Any = None) -> Any:
         tf = self._tf
@@ -110,7 +112,9 @@ def tfjs_ops(module: Any, per_head: bool = False, gather_rows: bool = False, den
     from tf_keras.src.layers.core import dense
 
     module.tf = _TFJSOps(tf, per_head, gather_rows) if per_head or gather_rows else tf
-    keras_tf, dense.tf = dense.tf, _DenseOps(dense.tf) if dense_matmul else dense.tf
+    keras_tf = dense.tf
+    if dense_matmul:
+        dense.tf = _DenseOps(keras_tf)
     try:
         yield
     finally:
