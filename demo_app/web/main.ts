@@ -1,10 +1,12 @@
 /**
- * The web page: the same core module as the app and the Node tests, on TF.js's wasm backend in the browser.
+ * The web page: the same core module as the app and the Node tests, on TF.js's wasm backend in the browser
+ * (?backend=webgl: the WebGL backend, the browser twin of the app's rn-webgl; ?backend=cpu: plain JS).
  * The model, tokenizer, notes and their embeddings are fetched over HTTP from ../../assets/ (override the model
  * directory with ?model=URL-of-the-export-directory/). Build: node scripts/build-web.mjs; serve: npm run web.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
+import '@tensorflow/tfjs-backend-webgl';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 
 import { Embedder } from '../src/core/model';

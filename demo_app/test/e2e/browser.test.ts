@@ -1,6 +1,7 @@
 /**
  * End to end in headless Chromium (Debian `chromium`, driven by playwright-core): the web page loads the export
- * with the shared core on the wasm backend, we type a query and see the expected top result.
+ * with the shared core on the wasm backend, we type a query and see the expected top result. On the WebGL backend
+ * (Chromium's software GPU, SwiftShader) the page must rank as on wasm, with the same scores.
  * CHROMIUM=/path/to/chromium overrides /usr/bin/chromium. Needs the export and web/dist (scripts/prepare.sh).
  */
 import assert from 'node:assert/strict';
@@ -24,6 +25,8 @@ const FLAGS = [
   '--disable-sync',
   '--no-first-run',
 ];
+// WebGL without a GPU: Chromium's SwiftShader (software Vulkan under ANGLE), float32 shaders.
+const WEBGL_FLAGS = ['--headless', '--no-sandbox', '--use-gl=angle', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'];
 const QUERIES = [
   { query: 'my bicycle tire is flat', top: 'bike' },
   { query: 'how often should I feed my sourdough starter?', top: 'sourdough' },
@@ -54,6 +57,44 @@ describe('web page in headless Chromium', { skip: skipReason() }, () => {
   after(async () => {
     await browser?.close();
     await server?.close();
+  });
+
+  /** Load the page in `on` (with `query` appended to its URL, e.g. ?backend=webgl) and wait until it is ready. */
+  async function open(on: Page, query: string): Promise<void> {
+    await on.goto(`${server.url}web/dist/index.html${query}`);
+    await on.waitForFunction(() => window.edgebertDemo?.ready || window.edgebertDemo?.error, null, { timeout: 300_000 });
+    const state = await on.evaluate(() => window.edgebertDemo);
+    assert.equal(state.error, null, `page error: ${state.error}\n${consoleLines.join('\n')}`);
+  }
+
+  /** Search `text` on a ready page: its hits (id, score), best first. */
+  async function search(on: Page, text: string): Promise<{ id: string; score: number }[]> {
+    const done = await on.evaluate(() => window.edgebertDemo.queryMs.length);
+    await on.fill('#query', text);
+    await on.click('#search');
+    await on.waitForFunction((n) => window.edgebertDemo.queryMs.length === n + 1, done, { timeout: 120_000 });
+    return on.evaluate(() => window.edgebertDemo.lastHits);
+  }
+
+  test('the WebGL backend (the app runs rn-webgl) ranks with the scores of wasm', { timeout: 600_000 }, async () => {
+    const gl = await chromium.launch({ executablePath: CHROMIUM, args: WEBGL_FLAGS });
+    try {
+      const glPage = await gl.newPage();
+      glPage.on('console', (m) => consoleLines.push(`webgl ${m.type()}: ${m.text()}`));
+      await open(glPage, '?backend=webgl');
+      await open(page, '');
+      assert.equal(await glPage.evaluate(() => window.edgebertDemo.backend), 'webgl');
+      assert.equal(await page.evaluate(() => window.edgebertDemo.backend), 'wasm');
+      for (const q of QUERIES) {
+        const [onWebgl, onWasm] = [await search(glPage, q.query), await search(page, q.query)];
+        assert.deepEqual(onWebgl.map((h) => h.id), onWasm.map((h) => h.id), `"${q.query}": webgl and wasm rank differently`);
+        for (const [i, h] of onWebgl.entries()) {
+          assert.ok(Math.abs(h.score - onWasm[i].score) < 1e-4, `"${q.query}" ${h.id}: webgl ${h.score}, wasm ${onWasm[i].score}`);
+        }
+      }
+    } finally {
+      await gl.close();
+    }
   });
 
   test('typing a query shows the expected top result', { timeout: 240_000 }, async () => {
