@@ -94,10 +94,8 @@ class _DenseOps(_StandIn):
     """
 
     def tensordot(self, a: Any, b: Any, axes: Any, name: Any = None) -> Any:
-        tf = self._tf
-        shape = a.shape
-        last_axis = [[shape.rank - 1], [0]] if shape.rank is not None else None
-        if shape.rank == 3 and shape.is_fully_defined() and shape[0] == 1 and b.shape.rank == 2 and axes == last_axis:
+        tf, shape = self._tf, a.shape
+        if shape.rank == 3 and shape.is_fully_defined() and shape[0] == 1 and b.shape.rank == 2 and axes == [[2], [0]]:
             return tf.matmul(a, b, name=name)
         return tf.tensordot(a, b, axes, name=name)
 

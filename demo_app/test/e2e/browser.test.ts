@@ -60,9 +60,13 @@ describe('web page in headless Chromium', { skip: skipReason() }, () => {
   });
 
   /** Load the page in `on` (with `query` appended to its URL, e.g. ?backend=webgl) and wait until it is ready. */
-  async function open(on: Page, query: string): Promise<void> {
+  async function open(on: Page, query: string, timeout: number): Promise<void> {
     await on.goto(`${server.url}web/dist/index.html${query}`);
-    await on.waitForFunction(() => window.edgebertDemo?.ready || window.edgebertDemo?.error, null, { timeout: 300_000 });
+    try {
+      await on.waitForFunction(() => window.edgebertDemo?.ready || window.edgebertDemo?.error, null, { timeout });
+    } catch (err) {
+      throw new Error(`the page never became ready; browser console:\n${consoleLines.join('\n')}`, { cause: err });
+    }
     const state = await on.evaluate(() => window.edgebertDemo);
     assert.equal(state.error, null, `page error: ${state.error}\n${consoleLines.join('\n')}`);
   }
@@ -81,8 +85,8 @@ describe('web page in headless Chromium', { skip: skipReason() }, () => {
     try {
       const glPage = await gl.newPage();
       glPage.on('console', (m) => consoleLines.push(`webgl ${m.type()}: ${m.text()}`));
-      await open(glPage, '?backend=webgl');
-      await open(page, '');
+      await open(glPage, '?backend=webgl', 300_000);
+      await open(page, '', 300_000);
       assert.equal(await glPage.evaluate(() => window.edgebertDemo.backend), 'webgl');
       assert.equal(await page.evaluate(() => window.edgebertDemo.backend), 'wasm');
       for (const q of QUERIES) {
@@ -98,15 +102,8 @@ describe('web page in headless Chromium', { skip: skipReason() }, () => {
   });
 
   test('typing a query shows the expected top result', { timeout: 240_000 }, async () => {
-    await page.goto(`${server.url}web/dist/index.html`);
-    try {
-      await page.waitForFunction(() => window.edgebertDemo?.ready || window.edgebertDemo?.error, null, { timeout: 180_000 });
-    } catch (err) {
-      throw new Error(`the page never became ready; browser console:\n${consoleLines.join('\n')}`, { cause: err });
-    }
-    const loaded = await page.evaluate(() => window.edgebertDemo);
-    assert.equal(loaded.error, null, `page error: ${loaded.error}\n${consoleLines.join('\n')}`);
-    assert.equal(loaded.backend, 'wasm');
+    await open(page, '', 180_000);
+    assert.equal(await page.evaluate(() => window.edgebertDemo.backend), 'wasm');
 
     for (const [i, q] of QUERIES.entries()) {
       await page.fill('#query', q.query);
