@@ -187,6 +187,7 @@ def test_tfjs_one_graph_per_bucket_over_one_shard(tiny_bert: Path, tmp_path: Pat
     import json
 
     from edgebert.export import export
+    from edgebert.modelio import load_model
     from edgebert.targets import get_exporter
 
     # Per-bucket attention: batched up to 16 tokens, one 2-D product per head at 32; each bucket passes parity.
@@ -221,6 +222,16 @@ def test_tfjs_one_graph_per_bucket_over_one_shard(tiny_bert: Path, tmp_path: Pat
         assert _cosine(outputs["sentence_embedding"][0], reference["sentence_embedding"][0]) > 0.9999
         with pytest.raises(ValueError, match="takes at most 32"):
             runner.run({k: np.ones((1, 33), dtype=np.int64) for k in inputs})
+        # What bench's app-like latency times for TF.js: each text tokenized in JS (the demo app's tokenizer) and run
+        # in Node, fixed and bucketed; the JS ids must be Python's, truncation included.
+        texts = ["Hello world.", "where is my phone charger, the white one?", " ".join(["a very long note"] * 12)]
+        timed = runner.time_texts(texts, ["fixed", "buckets"], warmup=1)
+        loaded = load_model(tiny_bert)
+        python_ids = [encode(loaded.tokenizer, [t], 32, pad_to_seq_len=False)["input_ids"][0].tolist() for t in texts]
+        assert timed["ids"] == python_ids and len(python_ids[-1]) == 32 and "JS" in timed["tokenizer"]
+        assert {buckets.pick(len(ids), BUCKETS) for ids in python_ids} == set(BUCKETS)
+        for mode in ("fixed", "buckets"):
+            assert all(len(timed["times"][mode][k]) == 3 and min(timed["times"][mode][k]) > 0 for k in ("tokenize_s", "model_s"))
     finally:
         runner.close()
 
@@ -243,7 +254,7 @@ def test_bench_times_real_lengths_fixed_and_bucketed(tflite_exports: dict, tiny_
     assert app["texts"] == 3 and app["source"] == str(texts) and app["max_length"] == 32
     assert set(app["modes"]) == {"fixed", "buckets"} and app["bucket_counts"] == {"16": 2, "32": 1}
     assert all(m["e2e_ms"]["n"] == 3 and m["e2e_ms"]["p90"] >= m["e2e_ms"]["median"] > 0 for m in app["modes"].values())
-    assert app["bucket_speedup_e2e"] > 0
+    assert app["bucket_speedup_e2e"] > 0 and app["tokenizer"].startswith("tokenizers (Rust") and "ids_differ" not in app
     middle = app["at_median_length"]  # the three texts' token counts sorted: the middle one's, alone at its length
     assert middle["texts"] == 1 and middle["bucket"] == 16 and middle["tokens"] <= 16
     assert middle["speedup_e2e"] > 0 and middle["speedup_model"] > 0 and middle["fixed_e2e_ms"] > 0

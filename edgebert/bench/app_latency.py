@@ -1,7 +1,9 @@
 """Latency as an app sees it: one text at a time, tokenizer + model, over real sentence lengths.
 
 The texts are `--texts FILE` (one per line) or the STS sentences, each at its own length (truncated to the
-item's longest input). Dynamic-shape items (PyTorch, ONNX) compute the tokens they get (`natural`); static-shape
+item's longest input), tokenized as an app of the item's runtime does: in JS for TF.js (in Node, the demo app's
+tokenizer), else by the model's Rust tokenizer called directly (`app_tokenizer`); either way the ids are checked
+against transformers' call. Dynamic-shape items (PyTorch, ONNX) compute the tokens they get (`natural`); static-shape
 exports are timed twice per text, interleaved so both see the same machine: padded to their longest length
 (`fixed`, what a single-shape export costs) and to the smallest bucket that holds the text (`buckets`; the same as
 `fixed` for an export with one length). Reported as median and p90 over the texts.
@@ -15,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from edgebert import buckets
+from edgebert.bench.app_tokenizer import AppTokenizer
 from edgebert.bench.items import OpenItem
 from edgebert.parity import encode
 from edgebert.targets.base import Runner
@@ -48,11 +51,11 @@ def _modes(item: OpenItem) -> dict[str, Any]:
     return {"fixed": lambda n: longest, "buckets": item.pad_length}
 
 
-def _one_call(item: OpenItem, runner: Runner, text: str, max_length: int, pad: Any) -> tuple[float, float]:
+def _one_call(item: OpenItem, runner: Runner, tokenize: AppTokenizer, text: str, pad: Any) -> tuple[float, float]:
     """(tokenizer seconds, model seconds) of one text padded to `pad(tokens)`."""
     native = type(runner).time_calls is not Runner.time_calls
     start = time.perf_counter()
-    inputs = encode(item.tokenizer, [text], max_length, pad_to_seq_len=False)
+    inputs = tokenize(text)
     width = pad(inputs["input_ids"].shape[1])
     inputs = {k: buckets.pad_right(v, width) for k, v in inputs.items()}
     tokenized = time.perf_counter()
@@ -62,29 +65,63 @@ def _one_call(item: OpenItem, runner: Runner, text: str, max_length: int, pad: A
     return tokenized - start, time.perf_counter() - tokenized
 
 
+Timings = dict[str, dict[str, list[float]]]  # {mode: {"tokenize": [s per text], "model": [s per text]}}
+
+
+def _in_python(item: OpenItem, runner: Runner, texts: list[str], longest: int) -> tuple[str, Timings]:
+    """Tokenized here (the Rust tokenizer called directly, as an app's native one; transformers' call if its ids
+    differ), each mode timed per text, interleaved."""
+    tokenize = AppTokenizer(item.tokenizer, longest)
+    differs = tokenize.check(texts)
+    modes = _modes(item)
+    for text in texts[:WARMUP_TEXTS]:
+        for pad in modes.values():
+            _one_call(item, runner, tokenize, text, pad)
+    times: Timings = {m: {"tokenize": [], "model": []} for m in modes}
+    for text in texts:
+        for mode, pad in modes.items():
+            tok, model = _one_call(item, runner, tokenize, text, pad)
+            times[mode]["tokenize"].append(tok)
+            times[mode]["model"].append(model)
+    name = tokenize.name if differs is None else f"{tokenize.name} (the Rust tokenizer's ids differ on {differs!r})"
+    return name, times
+
+
+def _in_runtime(item: OpenItem, runner: Runner, texts: list[str], longest: int) -> tuple[str, Timings, list[str]] | None:
+    """Tokenized and timed in the runtime's own language (TF.js: JS in Node, as the demo app); with the texts whose
+    ids differ from Python's. None when the runtime has no tokenizer of its own, or the bench truncates shorter
+    than the export (`--sts-max-length` below its longest bucket)."""
+    if not item.buckets or longest != max(item.buckets):
+        return None
+    answer = runner.time_texts(texts, list(_modes(item)), WARMUP_TEXTS)
+    if answer is None:
+        return None
+    reference = [encode(item.tokenizer, [t], longest, pad_to_seq_len=False)["input_ids"][0].tolist() for t in texts]
+    differ = [t for t, ids, ref in zip(texts, answer["ids"], reference) if ids != ref]
+    times = {m: {"tokenize": t["tokenize_s"], "model": t["model_s"]} for m, t in answer["times"].items()}
+    return answer["tokenizer"], times, differ
+
+
 def measure_app_latency(item: OpenItem, runner: Runner, texts: list[str], source: str, max_length: int) -> dict[str, Any]:
     """Tokenizer + model per text for each mode of the item: median / p90 (ms) over `texts`, and fixed / buckets."""
     from edgebert.bench.metrics import summarize
 
     longest = min(max_length, max(item.buckets)) if item.buckets else max_length
-    modes = _modes(item)
-    for text in texts[:WARMUP_TEXTS]:
-        for pad in modes.values():
-            _one_call(item, runner, text, longest, pad)
-    times: dict[str, dict[str, list[float]]] = {m: {"tokenize": [], "model": [], "e2e": []} for m in modes}
-    for text in texts:
-        for mode, pad in modes.items():
-            tok, model = _one_call(item, runner, text, longest, pad)
-            for key, value in (("tokenize", tok), ("model", model), ("e2e", tok + model)):
-                times[mode][key].append(value)
+    in_runtime = _in_runtime(item, runner, texts, longest)
+    tokenizer, times, differ = in_runtime if in_runtime else (*_in_python(item, runner, texts, longest), [])
+    for t in times.values():
+        t["e2e"] = [a + b for a, b in zip(t["tokenize"], t["model"])]
     tokens = np.asarray([len(ids) for ids in item.tokenizer(texts, truncation=True, max_length=longest)["input_ids"]])
     result: dict[str, Any] = {
         "source": source,
         "texts": len(texts),
         "max_length": longest,
+        "tokenizer": tokenizer,
         "tokens": {"median": float(np.median(tokens)), "p90": float(np.percentile(tokens, 90)), "max": int(tokens.max())},
         "modes": {m: {f"{k}_ms": summarize(v) for k, v in t.items()} for m, t in times.items()},
     }
+    if differ:  # the app's tokenizer is not Python's on these texts: its ids, and so its answers, differ
+        result["ids_differ"] = {"texts": len(differ), "first": differ[0]}
     if "buckets" in times and len(item.buckets) > 1:
         fixed, bucketed = (result["modes"][m]["e2e_ms"]["median"] for m in ("fixed", "buckets"))
         result["bucket_speedup_e2e"] = fixed / bucketed

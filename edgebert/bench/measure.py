@@ -417,7 +417,11 @@ def _measure_app_latency(item: OpenItem, job: MeasureJob, result: dict[str, Any]
     finally:
         runner.close()
     modes = ", ".join(f"{m} {v['e2e_ms']['median']:.2f} ms (p90 {v['e2e_ms']['p90']:.2f})" for m, v in a["modes"].items())
-    log(f"{item.spec.label}: app-like latency over {a['texts']} texts (median {a['tokens']['median']:g} tokens): {modes}")
+    log(f"{item.spec.label}: app-like latency over {a['texts']} texts (median {a['tokens']['median']:g} tokens), "
+        f"tokenized by {a['tokenizer']}: {modes}")
+    if a.get("ids_differ"):
+        log(f"{item.spec.label}: the app's tokenizer gives other ids than Python's on {a['ids_differ']['texts']} texts, "
+            f"e.g. {a['ids_differ']['first']!r}")
     sink(result)
 
 

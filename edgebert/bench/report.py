@@ -310,7 +310,10 @@ def method_text(config: Any) -> list[str]:
         "the file) one at a time, "
         "each at its own length: tokenizer + model per text, median and p90 over the texts; static exports timed "
         "padded to their longest length (fixed) and to the smallest bucket that holds the text (buckets), "
-        "interleaved per text.",
+        "interleaved per text. Tokenized as an app of the runtime does: TF.js in JS inside Node (the demo app's "
+        "tokenizer, @huggingface/tokenizers) and timed there with tensors in, execute and read back; the others by "
+        "the model's Rust tokenizer called directly (an app's native tokenizer pays none of transformers' Python "
+        "wrapping). Every text's ids are checked against transformers' call; an item whose ids differ says so.",
         "Size: bytes of what an app ships for the model (graph + weights; PyTorch: weights + config.json); the "
         "tokenizer is listed apart. Parameters: the model's (exports: counted from their source model's config).",
         "Peak memory: RSS of the worker process plus its child processes (Node for TF.js), sampled every 5 ms with "
@@ -463,7 +466,15 @@ def app_latency_table(report: dict[str, Any]) -> list[str]:
     rows += ["", "natural = the tokens the text has (dynamic shapes); fixed = padded to the export's longest length; "
              "buckets = padded to the smallest bucket that holds the text (the same as fixed for a single-length export)."]
     for item in report["items"]:
-        m = (item.get("app_latency") or {}).get("at_median_length")
+        a = item.get("app_latency") or {}
+        if a.get("tokenizer"):
+            rows += ["", f"{item['label']}: tokenized by {a['tokenizer']}."]
+        if a.get("ids_differ"):
+            d = a["ids_differ"]
+            rows += ["", f"**{item['label']}: the app's tokenizer gives other ids than Python's on {d['texts']} of "
+                     f"{a['texts']} texts** (first: {d['first']!r}): the app would embed other tokens than the model was "
+                     "checked on."]
+        m = a.get("at_median_length")
         if m:
             rows += ["", f"{item['label']}, texts of the median length ({m['tokens']} tokens, {m['texts']} texts, bucket "
                      f"{m['bucket']}): tok+model {m['fixed_e2e_ms']:.2f} ms fixed, {m['buckets_e2e_ms']:.2f} ms buckets; "

@@ -63,6 +63,12 @@ class Runner(ABC):
             times.append(time.perf_counter() - start)
         return times
 
+    def time_texts(self, texts: list[str], modes: list[str], warmup: int) -> dict[str, Any] | None:
+        """Tokenize and run each text in the runtime's own language, as its apps do: {"tokenizer": what tokenized,
+        "ids": each text's real token ids, "times": {mode: {"tokenize_s": [...], "model_s": [...]}}}, the modes
+        ("fixed", "buckets") interleaved per text. None: apps of this runtime tokenize where the bench does (Python)."""
+        return None
+
     def close(self) -> None:
         """Release runtime resources (subprocesses, sessions)."""
 

@@ -30,7 +30,8 @@ from edgebert.targets.tfjs.shared_weights import model_file
 MODEL_FILE = "model.json"
 JS_DIR = Path(__file__).resolve().parent / "js"
 JS_RUNNER = JS_DIR / "run_tfjs.mjs"
-JS_PACKAGES = ("@tensorflow/tfjs", "@tensorflow/tfjs-backend-wasm")
+JS_PACKAGES = ("@tensorflow/tfjs", "@tensorflow/tfjs-backend-wasm", "@huggingface/tokenizers")
+JS_TOKENIZER = "@huggingface/tokenizers (JS, in Node), as the demo app"
 NPM_HINT = f"npm ci --prefix {JS_DIR}"
 TFJS_VERSION = "4.22.0"
 CONVERT_TIMEOUT_S = 3600
@@ -53,7 +54,7 @@ def find_node() -> str:
 
 
 def check_js_packages() -> None:
-    """TargetUnavailable unless edgebert/targets/tfjs/js/node_modules holds tfjs and its wasm backend."""
+    """TargetUnavailable unless edgebert/targets/tfjs/js/node_modules holds tfjs, its wasm backend and the JS tokenizer."""
     missing = [p for p in JS_PACKAGES if not (JS_DIR / "node_modules" / p / "package.json").exists()]
     if missing:
         raise TargetUnavailable(
@@ -100,6 +101,10 @@ class TFJSRunner(Runner):
             "model_dir": str(self.export_dir), "model_file": self.model_files[bucket], "inputs": rows,
             "backend": self.backend, **fields,
         }  # fmt: skip
+        return self._exchange(request)
+
+    def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One JSON request to the Node process, one JSON answer back (TargetUnavailable when Node fails)."""
         process = self._server()
         try:
             process.stdin.write(json.dumps(request) + "\n")
@@ -162,6 +167,13 @@ class TFJSRunner(Runner):
         """Seconds per call, measured inside Node (model load and process start-up excluded)."""
         answer = self._request(inputs, mode="time", warmup=int(warmup), repeats=int(repeats), outputs=self.output_names)
         return [float(t) for t in answer["times_s"]]
+
+    def time_texts(self, texts: list[str], modes: list[str], warmup: int) -> dict[str, Any] | None:
+        """Tokenized in JS by the tokenizer the demo app uses (js/shared/edge_tokenizer.mjs), timed in Node."""
+        request = {"model_dir": str(self.export_dir), "mode": "texts", "texts": list(texts), "modes": list(modes),
+                   "warmup": int(warmup), "outputs": self.output_names, "backend": self.backend}  # fmt: skip
+        answer = self._exchange(request)
+        return {"tokenizer": JS_TOKENIZER, "ids": answer["ids"], "times": answer["times"]}
 
 
 class TFJSExporter(Exporter):

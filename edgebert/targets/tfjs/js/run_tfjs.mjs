@@ -11,6 +11,12 @@
 //         (with "encoding": "base64": {"outputs": {key: {"shape": [...], "f32": "<base64 little-endian float32>"}}})
 //   time: {"backend", "times_s": [...]}  (seconds per call over every row of `inputs`, measured here in Node,
 //         the requested outputs read back flat as an app reads them)
+// or, with "mode": "texts", what an app does per text (`edgebert bench`'s app-like latency of a TF.js export):
+//   {"model_dir", "mode": "texts", "texts": [...], "modes": ["fixed", "buckets"], "warmup": 3, "outputs": [...]}
+//   -> {"backend", "ids": [[...], ...] (each text's real token ids), "times": {mode: {"tokenize_s": [...],
+//       "model_s": [...]}}}: tokenized in JS (shared/edge_tokenizer.mjs, as the demo app does), padded to the
+//       export's longest length (fixed) or to the smallest bucket that holds the text (buckets), then tensors in,
+//       execute and read back; the modes interleaved per text, after `warmup` untimed texts.
 // Each row is one execute() of the static [1, seq_len] graph. Anything else tfjs prints goes to stderr.
 // The graphs of one export's buckets list the same weight shard: it is decoded once and their graphs share it.
 //
@@ -19,11 +25,13 @@
 //
 // Install: npm ci --prefix edgebert/targets/tfjs/js   (pure JS + wasm from the npm registry; no tfjs-node)
 
+import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 
-import { loadGraph, outputNodes } from './load_export.mjs';
+import { exportGraphs, loadGraph, outputNodes } from './load_export.mjs';
+import { EdgeTokenizer } from './shared/edge_tokenizer.mjs';
 
 // tfjs greets Node users on stdout; keep stdout for the JSON answer only.
 const writeAnswer = process.stdout.write.bind(process.stdout);
@@ -91,19 +99,77 @@ function warmedUp(tf, model) {
   return model;
 }
 
-async function loaded(request) {
+async function runtime(request) {
   if (!tfModule) {
     tfModule = await import('@tensorflow/tfjs');
     activeBackend = await setBackend(tfModule, request.backend || 'wasm');
   }
+  return { tf: tfModule, backend: activeBackend };
+}
+
+async function graph(tf, modelDir, file = 'model.json') {
+  const key = path.join(modelDir, file);
+  if (!models.has(key)) models.set(key, warmedUp(tf, await loadGraph(tf, modelDir, file)));
+  return models.get(key);
+}
+
+async function loaded(request) {
+  const { tf, backend } = await runtime(request);
   const file = request.model_file || 'model.json';
-  const key = path.join(request.model_dir, file);
-  if (!models.has(key)) models.set(key, warmedUp(tfModule, await loadGraph(tfModule, request.model_dir, file)));
   const keys = request.outputs || DEFAULT_OUTPUT_KEYS;
-  return { tf: tfModule, backend: activeBackend, model: models.get(key), keys, nodes: outputNodes(request.model_dir, file, keys) };
+  return { tf, backend, model: await graph(tf, request.model_dir, file), keys, nodes: outputNodes(request.model_dir, file, keys) };
+}
+
+// The export's tokenizer as an app builds it from the manifest: padding to every bucket, or only to the longest.
+async function edgeTokenizer(modelDir, manifest, withBuckets) {
+  const { Tokenizer } = await import('@huggingface/tokenizers');
+  const read = (name) => JSON.parse(fs.readFileSync(path.join(modelDir, name), 'utf8'));
+  const buckets = withBuckets ? (manifest.buckets ?? []).map((b) => b.seq_len) : [];
+  const options = { seqLen: manifest.seq_len, buckets, doLowerCase: manifest.model?.do_lower_case ?? undefined };
+  return new EdgeTokenizer(Tokenizer, read('tokenizer.json'), read('tokenizer_config.json'), options);
+}
+
+const ENCODED = { input_ids: 'inputIds', attention_mask: 'attentionMask', token_type_ids: 'tokenTypeIds' };
+
+async function timeTexts(request) {
+  const { tf, backend } = await runtime(request);
+  const dir = request.model_dir;
+  const keys = request.outputs || DEFAULT_OUTPUT_KEYS;
+  const { manifest, graphs } = exportGraphs(dir);
+  const byLength = new Map();
+  for (const g of graphs) {
+    byLength.set(g.seq_len, { model: await graph(tf, dir, g.model_file), nodes: outputNodes(dir, g.model_file, keys) });
+  }
+  const modes = request.modes || ['fixed', 'buckets'];
+  const tokenizers = {};
+  for (const mode of modes) tokenizers[mode] = await edgeTokenizer(dir, manifest, mode === 'buckets');
+  const once = async (text, mode) => {
+    const start = performance.now();
+    const encoded = tokenizers[mode].encode(text);
+    const tokenized = performance.now();
+    const { model, nodes } = byLength.get(encoded.inputIds.length);
+    const feeds = {};
+    for (const input of model.inputs) feeds[input.name] = tf.tensor2d(encoded[ENCODED[input.name]], [1, encoded.inputIds.length], 'int32');
+    const result = model.execute(feeds, nodes);
+    const out = Array.isArray(result) ? result : [result];
+    await Promise.all(out.map((t) => t.data()));
+    tf.dispose([...out, ...Object.values(feeds)]);
+    return [(tokenized - start) / 1000, (performance.now() - tokenized) / 1000];
+  };
+  for (const text of request.texts.slice(0, request.warmup ?? 3)) for (const mode of modes) await once(text, mode);
+  const times = Object.fromEntries(modes.map((m) => [m, { tokenize_s: [], model_s: [] }]));
+  for (const text of request.texts) {
+    for (const mode of modes) {
+      const [tokenize, model] = await once(text, mode);
+      times[mode].tokenize_s.push(tokenize);
+      times[mode].model_s.push(model);
+    }
+  }
+  return { backend, ids: request.texts.map((t) => tokenizers[modes[0]].ids(t)), times };
 }
 
 async function handle(request) {
+  if (request.mode === 'texts') return timeTexts(request);
   const { tf, backend, model, keys, nodes } = await loaded(request);
 
   const names = Object.keys(request.inputs);
