@@ -3,6 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { EdgeTokenizer } from './shared/edge_tokenizer.mjs';
+
 // A tf.io.IOHandler that reads a model json and concatenates its weight shards from disk.
 export function fileHandler(modelDir, modelFile = 'model.json') {
   return {
@@ -69,4 +71,15 @@ export function ownWeights(topology, shared) {
 export function exportGraphs(modelDir) {
   const manifest = JSON.parse(fs.readFileSync(path.join(modelDir, 'edgebert.json'), 'utf8'));
   return { manifest, graphs: manifest.buckets ?? [{ seq_len: manifest.seq_len, model_file: 'model.json' }] };
+}
+
+// The export's tokenizer as an app builds it from the manifest (shared/edge_tokenizer.mjs): padding each text to the
+// smallest bucket that holds it, or with `buckets: false` to the longest length (a one-shape app).
+// `TokenizerClass`: @huggingface/tokenizers' Tokenizer.
+export function exportTokenizer(TokenizerClass, modelDir, { buckets = true } = {}) {
+  const { manifest, graphs } = exportGraphs(modelDir);
+  const read = (name) => JSON.parse(fs.readFileSync(path.join(modelDir, name), 'utf8'));
+  const options = { seqLen: manifest.seq_len, buckets: buckets ? graphs.map((g) => g.seq_len) : [],
+    doLowerCase: manifest.model?.do_lower_case ?? undefined };
+  return new EdgeTokenizer(TokenizerClass, read('tokenizer.json'), read('tokenizer_config.json'), options);
 }

@@ -25,13 +25,11 @@
 //
 // Install: npm ci --prefix edgebert/targets/tfjs/js   (pure JS + wasm from the npm registry; no tfjs-node)
 
-import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 
-import { exportGraphs, loadGraph, outputNodes } from './load_export.mjs';
-import { EdgeTokenizer } from './shared/edge_tokenizer.mjs';
+import { exportGraphs, exportTokenizer, loadGraph, outputNodes } from './load_export.mjs';
 
 // tfjs greets Node users on stdout; keep stdout for the JSON answer only.
 const writeAnswer = process.stdout.write.bind(process.stdout);
@@ -120,29 +118,21 @@ async function loaded(request) {
   return { tf, backend, model: await graph(tf, request.model_dir, file), keys, nodes: outputNodes(request.model_dir, file, keys) };
 }
 
-// The export's tokenizer as an app builds it from the manifest: padding to every bucket, or only to the longest.
-async function edgeTokenizer(modelDir, manifest, withBuckets) {
-  const { Tokenizer } = await import('@huggingface/tokenizers');
-  const read = (name) => JSON.parse(fs.readFileSync(path.join(modelDir, name), 'utf8'));
-  const buckets = withBuckets ? (manifest.buckets ?? []).map((b) => b.seq_len) : [];
-  const options = { seqLen: manifest.seq_len, buckets, doLowerCase: manifest.model?.do_lower_case ?? undefined };
-  return new EdgeTokenizer(Tokenizer, read('tokenizer.json'), read('tokenizer_config.json'), options);
-}
-
 const ENCODED = { input_ids: 'inputIds', attention_mask: 'attentionMask', token_type_ids: 'tokenTypeIds' };
 
 async function timeTexts(request) {
   const { tf, backend } = await runtime(request);
   const dir = request.model_dir;
   const keys = request.outputs || DEFAULT_OUTPUT_KEYS;
-  const { manifest, graphs } = exportGraphs(dir);
+  const { graphs } = exportGraphs(dir);
   const byLength = new Map();
   for (const g of graphs) {
     byLength.set(g.seq_len, { model: await graph(tf, dir, g.model_file), nodes: outputNodes(dir, g.model_file, keys) });
   }
   const modes = request.modes || ['fixed', 'buckets'];
+  const { Tokenizer } = await import('@huggingface/tokenizers');
   const tokenizers = {};
-  for (const mode of modes) tokenizers[mode] = await edgeTokenizer(dir, manifest, mode === 'buckets');
+  for (const mode of modes) tokenizers[mode] = exportTokenizer(Tokenizer, dir, { buckets: mode === 'buckets' });
   const once = async (text, mode) => {
     const start = performance.now();
     const encoded = tokenizers[mode].encode(text);
