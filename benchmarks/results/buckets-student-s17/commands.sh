@@ -5,7 +5,7 @@
 # tokenizer (edgebert/targets/tfjs/js/shared/edge_tokenizer.mjs), the others with the model's Rust tokenizer called
 # directly (edgebert/bench/app_tokenizer.py); every text's ids checked against transformers'.
 B=A/s16 T=A/b17/tflite-b  # A = the artifacts directory of sessions 15-17
-for run in 1 2 3; do
+for run in 1 2 3 4 5; do
   edgebert bench small-tfjs=$B/tfjs-b small-tflite=$T --texts benchmarks/results/buckets-student/texts.txt \
     --texts-limit 300 --seq-len 128 --repeats 30 --out report-run$run --force
 done  # report.* here is run 1; runs.txt has each run's app-latency section
