@@ -35,7 +35,8 @@ fi
 MARKER=.venv/edgebert-python-only
 if [ "$PYTHON_ONLY" = 1 ]; then touch "$MARKER"; else rm -f "$MARKER"; fi
 
-# The TF.js runner (Node, @tensorflow/tfjs + wasm backend) used to verify and benchmark TF.js exports.
+# The TF.js runner (Node, @tensorflow/tfjs + wasm backend, and the JS tokenizer bench times) used to verify and
+# benchmark TF.js exports.
 if command -v npm >/dev/null; then
   npm ci --prefix edgebert/targets/tfjs/js --no-audit --no-fund --loglevel=error
 elif [ "$PYTHON_ONLY" = 1 ]; then
