@@ -1,8 +1,8 @@
 """One text's token ids the way an app computes them: the model's own Rust tokenizer (`tokenizers`), called directly.
 
 transformers' tokenizer call wraps that Rust tokenizer in Python (truncation and padding state, BatchEncoding,
-tensor conversion): ~70 us a text in a warm loop and ~130 us between model calls, measured on a 15-token
-sentence (AMD EPYC, session 17), which is a third of a 16-token TFLite call. An app tokenizes natively (Kotlin,
+tensor conversion): ~70 us a text in a warm loop (a 15-token sentence) and 135-160 us between model calls (the
+bench's tokenize column), on an AMD EPYC: a third of a 16-token TFLite call there. An app tokenizes natively (Kotlin,
 Swift, C++ or JS) and pays none of it. The ids must be the same: `check` compares them with transformers' on the
 bench's texts, and a tokenizer that differs, or has no Rust backend, is timed through transformers instead.
 """
