@@ -4,13 +4,15 @@
  * one weight shard: each text is padded to the smallest bucket that holds it and runs on that bucket's graph, the
  * weights decoded once and shared by the graphs.
  *
- * Platform-neutral: it imports only @tensorflow/tfjs-core and -converter, and takes the model source as an
- * injected tf.io.IOHandler (bundleResourceIO in the React Native app, a file handler in Node, tf.io.http or a
- * URL in the browser). The caller picks and initialises the backend (rn-webgl / cpu / wasm) before loading.
+ * Platform-neutral: it imports only @tensorflow/tfjs-core and -converter (and edgebert's shared JS, which imports
+ * nothing), and takes the model source as an injected tf.io.IOHandler (bundleResourceIO in the React Native app, a
+ * file handler in Node, tf.io.http or a URL in the browser). The caller picks and initialises the backend (rn-webgl /
+ * cpu / wasm) before loading.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { GraphModel } from '@tensorflow/tfjs-converter';
 
+import { ownWeights } from '../../../edgebert/targets/tfjs/js/shared/graph_weights.mjs';
 import { EdgeTokenizer, type EncodedText } from './tokenizer';
 import type { ExportManifest } from './types';
 
@@ -59,23 +61,10 @@ async function loadGraphs(sources: [number, ModelSource][]): Promise<Map<number,
   const weights = tf.io.decodeWeights(withWeights.weightData!, withWeights.weightSpecs!);
   for (const [i, [length]] of sources.entries()) {
     const model = new GraphModel(handlers[i]);
-    (model as unknown as SharedLoad).loadWithWeightMap!(artifacts[i], ownWeights(artifacts[i], weights));
+    (model as unknown as SharedLoad).loadWithWeightMap!(artifacts[i], ownWeights(artifacts[i].modelTopology, weights));
     graphs.set(length, model);
   }
   return graphs;
-}
-
-/**
- * The weights of the export's shard that one graph's nodes name (the same tensors). tfjs' executor copies and walks
- * its whole weight map on every execute(), and the shard lists every bucket graph's weights: a graph's own map
- * saves ~0.2 ms a query on the wasm backend (the Node runner's loader does the same: load_export.mjs).
- */
-function ownWeights(artifacts: tf.io.ModelArtifacts, shared: tf.NamedTensorMap): tf.NamedTensorMap {
-  const topology = artifacts.modelTopology as { node?: { name: string }[] };
-  const names = new Set((topology.node ?? []).map((n) => n.name));
-  const library = (artifacts.modelTopology as { library?: { function?: unknown[] } }).library;
-  if (library?.function?.length) return shared; // functions (control flow) name their own nodes: keep every weight
-  return Object.fromEntries(Object.entries(shared).filter(([name]) => names.has(name)));
 }
 
 /** What a graph's model.json says, as model artifacts (without the weight bytes, which live in the shard). */

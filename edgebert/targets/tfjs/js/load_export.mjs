@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { EdgeTokenizer } from './shared/edge_tokenizer.mjs';
+import { ownWeights } from './shared/graph_weights.mjs';
 
 // A tf.io.IOHandler that reads a model json and concatenates its weight shards from disk.
 export function fileHandler(modelDir, modelFile = 'model.json') {
@@ -54,17 +55,6 @@ export async function loadGraph(tf, modelDir, modelFile, { wholeShard = false } 
   const shared = weightMaps.get(shards);
   model.loadWithWeightMap(artifacts, wholeShard ? shared : ownWeights(artifacts.modelTopology, shared));
   return model;
-}
-
-// The weights of `shared` (one export's decoded shard) that a graph's nodes name: the same tensors, in a map of
-// this graph's own. tfjs' executor copies and walks its whole weight map on every execute(), and the shard lists
-// the weights of every bucket graph (377 entries where a 16-token graph of the small student needs 128): the
-// smaller map saves ~0.2 ms a call (~4 % of a 16-token call, Node wasm; benchmarks/README.md).
-// The demo app's loader does the same (demo_app/src/core/model.ts).
-export function ownWeights(topology, shared) {
-  if (topology.library?.function?.length) return shared; // functions (control flow) name their own nodes: keep all
-  const names = new Set((topology.node || []).map((n) => n.name));
-  return Object.fromEntries(Object.entries(shared).filter(([name]) => names.has(name)));
 }
 
 // The export's graphs, {seq_len, model_file} each, shortest first (older manifests: their one fixed graph).
