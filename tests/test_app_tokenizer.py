@@ -23,6 +23,11 @@ TEXTS = [
 ]
 
 
+def _transformers(tokenizer: Any, texts: list[str]) -> list[dict[str, np.ndarray]]:
+    """transformers' arrays per text at max length 16: what the bench checks the app's tokenizer against."""
+    return [encode(tokenizer, [t], 16, pad_to_seq_len=False) for t in texts]
+
+
 def _tokenizer(family: str, directory: Path) -> Any:
     import model_zoo
 
@@ -35,7 +40,7 @@ def _tokenizer(family: str, directory: Path) -> Any:
 def test_rust_tokenizer_gives_transformers_arrays(family: str, tmp_path: Path) -> None:
     tokenizer = _tokenizer(family, tmp_path)
     app = AppTokenizer(tokenizer, 16)
-    assert app.name == RUST and app.check(TEXTS) is None
+    assert app.name == RUST and app.check(TEXTS, _transformers(tokenizer, TEXTS)) is None
     for text in TEXTS:
         ours, theirs = app(text), encode(tokenizer, [text], 16, pad_to_seq_len=False)
         assert sorted(ours) == sorted(theirs)
@@ -50,10 +55,11 @@ def test_a_rust_tokenizer_that_differs_is_replaced_by_transformers(tmp_path: Pat
     app = AppTokenizer(tokenizer, 16)
     app.rust.enable_truncation(8)  # now cuts long texts shorter than transformers' call does
     longer = [t for t in TEXTS if len(tokenizer(t)["input_ids"]) > 8]
-    assert longer and app.check(TEXTS) == longer[0]
+    assert longer and app.check(TEXTS, _transformers(tokenizer, TEXTS)) == longer[0]
     assert app.name == TRANSFORMERS and app(TEXTS[-1])["input_ids"].shape == (1, 16)
-    slow = AppTokenizer(__import__("transformers").BertTokenizer(vocab_file=str(tmp_path / "vocab.txt")), 16)
-    assert slow.name == TRANSFORMERS and slow.check(TEXTS) is None and slow(TEXTS[0])["input_ids"].shape[0] == 1
+    slow_tokenizer = __import__("transformers").BertTokenizer(vocab_file=str(tmp_path / "vocab.txt"))
+    slow = AppTokenizer(slow_tokenizer, 16)
+    assert slow.name == TRANSFORMERS and slow.check(TEXTS, _transformers(slow_tokenizer, TEXTS)) is None and slow(TEXTS[0])["input_ids"].shape[0] == 1
 
 
 class _RuntimeTokenizes(Runner):

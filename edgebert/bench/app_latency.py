@@ -66,13 +66,14 @@ def _one_call(item: OpenItem, runner: Runner, tokenize: AppTokenizer, text: str,
 
 
 Timings = dict[str, dict[str, list[float]]]  # {mode: {"tokenize": [s per text], "model": [s per text]}}
+Encoded = dict[str, np.ndarray]  # one text's [1, T] arrays (parity.encode)
 
 
-def _in_python(item: OpenItem, runner: Runner, texts: list[str], longest: int) -> tuple[str, Timings]:
-    """Tokenized here (the Rust tokenizer called directly, as an app's native one; transformers' call if its ids
-    differ), each mode timed per text, interleaved."""
+def _in_python(item: OpenItem, runner: Runner, texts: list[str], reference: list[Encoded], longest: int) -> tuple[str, Timings]:
+    """Tokenized here (the Rust tokenizer called directly, as an app's native one; transformers' call if its arrays
+    differ from `reference`), each mode timed per text, interleaved."""
     tokenize = AppTokenizer(item.tokenizer, longest)
-    differs = tokenize.check(texts)
+    differs = tokenize.check(texts, reference)
     modes = _modes(item)
     for text in texts[:WARMUP_TEXTS]:
         for pad in modes.values():
@@ -87,17 +88,18 @@ def _in_python(item: OpenItem, runner: Runner, texts: list[str], longest: int) -
     return name, times
 
 
-def _in_runtime(item: OpenItem, runner: Runner, texts: list[str], longest: int) -> tuple[str, Timings, list[str]] | None:
+def _in_runtime(
+    item: OpenItem, runner: Runner, texts: list[str], reference: list[Encoded], longest: int
+) -> tuple[str, Timings, list[str]] | None:
     """Tokenized and timed in the runtime's own language (TF.js: JS in Node, as the demo app); with the texts whose
-    ids differ from Python's. None when the runtime has no tokenizer of its own, or the bench truncates shorter
+    ids differ from `reference`'s. None when the runtime has no tokenizer of its own, or the bench truncates shorter
     than the export (`--sts-max-length` below its longest bucket)."""
     if not item.buckets or longest != max(item.buckets):
         return None
     answer = runner.time_texts(texts, list(_modes(item)), WARMUP_TEXTS)
     if answer is None:
         return None
-    reference = [encode(item.tokenizer, [t], longest, pad_to_seq_len=False)["input_ids"][0].tolist() for t in texts]
-    differ = [t for t, ids, ref in zip(texts, answer["ids"], reference) if ids != ref]
+    differ = [t for t, ids, ref in zip(texts, answer["ids"], reference) if ids != ref["input_ids"][0].tolist()]
     times = {m: {"tokenize": t["tokenize_s"], "model": t["model_s"]} for m, t in answer["times"].items()}
     return answer["tokenizer"], times, differ
 
@@ -107,11 +109,12 @@ def measure_app_latency(item: OpenItem, runner: Runner, texts: list[str], source
     from edgebert.bench.metrics import summarize
 
     longest = min(max_length, max(item.buckets)) if item.buckets else max_length
-    in_runtime = _in_runtime(item, runner, texts, longest)
-    tokenizer, times, differ = in_runtime if in_runtime else (*_in_python(item, runner, texts, longest), [])
+    reference = [encode(item.tokenizer, [t], longest, pad_to_seq_len=False) for t in texts]  # transformers' arrays
+    tokens = np.asarray([r["input_ids"].shape[1] for r in reference])
+    in_runtime = _in_runtime(item, runner, texts, reference, longest)
+    tokenizer, times, differ = in_runtime if in_runtime else (*_in_python(item, runner, texts, reference, longest), [])
     for t in times.values():
         t["e2e"] = [a + b for a, b in zip(t["tokenize"], t["model"])]
-    tokens = np.asarray([len(ids) for ids in item.tokenizer(texts, truncation=True, max_length=longest)["input_ids"]])
     result: dict[str, Any] = {
         "source": source,
         "texts": len(texts),

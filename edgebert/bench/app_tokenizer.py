@@ -39,13 +39,14 @@ class AppTokenizer:
             "attention_mask": np.array([e.attention_mask], dtype=np.int64),
         }
 
-    def check(self, texts: Sequence[str]) -> str | None:
-        """None when every text's arrays equal transformers'; else the first text that differs, after which this
-        tokenizer times transformers' call (the ids are what the model sees: they are not traded for speed)."""
+    def check(self, texts: Sequence[str], expected: Sequence[dict[str, np.ndarray]]) -> str | None:
+        """None when every text's arrays equal `expected` (transformers' call on each text: `parity.encode`); else
+        the first text that differs, after which this tokenizer times transformers' call (the ids are what the model
+        sees: they are not traded for speed)."""
         if self.rust is None:
             return None
-        for text in texts:
-            ours, theirs = self(text), encode(self.tokenizer, [text], self.max_length, pad_to_seq_len=False)
+        for text, theirs in zip(texts, expected, strict=True):
+            ours = self(text)
             if set(ours) != set(theirs) or any(not np.array_equal(ours[k], theirs[k]) for k in theirs):
                 self.rust, self.name = None, TRANSFORMERS
                 return text
