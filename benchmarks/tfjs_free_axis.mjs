@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 
 import { loadGraph, outputNodes } from '../edgebert/targets/tfjs/js/load_export.mjs';
 import { bucketsAndFreeAxis } from './tfjs_texts.mjs';
-import { timedCall } from './tfjs_timing.mjs';
+import { embedOnce, timedCall } from './tfjs_timing.mjs';
 
 const require = createRequire(new URL('../edgebert/targets/tfjs/js/package.json', import.meta.url));
 const tf = require('@tensorflow/tfjs');
@@ -29,19 +29,10 @@ for (const g of graphs) {
 const [freeOutput] = outputNodes(freeDir, 'model.json', ['sentence_embedding']);
 const free = { model: await loadGraph(tf, freeDir, 'model.json'), output: freeOutput };
 
-const embed = async ({ model, output }, ids, used) => {
-  const T = ids.length;
-  const feeds = { input_ids: tf.tensor2d(ids, [1, T], 'int32'), attention_mask: tf.tensor2d(new Int32Array(T).fill(1, 0, used), [1, T], 'int32'),
-    token_type_ids: tf.tensor2d(new Int32Array(T), [1, T], 'int32') };
-  const out = model.execute(feeds, output);
-  const values = await out.data();
-  tf.dispose([out, ...Object.values(feeds)]);
-  return values;
-};
 let worst = 1;
 for (const e of encoded) { // the same function: cosine of the two embeddings per text (also warms every shape up)
-  const a = await embed(bucketGraphs.get(e.inputIds.length), e.inputIds, e.length);
-  const b = await embed(free, e.inputIds.slice(0, e.length), e.length);
+  const a = await embedOnce(tf, bucketGraphs.get(e.inputIds.length), e.inputIds, e.length);
+  const b = await embedOnce(tf, free, e.inputIds.slice(0, e.length), e.length);
   let dot = 0, na = 0, nb = 0;
   for (let i = 0; i < a.length; i++) { dot += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
   worst = Math.min(worst, dot / Math.sqrt(na * nb));
