@@ -11,10 +11,8 @@ pairs' sentences; augmenting the raw STS-B file would leak variants of the held-
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-os.environ.setdefault("USE_TF", "0")  # transformers would import TensorFlow (slow, noisy) for nothing
 
 
 def main() -> None:

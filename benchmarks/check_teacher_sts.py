@@ -14,7 +14,6 @@ import json
 import os
 import sys
 
-os.environ.setdefault("USE_TF", "0")
 
 import numpy as np
 import torch

@@ -13,14 +13,12 @@ machine. docs/export.md ("Fill-mask: top-k in the graph") has the figures and th
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-os.environ.setdefault("USE_TF", "0")
 
 
 def median_ms(call: Callable[[], Any], repeats: int) -> float:

@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 import copy
 import itertools
-import os
 
-os.environ.setdefault("USE_TF", "0")
 
 
 def main() -> None:

@@ -26,7 +26,6 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("USE_TF", "0")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 

@@ -27,7 +27,6 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("USE_TF", "0")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 LABELS = {0: "negative", 1: "positive"}

@@ -27,7 +27,6 @@ import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("USE_TF", "0")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 TOLERANCE = 1e-5

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 from pathlib import Path
 
-os.environ.setdefault("USE_TF", "0")
 
 import numpy as np
 from scipy.stats import spearmanr

@@ -24,15 +24,12 @@ from edgebert.errors import UserError
 LAYER_ROLES = ("attention", "query", "key", "value", "attention_output", "attention_norm", "ffn_input", "ffn_output", "output_norm")
 WEIGHT_ROLES = LAYER_ROLES[1:]
 EMBEDDING_ROLES = ("word", "position", "token_type", "norm", "projection")
-# Roles inside one layer of the TensorFlow mirror (`tf_model_class`) that edgebert reaches into: the self-attention
-# (head count, head size), its query/key/value Dense layers, and the Dense layer that takes the concatenated heads.
-TF_LAYER_ROLES = ("attention", "query", "key", "value", "attention_output")
 
 
 def get_path(root: Any, dotted: str) -> Any:
     """`root.a.b.0.c` for "a.b.0.c" ("" is `root`); digits index into lists (ALBERT's `albert_layers.0`).
 
-    The one dotted-path walker: it serves torch modules and TensorFlow layers alike."""
+    The one dotted-path walker."""
     for name in filter(None, dotted.split(".")):
         root = root[int(name)] if name.isdigit() else getattr(root, name)
     return root
@@ -89,26 +86,6 @@ class Family:
     )
     # Modules of the base model that a checkpoint may lack (a student trains no pooler): missing-weight checks skip them.
     optional_modules: tuple[str, ...] = ("pooler",)
-    # The TensorFlow class that mirrors the PyTorch base model (TF.js / TFLite fallback paths); in it, the dotted
-    # path from the TF model to its layer list and the `TF_LAYER_ROLES` inside one entry of that list. The TF layers
-    # ignore config.pruned_heads (see `edgebert.targets.tf_savedmodel.load_tf_model`).
-    tf_model_class: str | None = None
-    tf_layers_path: str = "bert.encoder.layer"
-    tf_layer_modules: tuple[tuple[str, str], ...] = (
-        ("attention", "attention.self_attention"),
-        ("query", "attention.self_attention.query"),
-        ("key", "attention.self_attention.key"),
-        ("value", "attention.self_attention.value"),
-        ("attention_output", "attention.dense_output.dense"),
-    )
-    # Attributes of the TF mirror's attention holding its head count and its total width (heads x head size), which
-    # a pruned model's TF mirror narrows (edgebert/targets/tf_savedmodel.py).
-    tf_heads_attr: str = "num_attention_heads"
-    tf_width_attr: str = "all_head_size"
-    # tensorflowjs_converter fnmatch patterns of the FFN down-projection weights kept float16 under uint8
-    # (graph weight names like `StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._5/output/dense/...`;
-    # fnmatch's "*" crosses "/", hence one pattern per layer-index width for BERT).
-    tfjs_ffn_output_patterns: tuple[str, ...] = ("*/layer_._[0-9]/output/dense/*", "*/layer_._[0-9][0-9]/output/dense/*")
     # The masked-LM class, for distillation, and its attribute holding the base model (the head: `mlm_head_modules`).
     mlm_class: str | None = None
     mlm_base_attr: str = "bert"
@@ -147,8 +124,6 @@ class Family:
     mlm_head_parts: tuple[tuple[str, str], ...] = (("transform", "cls.predictions.transform.dense"), ("transform_norm", "cls.predictions.transform.LayerNorm"))
     # Position ids start at pad_token_id + 1 (RoBERTa) instead of 0: the position table has pad id + 1 extra rows.
     positions_from_pad: bool = False
-    # The TF mirror's embeddings module (where a positions_from_pad family keeps its padding_idx).
-    tf_embeddings_path: str = "bert.embeddings"
     # Whether edgebert.compress's head/FFN pruning understands this family's modules.
     prunable: bool = True
     # The verbs verified on this family (tests/test_families_export.py and the families' own tests); the others refuse
@@ -259,29 +234,12 @@ class Family:
         """The missing weight names that matter: all but those of `optional_modules` (the pooler)."""
         return [k for k in keys if not set(k.split(".")) & set(self.optional_modules)]
 
-    # ---------------------------------------------------------------------------------------- TensorFlow mirror
-    def tf_layers(self, tf_model: Any) -> list[Any]:
-        """The entries of the TF mirror's layer list (the `TF_LAYER_ROLES` paths start from one of them)."""
-        return list(get_path(tf_model, self.tf_layers_path))
-
-    def tf_layer_module(self, role: str) -> str:
-        """Path of `role` (see `TF_LAYER_ROLES`) inside one entry of `tf_layers(...)`."""
-        return _lookup(self.tf_layer_modules, role, "TensorFlow layer")
-
-    def tf_match_pad(self, tf_model: Any, config: Any) -> None:
-        """Count the TF mirror's positions from the model's own pad id: transformers' TF RoBERTa embeddings hard-code
-        padding_idx = 1 where the PyTorch ones read config.pad_token_id, so a RoBERTa with another pad id (e.g. the
-        teacher re-laid with its WordPiece vocabulary, pad 0) got every position shifted in TF (TF.js parity 0.83)."""
-        if self.positions_from_pad:
-            get_path(tf_model, self.tf_embeddings_path).padding_idx = int(config.pad_token_id)
-
-    def tf_module(self, tf_layer: Any, role: str) -> Any:
-        """The TF layer `role` inside one entry of `tf_layers(...)`."""
-        return get_path(tf_layer, self.tf_layer_module(role))
-
-    def replace_tf_module(self, tf_layer: Any, role: str, new: Any) -> None:
-        """Put `new` where the TF layer `role` is (before the model's variables exist)."""
-        set_path(tf_layer, self.tf_layer_module(role), new)
+    def ffn_output_weight_patterns(self) -> tuple[str, ...]:
+        """fnmatch patterns of the FFN down-projection weights' state-dict keys (one per layer-index width: fnmatch's
+        "*" would also cross into `attention.output.dense`), below any prefix (`encoder.`, `model.bert.`)."""
+        inner = f"{self.layer_inner_path}." if self.layer_inner_path else ""
+        path = f"{inner}{self.layer_module('ffn_output')}.weight"
+        return tuple(f"*{self.layers_path}.{digits}.{path}" for digits in ("[0-9]", "[0-9][0-9]"))
 
     def encoder_inputs(self, input_ids: Any, attention_mask: Any, token_type_ids: Any = None) -> dict[str, Any]:
         """Keyword arguments for the base model's forward (DistilBERT's takes no token_type_ids)."""
@@ -302,7 +260,6 @@ BERT = Family(
     name="bert",
     model_types=("bert",),
     uses_token_type_ids=True,
-    tf_model_class="TFBertModel",
     mlm_class="BertForMaskedLM",
     embedding_factorizable=True,
 )
@@ -335,16 +292,6 @@ ALBERT = Family(
         ("norm", "embeddings.LayerNorm"),
         ("projection", "encoder.embedding_hidden_mapping_in"),
     ),
-    tf_model_class="TFAlbertModel",
-    tf_layers_path="albert.encoder.albert_layer_groups",
-    tf_layer_modules=(
-        ("attention", "albert_layers.0.attention"),
-        ("query", "albert_layers.0.attention.query"),
-        ("key", "albert_layers.0.attention.key"),
-        ("value", "albert_layers.0.attention.value"),
-        ("attention_output", "albert_layers.0.attention.dense"),
-    ),
-    tfjs_ffn_output_patterns=("*/ffn_output/*",),
     mlm_class="AlbertForMaskedLM",
     mlm_base_attr="albert",
     mlm_head_modules=("predictions",),
@@ -364,9 +311,6 @@ ROBERTA = Family(
     name="roberta",
     model_types=("roberta",),
     uses_token_type_ids=False,
-    tf_model_class="TFRobertaModel",
-    tf_layers_path="roberta.encoder.layer",
-    tf_embeddings_path="roberta.embeddings",
     mlm_class="RobertaForMaskedLM",
     mlm_base_attr="roberta",
     mlm_head_modules=("lm_head",),
@@ -385,8 +329,6 @@ ELECTRA = Family(
     uses_token_type_ids=True,
     embedding_modules=(*BERT.embedding_modules, ("projection", "embeddings_project")),
     embedding_size_field="embedding_size",
-    tf_model_class="TFElectraModel",
-    tf_layers_path="electra.encoder.layer",
     # The generator's MLM head (hidden -> embedding_size -> vocabulary, decoder tied to the word table); a
     # discriminator checkpoint has none, so distillation fits one (`mlm_head_fit_prefixes`).
     mlm_class="ElectraForMaskedLM",
@@ -421,16 +363,6 @@ DISTILBERT = Family(
         ("position", "embeddings.position_embeddings"),
         ("norm", "embeddings.LayerNorm"),
     ),
-    tf_model_class="TFDistilBertModel",
-    tf_layers_path="distilbert.transformer.layer",
-    tf_layer_modules=(
-        ("attention", "attention"),
-        ("query", "attention.q_lin"),
-        ("key", "attention.k_lin"),
-        ("value", "attention.v_lin"),
-        ("attention_output", "attention.out_lin"),
-    ),
-    tfjs_ffn_output_patterns=("*/layer_._[0-9]/ffn/lin2/*", "*/layer_._[0-9][0-9]/ffn/lin2/*"),
     # DistilBertForMaskedLM's head is four modules: vocab_transform, the activation, vocab_layer_norm, and
     # vocab_projector (tied to the word table).
     mlm_class="DistilBertForMaskedLM",
@@ -444,8 +376,6 @@ DISTILBERT = Family(
     size_fields=("n_layers", "dim", "n_heads", "hidden_dim"),
     activation_field="activation",
     heads_attr="n_heads",
-    tf_heads_attr="n_heads",
-    tf_width_attr="dim",
 )
 
 FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, ELECTRA, DISTILBERT)

@@ -4,7 +4,8 @@ A sentence-transformers directory computes its `modules.json` stack: Transformer
 mean_sqrt_len_tokens, weightedmean, lasttoken, several concatenated) → Dense … → Normalize. A transformers task model
 computes its head (`logits`). edgebert exports exactly that; whatever it cannot reproduce is refused with one line
 (`UserError`), never dropped. The arithmetic is written here once per framework that needs it: PyTorch (the
-reference and the ONNX / TFLite exports), TensorFlow (the TF.js export) and numpy (bench's bare model files).
+reference, and the module every export traces: TF.js too, from its torch.export graph) and numpy (bench's bare
+model files).
 """
 
 from __future__ import annotations
@@ -333,46 +334,7 @@ def torch_sentence_head(stack: SentenceStack) -> Any:
     return SentenceHead()
 
 
-# ---------------------------------------------------------------- TensorFlow (TF.js export) and numpy (bare files)
-
-
-def tf_sentence_vector(tf: Any, stack: SentenceStack, hidden: Any, mask: Any) -> Any:
-    """The stack in TensorFlow ops (`tf` is the tensorflow module; runs only in a TF process)."""
-    m = tf.cast(mask, hidden.dtype)[:, :, None]
-    pooled = []
-    for mode in stack.pooling:
-        if mode == "cls":
-            pooled.append(hidden[:, 0])
-        elif mode == "max":
-            pooled.append(tf.reduce_max(hidden + (1.0 - m) * -1e9, axis=1))
-        elif mode == "lasttoken":
-            last = tf.maximum(tf.reduce_sum(tf.cast(mask, tf.int32), axis=1) - 1, 0)
-            pooled.append(tf.gather(hidden * m, last, axis=1, batch_dims=1))
-        else:
-            w = m
-            if mode == "weightedmean":
-                w = m * tf.range(1, tf.shape(hidden)[1] + 1, dtype=hidden.dtype)[None, :, None]
-            summed = tf.reduce_sum(hidden * w, axis=1)
-            count = tf.maximum(tf.reduce_sum(w, axis=1), 1e-9)
-            pooled.append(summed / tf.sqrt(count) if mode == "mean_sqrt_len_tokens" else summed / count)
-    vector = pooled[0] if len(pooled) == 1 else tf.concat(pooled, axis=-1)
-    for dense in stack.dense:
-        vector = tf.matmul(vector, tf.constant(dense.weight.T))
-        if dense.bias is not None:
-            vector = vector + tf.constant(dense.bias)
-        vector = _tf_activation(tf, dense.activation, vector)
-    if stack.normalize:
-        norm = tf.sqrt(tf.reduce_sum(tf.square(vector), axis=-1, keepdims=True))
-        vector = vector / tf.maximum(norm, 1e-12)  # torch.nn.functional.normalize(p=2, eps=1e-12)
-    return vector
-
-
-def _tf_activation(tf: Any, name: str, x: Any) -> Any:
-    if name == "identity":
-        return x
-    if name == "gelu":  # erf form: TF.js has Erf but no Erfc
-        return 0.5 * x * (1.0 + tf.math.erf(x / 1.4142135623730951))
-    return {"tanh": tf.tanh, "relu": tf.nn.relu, "sigmoid": tf.sigmoid}[name](x)
+# ------------------------------------------------------------------------------------- numpy (bare model files)
 
 
 def numpy_sentence_vector(stack: SentenceStack, hidden: Any, mask: Any) -> Any:

@@ -4,7 +4,6 @@ holds (manifest, pooling, sentence-transformers files) is read through `edgebert
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,6 @@ from edgebert.errors import UserError
 from edgebert.families import Family, family_for
 from edgebert.modeldir import read_manifest, resolve_stack
 
-os.environ.setdefault("USE_TF", "0")  # transformers would otherwise import TensorFlow into torch-only processes
 
 TOKENIZER_MARKERS = ("tokenizer.json", "vocab.txt", "tokenizer.model", "spiece.model", "vocab.json")
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
@@ -85,16 +83,22 @@ def has_mlm_head(model_dir: Path, family: Family) -> bool:
 
 def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
     """`cls.from_pretrained` the safe way (safetensors first, no remote code, eager attention) with its loading
-    info; unreadable weights become a UserError.
+    info, head-pruned shapes included (`edgebert.pruned_heads`); unreadable weights become a UserError.
 
     transformers' own "weights not initialized / not used" warnings are silenced: every caller checks the loading
     info itself, tolerating only what it expects (a pooler that was never trained, an MLM head fitted next)."""
     import transformers
 
+    from edgebert.pruned_heads import with_pruned_heads
+
     model_dir = Path(model_dir)
     verbosity = transformers.logging.get_verbosity()
     transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()  # transformers 5 draws a bar per load; edgebert reports its own steps
     try:
+        if "config" not in kwargs:
+            kwargs["config"] = transformers.AutoConfig.from_pretrained(model_dir, trust_remote_code=False)
+        cls = with_pruned_heads(cls, kwargs["config"])  # head-pruned shapes built before the weights load
         return cls.from_pretrained(
             model_dir,
             trust_remote_code=False,
@@ -110,6 +114,7 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
         ) from exc
     finally:
         transformers.logging.set_verbosity(verbosity)
+        transformers.logging.enable_progress_bar()
 
 
 def check_tokenizer_fits(tokenizer: Any, config: Any, model_dir: Path) -> None:

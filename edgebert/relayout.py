@@ -97,7 +97,7 @@ def relayout(model: Any, source: Family, target: Family, with_head: bool) -> tup
 
 
 def _base_class(family: Family) -> str:
-    return family.tf_model_class[2:] if family.tf_model_class else family.mlm_class.replace("ForMaskedLM", "Model")
+    return family.mlm_class.replace("ForMaskedLM", "Model")
 
 
 def _copy_embeddings(s_base: Any, t_base: Any, source: Family, target: Family, config: Any) -> list[str]:

@@ -1,9 +1,9 @@
 """Task heads exported whole: a transformers task model (`*ForSequenceClassification`, `*ForTokenClassification`,
 `*ForMaskedLM`) behind the export's input names, returning the task's named outputs.
 
-The exported graph is transformers' own model (PyTorch for ONNX / TFLite; its TF twin `TF<architecture>` for TF.js
-and the TFLite fallback, `edgebert.targets.tf_savedmodel`), so the parity reference and the export are the same
-code. Fill-mask exports carry the top-k in the graph (`top_ids` int32, `top_scores` float32 softmax probabilities,
+The exported graph is transformers' own model (traced by torch for ONNX and TFLite; captured by torch.export and
+written in TensorFlow ops for TF.js and the TFLite fallback, `edgebert.targets.torch_graph`), so the parity reference
+and the export are the same code. Fill-mask exports carry the top-k in the graph (`top_ids` int32, `top_scores` float32 softmax probabilities,
 [batch, tokens, k]) instead of the [batch, tokens, vocab] logits (docs/export.md: measurement and choice).
 """
 
@@ -66,11 +66,3 @@ def check_task_config(config: dict[str, Any], task: str, top_k: Any) -> None:
         vocab = int(config.get("vocab_size", 0))
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= vocab:
             raise UserError(f"--top-k {top_k} must be between 1 and the vocabulary size {vocab}")
-
-
-def tf_task_outputs(tf: Any, task: str, logits: Any, top_k: int) -> dict[str, Any]:
-    """The task's named outputs from a TF task model's logits (runs only in a TensorFlow process)."""
-    if task != FILL_MASK:
-        return {"logits": logits}
-    top = tf.math.top_k(tf.nn.softmax(logits, axis=-1), k=top_k)
-    return {"top_ids": tf.cast(top.indices, tf.int32), "top_scores": top.values}

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("USE_TF", "0")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -34,7 +33,7 @@ def build_tiny_bert(directory: Path, layers: int = 2, hidden: int = 32, heads: i
     directory.mkdir(parents=True, exist_ok=True)
     vocab_file = directory / "vocab.txt"
     vocab_file.write_text("\n".join(_vocab()) + "\n")
-    tokenizer = BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=True)
+    tokenizer = BertTokenizerFast(vocab=str(vocab_file), do_lower_case=True)
     config = BertConfig(
         vocab_size=len(_vocab()),
         hidden_size=hidden,

@@ -75,7 +75,7 @@ def _wordpiece(directory: Path, tokenizer_class: str) -> Any:
     directory.mkdir(parents=True, exist_ok=True)
     vocab_file = directory / "vocab.txt"
     vocab_file.write_text("\n".join(_vocab()) + "\n")
-    return getattr(transformers, tokenizer_class)(vocab_file=str(vocab_file), do_lower_case=True,
+    return getattr(transformers, tokenizer_class)(vocab=str(vocab_file), do_lower_case=True,
                                                    model_max_length=POSITIONS)
 
 
@@ -126,7 +126,7 @@ def roberta_tokenizer(directory: Path, vocab_size: int = 400) -> Any:
     bpe.train_from_iterator(training_lines(), vocab_size=vocab_size, min_frequency=1, show_progress=False,
                             special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
     bpe.save_model(str(directory))
-    return RobertaTokenizerFast(vocab_file=str(directory / "vocab.json"), merges_file=str(directory / "merges.txt"),
+    return RobertaTokenizerFast(vocab=str(directory / "vocab.json"), merges=str(directory / "merges.txt"),
                                 model_max_length=POSITIONS)
 
 

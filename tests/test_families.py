@@ -19,7 +19,6 @@ from edgebert.families import (
     EMBEDDING_ROLES,
     FAMILIES,
     LAYER_ROLES,
-    TF_LAYER_ROLES,
     WEIGHT_ROLES,
     family_for,
     family_named,
@@ -63,7 +62,6 @@ def test_lookup_and_unknown_types() -> None:
 def test_every_family_names_every_role(family) -> None:
     """Roles are the same vocabulary in every family (a new family fills the same table)."""
     assert [role for role, _ in family.layer_modules] == list(LAYER_ROLES)
-    assert [role for role, _ in family.tf_layer_modules] == list(TF_LAYER_ROLES)
     assert {role for role, _ in family.embedding_modules} <= set(EMBEDDING_ROLES)
     with pytest.raises(KeyError, match="no layer role 'mlp'; roles: attention, query"):
         family.layer_module("mlp")
@@ -150,10 +148,10 @@ def test_mlm_classes_match_the_fields(family) -> None:
     assert family.mlm_decoder_key in state and family.mlm_decoder_key in family.mlm_vocab_keys
     layer_keys = [k for k in state if k.startswith(family.mlm_layers_prefix() + ".")]
     assert {k[len(family.mlm_layers_prefix()) + 1 :].split(".")[0] for k in layer_keys} == {"0", "1", "2"}
-    # The TensorFlow mirror: named after the PyTorch base class, and known to transformers (a typo raises here;
-    # with USE_TF=0 the name resolves to a placeholder, so TensorFlow is not imported).
-    assert family.tf_model_class == "TF" + type(base).__name__
-    assert hasattr(transformers, family.tf_model_class)
+    # The FFN down-projection patterns (TF.js uint8 keeps them float16) hit exactly one weight per layer.
+    keys = [f"encoder.{k}" for k in base.state_dict()]
+    hits = [k for k in keys if any(fnmatch.fnmatch(k, p) for p in family.ffn_output_weight_patterns())]
+    assert len(hits) == family.distinct_layers(base.config) and all("attention" not in k for k in hits), hits
 
 
 def test_onnx_ffn_down_projection_names(tmp_path) -> None:
@@ -171,73 +169,6 @@ def test_onnx_ffn_down_projection_names(tmp_path) -> None:
         assert not any("attention" in n for n in names)
 
 
-def test_tfjs_keep_patterns_hit_only_ffn_down_projections() -> None:
-    from edgebert.targets.tfjs.convert import quantize_flags
-
-    bert = "StatefulPartitionedCall/tf_bert_model/bert/encoder/layer_._{}/{}/MatMul/ReadVariableOp"
-    albert = "StatefulPartitionedCall/tf_albert_model/albert/encoder/albert_layer_groups_._{}/albert_layers_._0/{}/MatMul/ReadVariableOp"
-    cases = [
-        (BERT, bert, "output/dense", ("attention/output/dense", "intermediate/dense")),
-        (ALBERT, albert, "ffn_output", ("attention/dense", "ffn", "attention/query")),
-    ]
-    for family, template, ffn_down, others in cases:
-        flags = quantize_flags("uint8", family.tfjs_ffn_output_patterns)
-        assert flags[0] == "--quantize_float16" and flags[-1] == "--quantize_uint8"
-        patterns = flags[1].split(",")
-
-        def hits(name: str, patterns: list[str] = patterns) -> bool:
-            return any(fnmatch.fnmatch(name, p) for p in patterns)
-
-        assert hits(template.format(3, ffn_down)) and hits(template.format(11, ffn_down))
-        assert not any(hits(template.format(3, other)) for other in others)
-    assert quantize_flags("uint8", ()) == ["--quantize_uint8", "*"]
-
-
-TF_ROLES_SCRIPT = """
-import json, sys
-import transformers
-from edgebert.families import FAMILIES, TF_LAYER_ROLES
-
-found = {}
-for family in [f for f in FAMILIES if "compress" in f.verbs]:  # the TF roles serve pruned models' TF mirrors
-    config_class = getattr(transformers, family.tf_model_class.replace("TF", "", 1).replace("Model", "Config"))
-    extra = {"embedding_size": 8, "num_hidden_groups": 3} if family.embedding_size_field else {}
-    sizes = dict(zip(family.size_fields, (3, 16, 2, 32)))
-    config = config_class(vocab_size=50, **sizes, **extra)
-    model = getattr(transformers, family.tf_model_class)(config)
-    model.build_in_name_scope()
-    layers = family.tf_layers(model)
-    roles = {role: family.tf_module(layers[1], role) for role in TF_LAYER_ROLES}
-    found[family.name] = {
-        "layers": len(layers),
-        "heads": int(getattr(roles["attention"], family.tf_heads_attr)),
-        "width": int(getattr(roles["attention"], family.tf_width_attr)),
-        "units": {role: int(roles[role].units) for role in ("query", "key", "value", "attention_output")},
-        "inputs": int(roles["attention_output"].kernel.shape[0]),
-    }
-print(json.dumps(found))
-"""
-
-
-def test_tf_mirror_roles_resolve_on_real_tf_models() -> None:
-    """Every TF_LAYER_ROLES path resolves in transformers' TF class of each family (in a TensorFlow process)."""
-    import importlib.util
-    import json
-    import subprocess
-    import sys
-
-    from edgebert.targets.tf_subprocess import child_env
-
-    if importlib.util.find_spec("tensorflow") is None:
-        pytest.skip("tensorflow not installed")
-    proc = subprocess.run([sys.executable, "-c", TF_ROLES_SCRIPT], env=child_env(tensorflow=True), capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    found = json.loads(proc.stdout.strip().splitlines()[-1])
-    for family in [f for f in FAMILIES if "compress" in f.verbs]:
-        units = {"query": 16, "key": 16, "value": 16, "attention_output": 16}
-        assert found[family.name] == {"layers": 3, "heads": 2, "width": 16, "units": units, "inputs": 16}, family.name
-
-
 # --- nothing outside families.py knows a module name -----------------------------------------------------------
 
 # Module-path segments that are also ordinary words in edgebert's code (role names, edgebert's own attributes such
@@ -250,8 +181,8 @@ def _known_module_names() -> tuple[set[str], set[str]]:
     """(dotted paths of every family, distinctive single names) from the families' own tables."""
     paths: set[str] = set()
     for f in FAMILIES:
-        tables = [*f.layer_modules, *f.embedding_modules, *f.tf_layer_modules]
-        paths |= {p for _, p in tables} | {f.layers_path, f.tf_layers_path, f.layer_inner_path, f.word_embeddings_key}
+        tables = [*f.layer_modules, *f.embedding_modules]
+        paths |= {p for _, p in tables} | {f.layers_path, f.layer_inner_path, f.word_embeddings_key}
         paths |= {f.mlm_bias_key, f.mlm_decoder_key, *f.mlm_vocab_keys, *(p.rstrip(".") for p in f.mlm_head_fit_prefixes)}
         paths |= {f"{f.mlm_base_attr}.{f.layers_path}"} | set(f.optional_modules)
     segments = {s for p in paths for s in p.split(".")} - COMMON_WORDS

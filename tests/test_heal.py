@@ -232,7 +232,7 @@ def _retokenized(directory: Path, out: Path, words: list[str], lower: bool) -> P
     vocab.write_text("\n".join(words) + "\n")
     for f in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
         (out / f).unlink()
-    BertTokenizerFast(vocab_file=str(vocab), do_lower_case=lower).save_pretrained(out)
+    BertTokenizerFast(vocab=str(vocab), do_lower_case=lower).save_pretrained(out)
     return out
 
 

@@ -91,7 +91,7 @@ def _cli(*args: str) -> list[str]:
 def _env() -> dict[str, str]:
     import os
 
-    return {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "USE_TF": "0"}
+    return {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
 
 
 def test_bench_never_overwrites_an_item(run_cli: Callable[..., tuple[int, str, str]], model: Path, tmp_path: Path) -> None:

@@ -23,8 +23,7 @@ def body(spec):
         time.sleep(spec["sleep"])
     if spec.get("fail"):
         raise ValueError("probe failed: " + spec["fail"])
-    keys = ["USE_TF", "USE_TORCH", "TF_ENABLE_ONEDNN_OPTS", "TF_CPP_MIN_LOG_LEVEL", "TF_USE_LEGACY_KERAS",
-            "CUDA_VISIBLE_DEVICES", "PYTHONUNBUFFERED"]
+    keys = ["TF_ENABLE_ONEDNN_OPTS", "TF_CPP_MIN_LOG_LEVEL", "CUDA_VISIBLE_DEVICES", "PYTHONUNBUFFERED"]
     return {"env": {k: os.environ.get(k) for k in keys}, "echo": spec["echo"], "stdin": sys.stdin.read()}
 
 
@@ -41,12 +40,11 @@ def probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_child_gets_the_tf_settings_and_the_spec(probe: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("USE_TF", "0")  # what edgebert's torch side sets
-    monkeypatch.setenv("USE_TORCH", "1")  # would hide transformers' TF classes
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "1")  # would fuse LayerNorm into an op tfjs cannot run
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     result = run_tf(probe, {"echo": {"a": [1, 2]}}, "the probe")
     assert result["echo"] == {"a": [1, 2]} and result["stdin"] == ""
-    assert result["env"] == {**TF_ENV, "USE_TORCH": None, "PYTHONUNBUFFERED": "1"}
+    assert result["env"] == {**TF_ENV, "PYTHONUNBUFFERED": "1"}
 
 
 def test_child_failure_is_one_clear_error(probe: str) -> None:
@@ -63,14 +61,14 @@ def test_child_timeout_is_one_clear_error(probe: str) -> None:
 
 
 def test_torch_workers_keep_the_users_choices(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("USE_TF", raising=False)
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "0")
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "1")
     env = child_env(tensorflow=False, extra={"EDGEBERT_BENCH_PARENT": "1"})
-    assert env["USE_TF"] == "0" and env["TF_CPP_MIN_LOG_LEVEL"] == "0" and env["EDGEBERT_BENCH_PARENT"] == "1"
+    assert env["TF_CPP_MIN_LOG_LEVEL"] == "0" and env["EDGEBERT_BENCH_PARENT"] == "1" and env["TF_ENABLE_ONEDNN_OPTS"] == "1"
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(tf_subprocess.EDGEBERT_ROOT)
     assert (tf_subprocess.EDGEBERT_ROOT / "edgebert" / "families.py").is_file()
-    assert apply_env({"USE_TF": "1"}, tensorflow=False) == {"USE_TF": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
-    assert apply_env({"USE_TORCH": "1", "USE_TF": "0"}, tensorflow=True) == TF_ENV
+    assert apply_env({"TF_CPP_MIN_LOG_LEVEL": "1"}, tensorflow=False) == {"TF_CPP_MIN_LOG_LEVEL": "1"}
+    assert apply_env({"TF_ENABLE_ONEDNN_OPTS": "1"}, tensorflow=True) == TF_ENV
 
 
 def test_tail_drops_tensorflow_startup_noise() -> None:

@@ -52,7 +52,7 @@ def build_model(directory: Path, kind: str = "bert") -> Path:
     directory.mkdir(parents=True)
     vocab_file = directory / "vocab.txt"
     vocab_file.write_text("\n".join(_vocab()) + "\n")
-    tokenizer = BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=True)
+    tokenizer = BertTokenizerFast(vocab=str(vocab_file), do_lower_case=True)
     shape = {
         "vocab_size": len(_vocab()), "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
         "intermediate_size": 64, "max_position_embeddings": 64, "pad_token_id": SPECIALS.index("[PAD]"),

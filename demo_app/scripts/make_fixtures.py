@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("USE_TF", "0")
 
 APP_DIR = Path(__file__).resolve().parents[1]
 

@@ -1,13 +1,13 @@
 """Structured pruning that physically removes attention heads and FFN neurons from a transformers model.
 
-Heads go through transformers' own `prune_heads`: the query/key/value rows and the attention-output columns of
-the pruned heads are cut, and `config.pruned_heads` records them (original head ids per layer), so
-`AutoModel.from_pretrained` rebuilds the smaller matrices by itself. Layers may keep different numbers of heads.
+Heads go through `edgebert.pruned_heads.narrow_heads`: the query/key/value rows and the attention-output columns of
+the pruned heads are cut, and `config.pruned_heads` records them (original head ids per layer), from which edgebert's
+loader rebuilds the smaller matrices (`edgebert.modelio.load_weights`). Layers may keep different numbers of heads.
 
 FFN neurons: every layer keeps the SAME number of neurons (its own most important ones) and
 `config.intermediate_size` becomes that number. A config holds one intermediate size, so a uniform cut is the
-only one that stock classes in every runtime (`AutoModel`, `TFBertModel` for TF.js / the TFLite fallback) load
-without custom code; a global (per-layer-different) FFN cut is refused for that reason.
+only one that stock classes load without custom code; a global (per-layer-different) FFN cut is refused for that
+reason.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from edgebert.families import Family
 FFN_SCOPES = ("layer",)
 GLOBAL_FFN_REFUSAL = (
     "--ffn-scope global is not supported: it would give each layer a different FFN width, which a transformers "
-    "config cannot express (one intermediate_size), so AutoModel and TFBertModel (TF.js) could not load the model "
-    "with stock classes; use --ffn-scope layer (each layer keeps its own most important neurons)"
+    "config cannot express (one intermediate_size), so stock transformers classes could not load the model; "
+    "use --ffn-scope layer (each layer keeps its own most important neurons)"
 )
 
 
@@ -181,9 +181,13 @@ def select_ffn(scores: list[torch.Tensor], fraction: float) -> list[list[int]] |
 
 
 def apply_head_pruning(model: Any, plan: dict[int, list[int]]) -> None:
-    """Physically remove heads (original ids) via transformers' `prune_heads`; records config.pruned_heads."""
+    """Physically remove heads (original ids) from `model` (any transformers model of a known family); records
+    config.pruned_heads (`edgebert.pruned_heads.narrow_heads`)."""
+    from edgebert.families import family_for
+    from edgebert.pruned_heads import narrow_heads
+
     if plan:
-        model.prune_heads({int(k): list(v) for k, v in plan.items()})
+        narrow_heads(model.base_model, family_for(model.config.model_type), {int(k): list(v) for k, v in plan.items()})
 
 
 def apply_ffn_pruning(base_model: torch.nn.Module, family: Family, config: Any, keep: list[list[int]]) -> int:

@@ -21,6 +21,7 @@ from torch import nn
 from edgebert.errors import UserError
 from edgebert.families import FAMILIES, Family
 from edgebert.distill.factorize import principal_basis
+from edgebert.pruned_heads import build_from_config, pruned_plan
 
 
 @dataclass
@@ -266,10 +267,10 @@ def build_student(
     config = student_config(teacher.config, shape, family)
     modules = module_layer_map(teacher.config, config, shape.layer_map, family)
     if shape.same_width:  # a pruned teacher's layers keep their heads in the student (module j ← teacher module)
-        pruned = {int(k): list(v) for k, v in (teacher.config.pruned_heads or {}).items()}
-        config.pruned_heads = {j: pruned[m] for j, m in enumerate(modules) if pruned.get(m)}
+        pruned = pruned_plan(teacher.config)
+        config.pruned_heads = {j: sorted(pruned[m]) for j, m in enumerate(modules) if pruned.get(m)}
     torch.manual_seed(seed)
-    student = getattr(transformers, family.mlm_class)(config)
+    student = build_from_config(getattr(transformers, family.mlm_class), config)
     if shape.same_width and shape.ffn == int(getattr(teacher.config, family.size_fields[3])):
         report = copy_from_teacher(student, teacher, modules, family, strict=True)
         init = {"kind": shape.kind, "copied_tensors": len(report["copied"]), "random_tensors": 0}
@@ -296,7 +297,7 @@ SHARED_STUDENT = (
 
 # ---------------------------------------------------------------------------------------------- --student-init
 # An existing model directory as the student (e.g. a pruned copy of the teacher to heal). Its shape is its own:
-# layers may keep different numbers of heads (config.pruned_heads, applied by from_pretrained) and the FFN may be
+# layers may keep different numbers of heads (config.pruned_heads, built by edgebert.pruned_heads) and the FFN may be
 # narrower. The hidden-state losses compare it with the teacher token by token, so the width and the tokenizer
 # must be the teacher's.
 
@@ -358,7 +359,7 @@ def heads_per_layer(config: Any, family: Family) -> list[int]:
 def load_student_init(init_dir: Any, family: Family) -> tuple[nn.Module, bool]:
     """The model in `init_dir` as its family's masked-LM class, and whether the MLM head is its own.
 
-    `from_pretrained` rebuilds the pruned shapes from config.pruned_heads and the config's intermediate size; a
+    `load_weights` rebuilds the pruned shapes from config.pruned_heads and the config's intermediate size; a
     missing MLM head is the only tolerated gap (the caller copies the teacher's in, or saves the encoder only)."""
     import transformers
 

@@ -46,11 +46,14 @@ def classifier_student(encoder_student: nn.Module, teacher: nn.Module, base_attr
 
     from transformers import AutoModelForSequenceClassification
 
+    from edgebert.pruned_heads import build_from_config
+
     config = copy.deepcopy(encoder_student.config)
     for key in ("num_labels", "id2label", "label2id", "problem_type"):
         setattr(config, key, copy.deepcopy(getattr(teacher.config, key)))
     config.architectures = [type(teacher).__name__] if config.model_type == teacher.config.model_type else None
-    student = AutoModelForSequenceClassification.from_config(config, attn_implementation="eager")
+    config._attn_implementation = "eager"
+    student = build_from_config(AutoModelForSequenceClassification, config)
     if config.architectures is None:
         student.config.architectures = [type(student).__name__]
     encoder = {f"{base_attr}.{k}": v for k, v in getattr(encoder_student, base_attr).state_dict().items()}

@@ -1,8 +1,8 @@
 """edgebert's worker processes: `python -m MODULE SPEC.json`, with the one copy of their environment settings.
 
-TensorFlow runs only in its own process (the TF.js converter, the TFLite fallback converter): transformers must be
-told to offer its TF classes before it is first imported, while edgebert's own processes run torch with
-`USE_TF=0`. The bench workers are torch processes started the same way. The parent writes a JSON spec (with the
+TensorFlow runs only in its own process (the TF.js converter, the TFLite fallback converter): it builds from a graph
+the torch process captured (`edgebert.targets.torch_graph`), so neither process loads the other's framework, and
+TensorFlow's settings (oneDNN fusions off) never reach torch. The bench workers are torch processes started the same way. The parent writes a JSON spec (with the
 path where the child writes its JSON result) and the child reads it with `read_spec`; `run_tf` does both ends'
 bookkeeping and turns a failed child into one TargetUnavailable naming the child's last error line.
 """
@@ -22,15 +22,12 @@ from edgebert.errors import TargetUnavailable
 
 # Every TensorFlow process: forced, since a parent's values (USE_TF=0 from edgebert's torch side) would break it.
 TF_ENV = {
-    "USE_TF": "1",  # transformers exposes its TF classes (TFBertModel, ...) only when TF is allowed
     "TF_ENABLE_ONEDNN_OPTS": "0",  # else grappler fuses LayerNorm into _MklLayerNorm, which tfjs cannot run
     "TF_CPP_MIN_LOG_LEVEL": "2",
-    "TF_USE_LEGACY_KERAS": "1",  # transformers' TF classes are tf_keras (Keras 2) models
     "CUDA_VISIBLE_DEVICES": "",  # conversions run on the CPU
 }
-TF_UNSET = ("USE_TORCH",)  # USE_TORCH=1 would make transformers hide its TF classes
-# Torch workers (bench): no TensorFlow in transformers unless the user asks for it; TF's C++ logging (LiteRT) quiet.
-TORCH_ENV_DEFAULTS = {"USE_TF": "0", "TF_CPP_MIN_LOG_LEVEL": "2"}
+# Torch workers (bench): TF's C++ logging (LiteRT's interpreter) quiet.
+TORCH_ENV_DEFAULTS = {"TF_CPP_MIN_LOG_LEVEL": "2"}
 # Lines of TF's C++ start-up chatter, not the child's error.
 NOISE = ("E0000 ", "W0000 ", "I0000 ", "WARNING: All log messages before absl")
 TAIL_LINES = 15
@@ -40,8 +37,6 @@ EDGEBERT_ROOT = Path(__file__).resolve().parents[2]  # the directory holding the
 def apply_env(env: MutableMapping[str, str], tensorflow: bool) -> MutableMapping[str, str]:
     """Put the settings of a TensorFlow (`tensorflow`) or torch worker into `env` (os.environ or a copy); returns it."""
     if tensorflow:
-        for key in TF_UNSET:
-            env.pop(key, None)
         env.update(TF_ENV)
     else:
         for key, value in TORCH_ENV_DEFAULTS.items():

@@ -1,15 +1,12 @@
-"""The TensorFlow half of the TF.js target, run as its own process: PyTorch dir -> SavedModel -> tfjs graph model.
+"""The TensorFlow half of the TF.js target, run as its own process: captured graph -> SavedModel -> tfjs graph model.
 
-`edgebert.targets.tfjs.exporter` starts this module through `edgebert.targets.tf_subprocess.run_tf` (a fresh
-interpreter with TensorFlow enabled in transformers, because the edgebert process has torch loaded and transformers
-set to torch-only). It builds the family's TF class (`TFBertModel`, ...) from the PyTorch weights, wraps it in a
-`tf.function` with int32 inputs of fixed shape [1, seq_len] that pools like `edgebert.pooling.SentenceEmbedder`
-(then L2-normalises), computes attention as one 2-D product per head on long buckets (`tf_savedmodel.tfjs_ops`: tfjs'
-wasm backend runs those on XNNPACK) and looks embeddings up with GatherNd, saves a SavedModel in scratch space and runs the tensorflowjs converter on it
-with one weight shard. With several sequence lengths (buckets), one graph per length over one shard (`shared_weights`).
-Attention is traced per length: "batched" (transformers' own batched products: fewer ops, faster on short
-buckets) or "per-head" (faster on long ones); `spec["attention"]` is one form or {length: form}.
-The spec (JSON): model_dir, seq_lens, pooling, family, quantize, attention, task, top_k, outputs, out_dir, result.
+`edgebert.targets.tfjs.exporter` captures the exported module's graph (`edgebert.targets.torch_graph`) and starts
+this module through `edgebert.targets.tf_subprocess.run_tf`. It writes the graph in TensorFlow ops
+(`edgebert.targets.tf_graph`) with the forms TF.js' wasm backend runs fast (embedding rows by GatherNd; attention as
+one 2-D product per head on long buckets, batched on short ones: `spec["attention"]`, one form or {length: form}),
+saves a SavedModel in scratch space and runs the tensorflowjs converter on each signature with one weight shard.
+With several sequence lengths (buckets), one graph per length over one shard (`shared_weights`).
+The spec (JSON): graph_dir, seq_lens, family, quantize, keep_float16, attention, outputs, out_dir, result.
 """
 
 from __future__ import annotations
@@ -22,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from edgebert.families import family_named
-from edgebert.targets.tf_savedmodel import build_saved_model
+from edgebert.targets.tf_graph import build_saved_model
+from edgebert.targets.tf_ops import Forms
 from edgebert.targets.tfjs.shared_weights import merge
 from edgebert.targets.tf_subprocess import tf_main
 
@@ -31,14 +29,14 @@ WEIGHT_SHARD_SIZE_BYTES = 2**31 - 1
 # uint8 is tfjs' per-tensor affine weight quantization. Applied to every weight, all-MiniLM-L6-v2 drops to cos 0.961:
 # the FFN down-projection kernels (1536x384) have outliers that one scale per tensor cannot hold (each alone costs
 # up to 0.03 cos). They stay float16 (+3.5 MB on the teacher, cos 0.995); the rest is uint8. Which graph weights
-# they are is the family's `tfjs_ffn_output_patterns`.
+# they are: spec["keep_float16"] (the family's `ffn_output_weight_patterns`, exporter.keep_float16_patterns).
 QUANTIZATIONS = ("none", "uint8", "float16")
 ATTENTIONS = ("per-head", "batched")
 
 
 def quantize_flags(quantize: str, keep_patterns: list[str] | tuple[str, ...] = ()) -> list[str]:
     """tensorflowjs_converter flags for a quantization; under uint8 the graph weights matching `keep_patterns`
-    (fnmatch, e.g. the family's `tfjs_ffn_output_patterns`) stay float16."""
+    (fnmatch, e.g. `exporter.keep_float16_patterns`) stay float16."""
     if quantize == "none":
         return []
     if quantize == "float16":
@@ -101,12 +99,12 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
         saved, converted = Path(scratch) / "saved_model", {n: Path(scratch) / f"tfjs_{n}" for n in lengths}
         lengths_by_signature = {name: n for n, name in signatures.items()}
-        task, top_k = spec.get("task", "feature-extraction"), int(spec.get("top_k", 0))
-        info = build_saved_model(
-            Path(spec["model_dir"]), lengths_by_signature, spec["pooling"], family, saved, per_head=per_head, gather_rows=True, dense_matmul=True, task=task, top_k=top_k
-        )
+        forms = {name: Forms(gather_rows=True, per_head=name in per_head, gelu="erf") for name in lengths_by_signature}
+        info = build_saved_model(Path(spec["graph_dir"]), saved, lengths_by_signature, forms)
+        info["attention_products"] = {name: "per_head_2d" if name in per_head else "batched" for name in lengths_by_signature}
+        info.update({"gelu": "erf", "embedding_lookup": "gather_nd", "dense_products": "broadcast_matmul"})
         for n, name in signatures.items():
-            keep = family.tfjs_ffn_output_patterns
+            keep = tuple(spec.get("keep_float16") or ())
             converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)
         outputs = list(spec.get("outputs") or ("sentence_embedding", "last_hidden_state"))
         if len(lengths) == 1:

@@ -1,8 +1,9 @@
 """TF.js target: a tfjs graph model (`model.json` + one weight shard) with int32 [1, seq_len] inputs, run in Node.
 
-Conversion happens in a separate Python process (`edgebert.targets.tfjs.convert`, started by
-`edgebert.targets.tf_subprocess.run_tf`) because it needs TensorFlow enabled in transformers, while this process runs
-torch with transformers set to torch-only.
+The exported module's own graph is captured here (`edgebert.targets.torch_graph`: torch.export at each bucket length)
+and written in TensorFlow ops in a separate Python process (`edgebert.targets.tfjs.convert`, started by
+`edgebert.targets.tf_subprocess.run_tf`), which runs tensorflowjs_converter on it; TensorFlow never loads in the
+torch process.
 Verification runs the artifact in Node with @tensorflow/tfjs 4.22.0 on the wasm backend (`js/run_tfjs.mjs`).
 """
 
@@ -22,8 +23,10 @@ import numpy as np
 
 from edgebert import buckets
 from edgebert.errors import TargetUnavailable
+from edgebert.families import Family
 from edgebert.modelio import LoadedModel
 from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
+from edgebert.targets.tf_graph import WEIGHT_SCOPE
 from edgebert.targets.tf_subprocess import run_tf, tail
 from edgebert.targets.tfjs.shared_weights import model_file
 
@@ -38,7 +41,7 @@ CONVERT_TIMEOUT_S = 3600
 QUANTIZATION_RECIPES = {
     "none": "float32 weights",
     "uint8": "tfjs per-tensor affine uint8 weights, except the FFN down-projection kernels "
-    "(the family's tfjs_ffn_output_patterns: {patterns}) kept float16: per-tensor uint8 cannot hold their outliers",
+    "(the family's ffn_output_weight_patterns: {patterns}) kept float16: per-tensor uint8 cannot hold their outliers",
     "float16": "float16 weights (--quantize_float16 '*')",
 }
 
@@ -176,8 +179,24 @@ class TFJSRunner(Runner):
         return {"tokenizer": JS_TOKENIZER, "ids": answer["ids"], "times": answer["times"]}
 
 
+def keep_float16_patterns(family: Family) -> list[str]:
+    """tensorflowjs_converter patterns of the graph weights kept float16 under uint8: the FFN down-projections, named
+    in the graph by their state-dict key (`edgebert.targets.tf_graph.WeightReader`)."""
+    return [f"*/{WEIGHT_SCOPE}/{pattern}/*" for pattern in family.ffn_output_weight_patterns()]
+
+
+def capture_graph(model: LoadedModel, lengths: tuple[int, ...], graph_dir: Path) -> dict[str, Any]:
+    """The exported module's graph at each bucket length (`edgebert.targets.torch_graph`), or TargetUnavailable."""
+    from edgebert.targets.torch_graph import UnsupportedGraph, capture
+
+    try:
+        return capture(model.embedder, model.family.input_names(), list(model.output_names), list(lengths), graph_dir)
+    except UnsupportedGraph as exc:
+        raise TargetUnavailable(f"the tfjs target cannot carry this model's graph: {exc}") from exc
+
+
 class TFJSExporter(Exporter):
-    """TFBertModel (from the PyTorch weights) -> SavedModel -> tensorflowjs_converter graph model, one shard."""
+    """The model's own graph (torch.export) -> TensorFlow ops (SavedModel) -> tensorflowjs_converter graph model."""
 
     name = "tfjs"
     quantizations = ("uint8", "float16")
@@ -193,21 +212,20 @@ class TFJSExporter(Exporter):
         check_js_packages()
 
     def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
-        if model.family.tf_model_class is None:
-            raise TargetUnavailable(f"the tfjs target needs a TensorFlow class for the {model.family.name} family")
-        spec = {
-            "model_dir": str(Path(model.path).resolve()),
-            "seq_lens": list(options.lengths),
-            "pooling": model.pooling,
-            "family": model.family.name,
-            "task": model.task,
-            "top_k": getattr(model.embedder, "top_k", 0),
-            "outputs": list(model.output_names),
-            "quantize": options.quantize,
-            "attention": attention_per_bucket(options.lengths, options.tfjs_batched_attention_max_len),
-            "out_dir": str(Path(work_dir).resolve()),
-        }
-        info = run_tf("edgebert.targets.tfjs.convert", spec, "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S)
+        with tempfile.TemporaryDirectory(prefix="edgebert-graph-") as graph_dir:
+            captured = capture_graph(model, options.lengths, Path(graph_dir))
+            spec = {
+                "graph_dir": graph_dir,
+                "seq_lens": list(options.lengths),
+                "family": model.family.name,
+                "outputs": list(model.output_names),
+                "quantize": options.quantize,
+                "keep_float16": keep_float16_patterns(model.family),
+                "attention": attention_per_bucket(options.lengths, options.tfjs_batched_attention_max_len),
+                "out_dir": str(Path(work_dir).resolve()),
+            }
+            info = run_tf("edgebert.targets.tfjs.convert", spec, "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S)
+        info["graph_ops"] = captured["ops"]
         attention = {int(n): form for n, form in info.pop("attention").items()}
         forms = set(info["attention_products"].values())
         info["attention_products"] = forms.pop() if len(forms) == 1 else "per_bucket"  # each bucket's: buckets[].attention
@@ -223,7 +241,7 @@ class TFJSExporter(Exporter):
             "output_nodes": signature["outputs"],
             "input_nodes": signature["inputs"],
             "quantization_recipe": QUANTIZATION_RECIPES[options.quantize].format(
-                patterns=", ".join(model.family.tfjs_ffn_output_patterns)
+                patterns=", ".join(model.family.ffn_output_weight_patterns())
             ),
             "runtime": f"@tensorflow/tfjs {TFJS_VERSION} (wasm backend in Node for verification)",
             "react_native": _bundle_resource_line(shards),

@@ -2,10 +2,9 @@
 
 Primary path: `litert_torch.convert` of a small wrapper around the `SentenceEmbedder` that takes int32
 inputs and returns a dict of the two named outputs. Fallback (only when the primary fails, or when
-`EDGEBERT_TFLITE_CONVERTER=tensorflow`): the family's TF class (`TFBertModel`, ...) `from_pretrained(from_pt=True)`
--> `tf.function` with int32 inputs -> SavedModel -> `tf.lite.TFLiteConverter`, run in a subprocess
-(`edgebert.targets.tf_subprocess`) because TensorFlow must be enabled in transformers before it is first imported
-(edgebert sets USE_TF=0 in torch processes).
+`EDGEBERT_TFLITE_CONVERTER=tensorflow`): the same module's graph captured by torch.export
+(`edgebert.targets.torch_graph`), written in TensorFlow ops (`edgebert.targets.tf_graph`) -> SavedModel ->
+`tf.lite.TFLiteConverter`, in a TensorFlow subprocess (`edgebert.targets.tf_subprocess`).
 Quantization (int8 dynamic range, fp16 weights, int8-static calibrated on `--calibration` sentences) is a
 post-conversion rewrite of the flatbuffer by ai-edge-quantizer (`edgebert.targets.tflite.quantize`), the same
 for both paths.
@@ -70,7 +69,7 @@ class TFLiteExporter(Exporter):
                     primary_error = f"{type(exc).__name__}: {str(exc)[:300]}"
             if "converter" not in extra:
                 self._convert_tensorflow(model, fp32, signatures)
-                extra["converter"] = f"tensorflow ({model.family.tf_model_class} from_pt + TFLiteConverter)"
+                extra["converter"] = "tensorflow (the captured graph in TensorFlow ops + TFLiteConverter)"
                 if primary_error:
                     extra["litert_torch_error"] = primary_error
             data = self._quantize(fp32.read_bytes(), model, options, extra)
@@ -127,18 +126,12 @@ class TFLiteExporter(Exporter):
 
     @staticmethod
     def _convert_tensorflow(model: LoadedModel, path: Path, signatures: dict[int, str]) -> None:
-        if model.family.tf_model_class is None:
-            raise TargetUnavailable(f"no TensorFlow class for the {model.family.name} family: no TFLite fallback")
-        spec = {
-            "model_dir": str(Path(model.path).absolute()),
-            "family": model.family.name,
-            "pooling": model.pooling,
-            "signatures": {name: seq_len for seq_len, name in signatures.items()},
-            "task": model.task,
-            "top_k": getattr(model.embedder, "top_k", 0),
-            "out": str(path.absolute()),
-        }
-        run_tf("edgebert.targets.tflite.exporter", spec, "the TensorFlow fallback (TFLiteConverter)")
+        from edgebert.targets.tfjs.exporter import capture_graph
+
+        with tempfile.TemporaryDirectory(prefix="edgebert-graph-") as graph_dir:
+            capture_graph(model, tuple(signatures), Path(graph_dir))
+            spec = {"graph_dir": graph_dir, "signatures": {name: seq_len for seq_len, name in signatures.items()}, "out": str(path.absolute())}
+            run_tf("edgebert.targets.tflite.exporter", spec, "the TensorFlow fallback (TFLiteConverter)")
         if not path.exists():
             raise TargetUnavailable(f"the TensorFlow fallback wrote no {path.name}")
 
@@ -250,19 +243,17 @@ def _int32_wrapper(embedder: Any) -> Any:
 
 
 def _tensorflow_fallback(spec: dict[str, Any]) -> dict[str, Any]:
-    """Subprocess body of the fallback path: TF SavedModel (Keras GELU: TFLite has a GELU builtin, no Erf)
-    -> TFLiteConverter."""
+    """Subprocess body of the fallback path: the captured graph in TensorFlow ops (tf.nn.gelu: TFLite has a GELU
+    builtin and no Erf) -> SavedModel -> TFLiteConverter."""
     import tensorflow as tf
 
-    from edgebert.families import family_named
-    from edgebert.targets.tf_savedmodel import build_saved_model
+    from edgebert.targets.tf_graph import build_saved_model
+    from edgebert.targets.tf_ops import Forms
 
     with tempfile.TemporaryDirectory(prefix="edgebert-tflite-tf-") as saved:
         signatures = {name: int(n) for name, n in spec["signatures"].items()}
-        info = build_saved_model(
-            Path(spec["model_dir"]), signatures, spec["pooling"], family_named(spec["family"]), Path(saved), erf_gelu=False,
-            task=spec.get("task", "feature-extraction"), top_k=int(spec.get("top_k", 0)),
-        )
+        forms = {name: Forms(gelu="tf") for name in signatures}
+        info = build_saved_model(Path(spec["graph_dir"]), Path(saved), signatures, forms)
         converter = tf.lite.TFLiteConverter.from_saved_model(saved, signature_keys=list(signatures))
         Path(spec["out"]).write_bytes(converter.convert())
     return info

@@ -1,0 +1,204 @@
+"""A TensorFlow SavedModel built from the model's own captured graph (`edgebert.targets.torch_graph`).
+
+Runs only in a TensorFlow process (`edgebert.targets.tf_subprocess`: the TF.js converter and the TFLite fallback).
+Each graph node becomes the TensorFlow ops of `edgebert.targets.tf_ops` (one function per ATen op); the parameters
+become variables named by their state-dict key, shared by every signature (one per sequence length). No model class
+of transformers' TensorFlow side is used: what is exported is exactly the module the parity check runs in PyTorch.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from edgebert.targets.tf_ops import OPS, Context, Forms, UnsupportedOp, _Param, tf_dtype
+from edgebert.targets.torch_graph import GRAPH_FILE, TENSORS_FILE
+
+SIGNATURE = "serving_default"
+LINEAR = "aten.linear.default"
+INT32_MAX = 2**31 - 1
+
+
+def read_graph(graph_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The captured graph (graph.json) and its tensors (safetensors, as numpy arrays)."""
+    from safetensors.numpy import load_file
+
+    return json.loads((Path(graph_dir) / GRAPH_FILE).read_text()), load_file(str(Path(graph_dir) / TENSORS_FILE))
+
+
+def dense_only_params(ir: dict[str, Any]) -> set[str]:
+    """Parameters used only as the weight of Dense layers (aten.linear): stored transposed, [in, out]."""
+    dense, other = set(), set()
+
+    def visit(value: Any, is_dense_weight: bool = False) -> None:
+        if isinstance(value, dict) and "ref" in value:
+            if value["ref"].startswith("param:"):
+                (dense if is_dense_weight else other).add(value["ref"][6:])
+        elif isinstance(value, dict):
+            for v in value.values():
+                visit(v)
+        elif isinstance(value, list):
+            for v in value:
+                visit(v)
+
+    for graph in ir["graphs"].values():
+        for node in graph["nodes"]:
+            args = node["args"]
+            for i, arg in enumerate(args):
+                visit(arg, is_dense_weight=node["op"] == LINEAR and i == 1)
+            visit(node["kwargs"])
+        visit(list(graph["outputs"].values()))
+    return dense - other
+
+
+WEIGHT_SCOPE = "w"
+
+
+def make_weights(tf: Any, tensors: dict[str, Any], transposed: set[str]) -> Any:
+    """A tf.Module holding one variable per parameter (Dense weights as [in, out])."""
+    import numpy as np
+
+    class Weights(tf.Module):
+        def __init__(self) -> None:
+            super().__init__(name="weights")
+            self.by_key = {}
+            for ref, value in tensors.items():
+                if ref.startswith("param:"):
+                    key = ref[6:]
+                    array = np.ascontiguousarray(value.T) if key in transposed else value
+                    self.by_key[key] = tf.Variable(_tf_value(array), trainable=False, name=_scope_name(key))
+
+    return Weights()
+
+
+class WeightReader:
+    """Reads each parameter once per traced graph, in the absolute name scope `w/<state-dict key>/`: the frozen graph
+    names every weight by its parameter (what `tfjs_keep_float16` patterns match), and a tied weight is one tensor."""
+
+    def __init__(self, tf: Any, weights: Any, transposed: set[str]) -> None:
+        self._tf, self._weights, self._transposed = tf, weights, transposed
+        self._reads: dict[str, Any] = {}
+
+    def has_transposed(self, key: str) -> bool:
+        return key in self._transposed
+
+    def transposed(self, key: str) -> Any:
+        return self._read(key)
+
+    def plain(self, key: str) -> Any:
+        if key in self._transposed:
+            raise UnsupportedOp(f"parameter {key} is stored transposed for Dense layers and used otherwise")
+        return self._read(key)
+
+    def _read(self, key: str) -> Any:
+        if key not in self._reads:
+            with self._tf.name_scope(f"{WEIGHT_SCOPE}/{_scope_name(key)}/"):
+                self._reads[key] = self._weights.by_key[key].read_value()
+        return self._reads[key]
+
+
+def _scope_name(key: str) -> str:
+    """A state-dict key as a TensorFlow name (they allow letters, digits and ._-/ after the first character)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", key).lstrip("_.-") or "weight"
+
+
+def _tf_value(array: Any) -> Any:
+    """A numpy array in the dtype TensorFlow carries it in (ints as int32, refused when they do not fit)."""
+    import numpy as np
+
+    if array.dtype.kind in "iu":
+        if array.size and (array.max() > INT32_MAX or array.min() < -INT32_MAX - 1):
+            raise UnsupportedOp("an integer constant does not fit in int32")
+        return array.astype(np.int32)
+    if array.dtype.kind == "f":
+        return array.astype(np.float32)
+    return array
+
+
+def interpret(tf: Any, graph: dict[str, Any], tensors: dict[str, Any], weights: WeightReader, feeds: dict[str, Any], forms: Forms) -> dict[str, Any]:
+    """Run one captured graph in TensorFlow ops on `feeds` (int32 tensors by input name); {output name: tensor}."""
+    env: dict[str, Any] = dict(feeds)
+    consts: dict[str, Any] = {}
+
+    def resolve(value: Any, keep_param: bool = False) -> Any:
+        if isinstance(value, dict) and "ref" in value:
+            ref = value["ref"]
+            if ref.startswith("param:"):
+                return _Param(ref[6:]) if keep_param else weights.plain(ref[6:])
+            if ref.startswith("const:"):
+                if ref not in consts:
+                    consts[ref] = tf.constant(_tf_value(tensors[ref]), name=ref.rsplit(":", 1)[1].lstrip("_"))
+                return consts[ref]
+            return env[ref]
+        if isinstance(value, dict) and "__dtype__" in value:
+            return tf_dtype(tf, value["__dtype__"])
+        if isinstance(value, dict):
+            return {k: resolve(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [resolve(v) for v in value]
+        return value
+
+    for node in graph["nodes"]:
+        op = node["op"]
+        if op == "getitem":
+            source, position = node["args"]
+            env[node["name"]] = resolve(source)[position]
+            continue
+        if op not in OPS:
+            raise UnsupportedOp(f"the graph op {op} (node {node['name']}) has no TensorFlow form in edgebert")
+        args = [resolve(a, keep_param=op == LINEAR and i == 1) for i, a in enumerate(node["args"])]
+        kwargs = {k: v for k, v in resolve(node["kwargs"]).items() if k not in ("device", "layout", "pin_memory", "memory_format")}
+        ctx = Context(tf=tf, forms=forms, shape=node["shape"], dtype=node["dtype"], weights=weights)
+        with tf.name_scope(node["name"].lstrip("_")):
+            env[node["name"]] = OPS[op](ctx, *args, **kwargs)
+    return {name: tf.identity(resolve(ref), name=name) for name, ref in graph["outputs"].items()}
+
+
+def build_saved_model(graph_dir: Path, saved_dir: Path, signatures: dict[str, int], forms: dict[str, Forms]) -> dict[str, Any]:
+    """Write a SavedModel with one signature per {name: sequence length}, each int32 [1, length] inputs -> the named
+    outputs, traced with that signature's `Forms`; the signatures share the parameter variables. A summary."""
+    import tensorflow as tf
+
+    ir, tensors = read_graph(graph_dir)
+    transposed = dense_only_params(ir)
+    module = tf.Module()
+    module.weights = make_weights(tf, tensors, transposed)
+    names = ir["inputs"]
+    concrete = {}
+    for signature, length in signatures.items():
+        specs = [tf.TensorSpec([1, length], tf.int32, name=n) for n in names]
+        function = tf.function(_server(tf, ir["graphs"][str(length)], tensors, module, names, forms[signature], transposed), input_signature=specs, autograph=False)
+        setattr(module, f"serve_{signature}", function)
+        concrete[signature] = function.get_concrete_function()
+    tf.saved_model.save(module, str(saved_dir), signatures=concrete)
+    return {
+        "tensorflow": tf.__version__,
+        "graph_source": "torch.export of the exported module (edgebert.targets.torch_graph), written in TensorFlow ops",
+        "dense_weights_transposed": len(transposed),
+    }
+
+
+def _server(tf: Any, graph: dict[str, Any], tensors: dict[str, Any], module: Any, names: list[str], forms: Forms, transposed: set[str]) -> Any:
+    """The Python function one signature traces: its graph on positional int32 inputs."""
+
+    def serve(*feeds: Any) -> dict[str, Any]:
+        reader = WeightReader(tf, module.weights, transposed)
+        return interpret(tf, graph, tensors, reader, dict(zip(names, feeds)), forms)
+
+    return serve
+
+
+def run_graph(graph_dir: Path, length: int, feeds: dict[str, Any], forms: Forms) -> dict[str, Any]:
+    """The captured graph at `length` run eagerly in TensorFlow on numpy `feeds` (int32 [1, length]); numpy outputs.
+    For checking the TensorFlow forms against PyTorch without a SavedModel or a converter in between."""
+    import tensorflow as tf
+
+    ir, tensors = read_graph(graph_dir)
+    transposed = dense_only_params(ir)
+    reader = WeightReader(tf, make_weights(tf, tensors, transposed), transposed)
+    tf_feeds = {n: tf.constant(feeds[n], dtype=tf.int32) for n in ir["inputs"]}
+    outputs = interpret(tf, ir["graphs"][str(length)], tensors, reader, tf_feeds, forms)
+    return {name: value.numpy() for name, value in outputs.items()}

@@ -1,0 +1,495 @@
+"""ATen ops in TensorFlow: one small function per op of the captured graph (`edgebert.targets.torch_graph`).
+
+Each function computes what the ATen op computes, on static shapes (every node carries its output shape). Integers
+are int32 in TensorFlow (TF.js has no int64). An op that is not here is refused by name (`UnsupportedOp`), never
+approximated. `Forms` chooses how three ops are written for the runtime, each the same computation:
+
+- `gather_rows`: an embedding lookup as GatherNd of whole rows (TF.js' wasm Gather computes every element's
+  coordinates, ~25 ns an element; GatherNd copies rows: 70 us vs 10 us for 16 tokens of a 128-wide table, Node,
+  tfjs 4.22).
+- `per_head`: a product of two computed [1, heads, m, k] tensors (attention scores, context) as one 2-D MatMul per
+  head: TF.js' wasm backend runs a BatchMatMul with batch axes on a slow generic kernel (0.9 GMAC/s) and a 2-D product
+  on XNNPACK (4-14 GMAC/s); the split costs Unpack/Pack ops, so short buckets keep the batched product
+  (`edgebert.config.TFJS_BATCHED_ATTENTION_MAX_LEN`).
+- `gelu`: "erf" writes x * Phi(x) with Erf (TF.js has Erf, no Erfc); "tf" is tf.nn.gelu (TFLite's converter fuses it
+  into its GELU builtin, which has no Erf).
+
+Dense layers (`aten.linear` on a parameter) are one product of [.., in] by the weight stored as [in, out] (no
+transpose in the graph; a [1, T, in] input is one broadcast BatchMatMulV2, no Tensordot reshapes) plus BiasAdd.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+TF_DTYPES = {"float32": "float32", "float16": "float32", "bfloat16": "float32", "float64": "float32",
+             "int64": "int32", "int32": "int32", "int16": "int32", "int8": "int32", "uint8": "int32", "bool": "bool"}  # fmt: skip
+
+
+class UnsupportedOp(ValueError):
+    """A graph op that edgebert cannot write in TensorFlow exactly (the message names it)."""
+
+
+@dataclass(frozen=True)
+class Forms:
+    """How the runtime-sensitive ops are written (see the module docstring)."""
+
+    gather_rows: bool = False
+    per_head: bool = False
+    gelu: str = "erf"
+
+
+@dataclass
+class Context:
+    """What an op function may read: TensorFlow, the forms, the node's static output shape and dtype, and the
+    weight variables by parameter key (a Dense weight is stored transposed, `linear_weight`)."""
+
+    tf: Any
+    forms: Forms
+    shape: list[int] | None = None
+    dtype: str | None = None
+    weights: Any = None
+
+
+def tf_dtype(tf: Any, name: str | None) -> Any:
+    """The TensorFlow dtype that carries a torch dtype name (ints as int32, floats as float32)."""
+    if name not in TF_DTYPES:
+        raise UnsupportedOp(f"tensors of dtype {name} are not supported")
+    return getattr(tf, TF_DTYPES[name])
+
+
+def _axis(dim: int, rank: int) -> int:
+    return dim + rank if dim < 0 else dim
+
+
+def _rank(x: Any) -> int:
+    return x.shape.rank
+
+
+# ----------------------------------------------------------------------------------------------- linear algebra
+def linear(ctx: Context, x: Any, weight: Any, bias: Any = None) -> Any:
+    tf = ctx.tf
+    if isinstance(weight, _Param) and ctx.weights.has_transposed(weight.key):
+        y = tf.matmul(x, ctx.weights.transposed(weight.key))
+    else:  # a weight that is also used untransposed elsewhere (a tied decoder): one copy, transposed in the product
+        y = tf.matmul(x, _tensor(ctx, weight), transpose_b=True)
+    return y if bias is None else tf.nn.bias_add(y, _tensor(ctx, bias))
+
+
+def matmul(ctx: Context, a: Any, b: Any) -> Any:
+    tf = ctx.tf
+    a, b = _tensor(ctx, a), _tensor(ctx, b)
+    if ctx.forms.per_head and _rank(a) == 4 and _rank(b) == 4 and a.shape[0] == 1 and b.shape[0] == 1:
+        pairs = zip(tf.unstack(a[0], axis=0), tf.unstack(b[0], axis=0))
+        return tf.expand_dims(tf.stack([tf.matmul(x, y) for x, y in pairs], axis=0), 0)
+    return tf.matmul(a, b)
+
+
+def embedding(ctx: Context, weight: Any, ids: Any, padding_idx: int = -1, *rest: Any) -> Any:
+    tf = ctx.tf
+    table, ids = _tensor(ctx, weight), tf.cast(_tensor(ctx, ids), tf.int32)
+    if ctx.forms.gather_rows:
+        return tf.gather_nd(table, tf.expand_dims(ids, -1))
+    return tf.gather(table, ids)
+
+
+def layer_norm(ctx: Context, x: Any, shape: list[int], weight: Any = None, bias: Any = None, eps: float = 1e-5, *rest: Any) -> Any:
+    tf = ctx.tf
+    axes = list(range(-len(shape), 0))
+    mean = tf.reduce_mean(x, axis=axes, keepdims=True)
+    variance = tf.reduce_mean(tf.math.squared_difference(x, mean), axis=axes, keepdims=True)
+    scale = tf.math.rsqrt(variance + eps)
+    if weight is not None:
+        scale = scale * _tensor(ctx, weight)
+    shift = -mean * scale if bias is None else _tensor(ctx, bias) - mean * scale
+    return x * scale + shift
+
+
+# ------------------------------------------------------------------------------------------------- activations
+def gelu(ctx: Context, x: Any, approximate: str = "none") -> Any:
+    tf = ctx.tf
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + tf.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
+    if ctx.forms.gelu == "tf":
+        return tf.nn.gelu(x, approximate=False)
+    return 0.5 * x * (1.0 + tf.math.erf(x * (1.0 / math.sqrt(2.0))))
+
+
+def softmax(ctx: Context, x: Any, dim: int, half_to_float: bool = False) -> Any:
+    return ctx.tf.nn.softmax(x, axis=dim)
+
+
+def log_softmax(ctx: Context, x: Any, dim: int, half_to_float: bool = False) -> Any:
+    return ctx.tf.nn.log_softmax(x, axis=dim)
+
+
+# ------------------------------------------------------------------------------------------------- elementwise
+def _binary(fn: Callable[[Any, Any, Any], Any]) -> Callable[..., Any]:
+    def op(ctx: Context, a: Any, b: Any, **kwargs: Any) -> Any:
+        a, b = _operands(ctx, a, b)
+        return fn(ctx.tf, a, b, **kwargs)
+
+    return op
+
+
+def _operands(ctx: Context, a: Any, b: Any) -> tuple[Any, Any]:
+    """Two operands as tensors of the node's dtype (a Python scalar takes the other's dtype, as in torch)."""
+    tf = ctx.tf
+    out = tf_dtype(tf, ctx.dtype)
+    if ctx.dtype == "bool":  # comparisons: compare in the operands' own (promoted) dtype
+        tensors = [_tensor(ctx, v) for v in (a, b) if not _is_scalar(v)]
+        out = tensors[0].dtype if tensors else tf.float32
+        if any(t.dtype.is_floating for t in tensors):
+            out = tf.float32
+    return _cast(ctx, a, out), _cast(ctx, b, out)
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (bool, int, float))
+
+
+def _cast(ctx: Context, value: Any, dtype: Any) -> Any:
+    tf = ctx.tf
+    if _is_scalar(value):
+        return tf.constant(value, dtype=dtype)
+    value = _tensor(ctx, value)
+    return value if value.dtype == dtype else tf.cast(value, dtype)
+
+
+def _add(tf: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
+    return tf.add(a, b if alpha == 1 else b * alpha)
+
+
+def _sub(tf: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
+    return tf.subtract(a, b if alpha == 1 else b * alpha)
+
+
+def _div(tf: Any, a: Any, b: Any, rounding_mode: str | None = None) -> Any:
+    if rounding_mode is None:
+        return tf.divide(a, b) if a.dtype.is_floating else tf.divide(tf.cast(a, tf.float32), tf.cast(b, tf.float32))
+    if rounding_mode == "floor":
+        return tf.math.floordiv(a, b)
+    return tf.cast(tf.truncatediv(a, b), a.dtype) if not a.dtype.is_floating else tf.sign(a / b) * tf.floor(tf.abs(a / b))
+
+
+def _logical(name: str) -> Callable[..., Any]:
+    def fn(tf: Any, a: Any, b: Any) -> Any:
+        if a.dtype == tf.bool:
+            return getattr(tf.math, f"logical_{name}")(a, b)
+        raise UnsupportedOp(f"bitwise {name} of {a.dtype.name} tensors is not supported")
+
+    return fn
+
+
+def rsub(ctx: Context, a: Any, b: Any, alpha: Any = 1) -> Any:
+    a, b = _operands(ctx, a, b)
+    return ctx.tf.subtract(b, a if alpha == 1 else a * alpha)
+
+
+def where(ctx: Context, condition: Any, a: Any, b: Any) -> Any:
+    tf = ctx.tf
+    out = tf_dtype(tf, ctx.dtype)
+    a, b = _cast(ctx, a, out), _cast(ctx, b, out)
+    return tf.where(_tensor(ctx, condition), a, b)
+
+
+def masked_fill(ctx: Context, x: Any, mask: Any, value: Any) -> Any:
+    x = _tensor(ctx, x)
+    return ctx.tf.where(_tensor(ctx, mask), _cast(ctx, value, x.dtype), x)
+
+
+def _unary(fn: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    def op(ctx: Context, x: Any) -> Any:
+        return fn(ctx.tf, _tensor(ctx, x))
+
+    return op
+
+
+def pow_scalar(ctx: Context, x: Any, exponent: Any) -> Any:
+    tf, x = ctx.tf, _tensor(ctx, x)
+    if exponent == 2:
+        return tf.square(x)
+    if exponent == 0.5:
+        return tf.sqrt(x)
+    return tf.pow(x, tf.constant(exponent, dtype=x.dtype))
+
+
+def clamp(ctx: Context, x: Any, low: Any = None, high: Any = None) -> Any:
+    tf, x = ctx.tf, _tensor(ctx, x)
+    if low is not None:
+        x = tf.maximum(x, _cast(ctx, low, x.dtype))
+    if high is not None:
+        x = tf.minimum(x, _cast(ctx, high, x.dtype))
+    return x
+
+
+def clamp_max(ctx: Context, x: Any, high: Any) -> Any:
+    return clamp(ctx, x, None, high)
+
+
+def to_copy(ctx: Context, x: Any, **kwargs: Any) -> Any:
+    tf, x = ctx.tf, _tensor(ctx, x)
+    dtype = tf_dtype(tf, ctx.dtype)
+    return x if x.dtype == dtype else tf.cast(x, dtype)
+
+
+def type_as(ctx: Context, x: Any, other: Any) -> Any:
+    return to_copy(ctx, x)
+
+
+# ------------------------------------------------------------------------------------------------------ shapes
+def reshape(ctx: Context, x: Any, *rest: Any) -> Any:
+    return ctx.tf.reshape(_tensor(ctx, x), ctx.shape)
+
+
+def expand(ctx: Context, x: Any, *rest: Any, **kwargs: Any) -> Any:
+    x = _tensor(ctx, x)
+    return x if list(x.shape) == ctx.shape else ctx.tf.broadcast_to(x, ctx.shape)
+
+
+def transpose(ctx: Context, x: Any, dim0: int, dim1: int) -> Any:
+    x = _tensor(ctx, x)
+    perm = list(range(_rank(x)))
+    a, b = _axis(dim0, len(perm)), _axis(dim1, len(perm))
+    perm[a], perm[b] = perm[b], perm[a]
+    return ctx.tf.transpose(x, perm=perm)
+
+
+def permute(ctx: Context, x: Any, dims: list[int]) -> Any:
+    x = _tensor(ctx, x)
+    return ctx.tf.transpose(x, perm=[_axis(d, _rank(x)) for d in dims])
+
+
+def slice_op(ctx: Context, x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
+    x = _tensor(ctx, x)
+    index = [slice(None)] * _rank(x)
+    index[_axis(dim, _rank(x))] = slice(start, end, step)
+    return x[tuple(index)]
+
+
+def select(ctx: Context, x: Any, dim: int, index: int) -> Any:
+    x = _tensor(ctx, x)
+    where_ = [slice(None)] * _rank(x)
+    where_[_axis(dim, _rank(x))] = index
+    return x[tuple(where_)]
+
+
+def concat(ctx: Context, tensors: list[Any], dim: int = 0) -> Any:
+    dtype = tf_dtype(ctx.tf, ctx.dtype)
+    return ctx.tf.concat([_cast(ctx, t, dtype) for t in tensors], axis=dim)
+
+
+def stack(ctx: Context, tensors: list[Any], dim: int = 0) -> Any:
+    return ctx.tf.stack([_tensor(ctx, t) for t in tensors], axis=dim)
+
+
+def split(ctx: Context, x: Any, sizes: Any, dim: int = 0) -> Any:
+    x = _tensor(ctx, x)
+    axis = _axis(dim, _rank(x))
+    if isinstance(sizes, int):
+        total = x.shape[axis]
+        sizes = [min(sizes, total - i) for i in range(0, total, sizes)]
+    return tuple(ctx.tf.split(x, sizes, axis=axis))
+
+
+def index(ctx: Context, x: Any, indices: list[Any]) -> Any:
+    """Advanced indexing x[i0, i1, ...] with index tensors on the leading axes (broadcast together)."""
+    tf, x = ctx.tf, _tensor(ctx, x)
+    if any(i is None for i in indices):
+        raise UnsupportedOp("aten.index with a skipped axis (None before an index tensor) is not supported")
+    tensors = [tf.cast(_tensor(ctx, i), tf.int32) for i in indices]
+    shape = tensors[0].shape
+    for t in tensors[1:]:
+        shape = tf.broadcast_static_shape(shape, t.shape)
+    stacked = tf.stack([tf.broadcast_to(t, shape) for t in tensors], axis=-1)
+    return tf.gather_nd(x, stacked)
+
+
+def gather(ctx: Context, x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
+    """torch.gather: out[i...] = x[i... with axis `dim` replaced by index[i...]], as one GatherNd over coordinates."""
+    tf, x = ctx.tf, _tensor(ctx, x)
+    ids = tf.cast(_tensor(ctx, index), tf.int32)
+    shape, axis = list(ids.shape), _axis(dim, _rank(x))
+    if _rank(x) == 2 and axis == 1 and shape[0] == x.shape[0]:
+        return tf.gather(x, ids, axis=1, batch_dims=1)
+    grid = tf.meshgrid(*[tf.range(n) for n in shape], indexing="ij")
+    grid[axis] = ids
+    return tf.gather_nd(x, tf.stack(grid, axis=-1))
+
+
+# -------------------------------------------------------------------------------------------------- reductions
+def _dims(dims: Any, rank: int) -> list[int]:
+    if dims is None or dims == []:
+        return list(range(rank))
+    return [_axis(d, rank) for d in ([dims] if isinstance(dims, int) else dims)]
+
+
+def reduce_sum(ctx: Context, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+    tf, x = ctx.tf, _tensor(ctx, x)
+    x = tf.cast(x, tf_dtype(tf, ctx.dtype)) if x.dtype != tf_dtype(tf, ctx.dtype) else x
+    return tf.reduce_sum(x, axis=_dims(dims, _rank(x)), keepdims=keepdim)
+
+
+def reduce_mean(ctx: Context, x: Any, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+    x = _tensor(ctx, x)
+    return ctx.tf.reduce_mean(x, axis=_dims(dims, _rank(x)), keepdims=keepdim)
+
+
+def amax(ctx: Context, x: Any, dims: Any = None, keepdim: bool = False) -> Any:
+    x = _tensor(ctx, x)
+    return ctx.tf.reduce_max(x, axis=_dims(dims, _rank(x)), keepdims=keepdim)
+
+
+def max_dim(ctx: Context, x: Any, dim: int, keepdim: bool = False) -> Any:
+    tf, x = ctx.tf, _tensor(ctx, x)
+    axis = _axis(dim, _rank(x))
+    values, ids = tf.reduce_max(x, axis=axis, keepdims=keepdim), tf.argmax(x, axis=axis, output_type=tf.int32)
+    return values, (tf.expand_dims(ids, axis) if keepdim else ids)
+
+
+def argmax(ctx: Context, x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
+    tf, x = ctx.tf, _tensor(ctx, x)
+    if dim is None:
+        return tf.argmax(tf.reshape(x, [-1]), output_type=tf.int32)
+    ids = tf.argmax(x, axis=_axis(dim, _rank(x)), output_type=tf.int32)
+    return tf.expand_dims(ids, _axis(dim, _rank(x))) if keepdim else ids
+
+
+def vector_norm(ctx: Context, x: Any, order: Any = 2, dims: Any = None, keepdim: bool = False, dtype: Any = None) -> Any:
+    tf, x = ctx.tf, _tensor(ctx, x)
+    if order != 2:
+        raise UnsupportedOp(f"aten.linalg_vector_norm of order {order} is not supported (only 2)")
+    return tf.sqrt(tf.reduce_sum(tf.square(x), axis=_dims(dims, _rank(x)), keepdims=keepdim))
+
+
+def cumsum(ctx: Context, x: Any, dim: int, dtype: Any = None) -> Any:
+    tf, x = ctx.tf, _tensor(ctx, x)
+    return tf.cumsum(tf.cast(x, tf_dtype(tf, ctx.dtype)), axis=_axis(dim, _rank(x)))
+
+
+def topk(ctx: Context, x: Any, k: int, dim: int = -1, largest: bool = True, sorted_: bool = True) -> Any:
+    tf, x = ctx.tf, _tensor(ctx, x)
+    if _axis(dim, _rank(x)) != _rank(x) - 1 or not largest:
+        raise UnsupportedOp("aten.topk is supported over the last axis, largest first")
+    top = tf.math.top_k(x, k=k, sorted=True)
+    return top.values, tf.cast(top.indices, tf.int32)
+
+
+# --------------------------------------------------------------------------------------------------- plumbing
+class _Param:
+    """A reference to a parameter (by state-dict key), resolved by the op that uses it."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _tensor(ctx: Context, value: Any) -> Any:
+    if isinstance(value, _Param):
+        return ctx.weights.plain(value.key)
+    return value
+
+
+OPS: dict[str, Callable[..., Any]] = {
+    "aten.linear.default": linear,
+    "aten.matmul.default": matmul,
+    "aten.bmm.default": matmul,
+    "aten.mm.default": matmul,
+    "aten.embedding.default": embedding,
+    "aten.layer_norm.default": layer_norm,
+    "aten.gelu.default": gelu,
+    "aten.softmax.int": softmax,
+    "aten._softmax.default": softmax,
+    "aten.log_softmax.int": log_softmax,
+    "aten.add.Tensor": _binary(_add),
+    "aten.add.Scalar": _binary(_add),
+    "aten.sub.Tensor": _binary(_sub),
+    "aten.sub.Scalar": _binary(_sub),
+    "aten.rsub.Scalar": rsub,
+    "aten.rsub.Tensor": rsub,
+    "aten.mul.Tensor": _binary(lambda tf, a, b: tf.multiply(a, b)),
+    "aten.mul.Scalar": _binary(lambda tf, a, b: tf.multiply(a, b)),
+    "aten.div.Tensor": _binary(_div),
+    "aten.div.Scalar": _binary(_div),
+    "aten.div.Tensor_mode": _binary(_div),
+    "aten.maximum.default": _binary(lambda tf, a, b: tf.maximum(a, b)),
+    "aten.minimum.default": _binary(lambda tf, a, b: tf.minimum(a, b)),
+    "aten.eq.Scalar": _binary(lambda tf, a, b: tf.equal(a, b)),
+    "aten.eq.Tensor": _binary(lambda tf, a, b: tf.equal(a, b)),
+    "aten.ne.Scalar": _binary(lambda tf, a, b: tf.not_equal(a, b)),
+    "aten.ne.Tensor": _binary(lambda tf, a, b: tf.not_equal(a, b)),
+    "aten.ge.Scalar": _binary(lambda tf, a, b: tf.greater_equal(a, b)),
+    "aten.ge.Tensor": _binary(lambda tf, a, b: tf.greater_equal(a, b)),
+    "aten.gt.Scalar": _binary(lambda tf, a, b: tf.greater(a, b)),
+    "aten.gt.Tensor": _binary(lambda tf, a, b: tf.greater(a, b)),
+    "aten.le.Scalar": _binary(lambda tf, a, b: tf.less_equal(a, b)),
+    "aten.le.Tensor": _binary(lambda tf, a, b: tf.less_equal(a, b)),
+    "aten.lt.Scalar": _binary(lambda tf, a, b: tf.less(a, b)),
+    "aten.lt.Tensor": _binary(lambda tf, a, b: tf.less(a, b)),
+    "aten.__and__.Tensor": _binary(_logical("and")),
+    "aten.bitwise_and.Tensor": _binary(_logical("and")),
+    "aten.logical_and.default": _binary(_logical("and")),
+    "aten.__or__.Tensor": _binary(_logical("or")),
+    "aten.bitwise_or.Tensor": _binary(_logical("or")),
+    "aten.logical_or.default": _binary(_logical("or")),
+    "aten.bitwise_not.default": _unary(lambda tf, x: tf.logical_not(x)),
+    "aten.logical_not.default": _unary(lambda tf, x: tf.logical_not(x)),
+    "aten.where.self": where,
+    "aten.where.ScalarOther": where,
+    "aten.where.ScalarSelf": where,
+    "aten.where.Scalar": where,
+    "aten.masked_fill.Scalar": masked_fill,
+    "aten.masked_fill.Tensor": masked_fill,
+    "aten.neg.default": _unary(lambda tf, x: tf.negative(x)),
+    "aten.exp.default": _unary(lambda tf, x: tf.exp(x)),
+    "aten.log.default": _unary(lambda tf, x: tf.math.log(x)),
+    "aten.sqrt.default": _unary(lambda tf, x: tf.sqrt(x)),
+    "aten.rsqrt.default": _unary(lambda tf, x: tf.math.rsqrt(x)),
+    "aten.tanh.default": _unary(lambda tf, x: tf.tanh(x)),
+    "aten.relu.default": _unary(lambda tf, x: tf.nn.relu(x)),
+    "aten.sigmoid.default": _unary(lambda tf, x: tf.sigmoid(x)),
+    "aten.erf.default": _unary(lambda tf, x: tf.math.erf(x)),
+    "aten.abs.default": _unary(lambda tf, x: tf.abs(x)),
+    "aten.sin.default": _unary(lambda tf, x: tf.sin(x)),
+    "aten.cos.default": _unary(lambda tf, x: tf.cos(x)),
+    "aten.square.default": _unary(lambda tf, x: tf.square(x)),
+    "aten.pow.Tensor_Scalar": pow_scalar,
+    "aten.clamp.default": clamp,
+    "aten.clamp_min.default": clamp,
+    "aten.clamp_max.default": clamp_max,
+    "aten._to_copy.default": to_copy,
+    "aten.to.dtype": to_copy,
+    "aten.type_as.default": type_as,
+    "aten.view.default": reshape,
+    "aten.reshape.default": reshape,
+    "aten._unsafe_view.default": reshape,
+    "aten.unsqueeze.default": reshape,
+    "aten.squeeze.dim": reshape,
+    "aten.squeeze.dims": reshape,
+    "aten.squeeze.default": reshape,
+    "aten.flatten.using_ints": reshape,
+    "aten.expand.default": expand,
+    "aten.expand_as.default": expand,
+    "aten.transpose.int": transpose,
+    "aten.permute.default": permute,
+    "aten.t.default": lambda ctx, x: transpose(ctx, x, 0, 1),
+    "aten.slice.Tensor": slice_op,
+    "aten.select.int": select,
+    "aten.cat.default": concat,
+    "aten.stack.default": stack,
+    "aten.split.Tensor": split,
+    "aten.split_with_sizes.default": split,
+    "aten.index.Tensor": index,
+    "aten.gather.default": gather,
+    "aten.sum.dim_IntList": reduce_sum,
+    "aten.sum.default": reduce_sum,
+    "aten.mean.dim": reduce_mean,
+    "aten.mean.default": reduce_mean,
+    "aten.amax.default": amax,
+    "aten.max.dim": max_dim,
+    "aten.argmax.default": argmax,
+    "aten.linalg_vector_norm.default": vector_norm,
+    "aten.cumsum.default": cumsum,
+    "aten.topk.default": topk,
+}

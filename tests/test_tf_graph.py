@@ -1,0 +1,135 @@
+"""The model's own graph in TensorFlow: capture (torch.export) and the TensorFlow ops of every ATen op it uses,
+checked against PyTorch for every family, task head and pooling mode (TF.js and the TFLite fallback build on it)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import model_zoo
+from edgebert.modelio import load_model
+from edgebert.targets.tf_graph import dense_only_params
+from edgebert.targets.torch_graph import GRAPH_FILE, PASS_THROUGH, UnsupportedGraph, capture
+
+LENGTH = 12
+# (family, saved head, export task, sentence-transformers pooling): each family once, each head once, every pooling.
+CASES = [
+    ("bert", None, None, None), ("distilbert", None, None, None), ("electra", None, None, None),
+    ("roberta", None, None, None), ("albert", None, None, None),
+    ("bert", "sequence-classification", "text-classification", None),
+    ("roberta", "token-classification", "token-classification", None),
+    ("roberta", "fill-mask", "fill-mask", None),
+    ("bert", None, None, "cls"), ("bert", None, None, "max"), ("bert", None, None, "weightedmean"),
+    ("bert", None, None, "lasttoken"), ("distilbert", None, None, "mean_sqrt_len_tokens"),
+]  # fmt: skip
+# Runs in a TensorFlow process: every case's graph, eagerly, with the TF.js forms and with the plain ones.
+SCRIPT = """
+import json, sys
+import numpy as np
+from edgebert.targets.tf_graph import run_graph
+from edgebert.targets.tf_ops import Forms
+cases = json.loads(open(sys.argv[1]).read())
+for case in cases:
+    feeds = dict(np.load(case["feeds"]))
+    for label, forms in (("tfjs", Forms(gather_rows=True, per_head=True)), ("plain", Forms(gelu="tf"))):
+        out = run_graph(case["graph"], case["length"], feeds, forms)
+        np.savez(case["out"] + "-" + label + ".npz", **out)
+"""
+
+
+def _case_model(root: Path, family: str, head: str | None, pooling: str | None) -> Path:
+    directory = getattr(model_zoo, f"build_{family}")(root / f"{family}-{head}-{pooling}", head=head)
+    if pooling:
+        model_zoo.add_st_stack(directory, pooling=pooling, dense_out=16)
+    return directory
+
+
+def _feeds(loaded, length: int) -> dict[str, np.ndarray]:
+    encoded = loaded.tokenizer(["the cat sat on the mat"], padding="max_length", max_length=length, truncation=True, return_tensors="np")
+    return {n: encoded[n].astype(np.int32) if n in encoded else np.zeros((1, length), np.int32) for n in loaded.family.input_names()}
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """Each case captured once, with its feeds and PyTorch's outputs."""
+    root = tmp_path_factory.mktemp("graphs")
+    cases = []
+    for index, (family, head, task, pooling) in enumerate(CASES):
+        loaded = load_model(_case_model(root, family, head, pooling), task=task)
+        feeds = _feeds(loaded, LENGTH)
+        graph = root / f"graph-{index}"
+        summary = capture(loaded.embedder, loaded.family.input_names(), list(loaded.output_names), [LENGTH], graph)
+        with torch.no_grad():
+            expected = loaded.embedder(*[torch.from_numpy(feeds[n]).long() for n in loaded.family.input_names()])
+        np.savez(root / f"feeds-{index}.npz", **feeds)
+        cases.append({
+            "id": f"{family}-{head or task or 'base'}-{pooling or 'default'}", "graph": str(graph), "length": LENGTH,
+            "feeds": str(root / f"feeds-{index}.npz"), "out": str(root / f"out-{index}"), "summary": summary,
+            "expected": {n: t.numpy() for n, t in zip(loaded.output_names, expected)},
+        })  # fmt: skip
+    return cases
+
+
+def test_capture_names_parameters_by_key_and_folds_constants(captured: list[dict]) -> None:
+    bert = captured[0]
+    graph = json.loads((Path(bert["graph"]) / GRAPH_FILE).read_text())
+    ops = {n["op"] for n in graph["graphs"][str(LENGTH)]["nodes"]}
+    assert "aten.linear.default" in ops and not ops & PASS_THROUGH
+    assert "aten.arange.default" not in ops  # position ranges are computed once, at capture
+    refs = json.dumps(graph)
+    assert '"param:encoder.encoder.layer.0.output.dense.weight"' in refs
+    assert list(graph["graphs"][str(LENGTH)]["outputs"]) == ["sentence_embedding", "last_hidden_state"]
+
+
+def test_tensorflow_graph_computes_what_pytorch_computes(captured: list[dict], tmp_path: Path) -> None:
+    """Every case, both forms: the same outputs (fill-mask: the same top ids; scores and vectors within float error)."""
+    from edgebert.targets.tf_subprocess import child_env
+
+    spec = tmp_path / "cases.json"
+    spec.write_text(json.dumps([{k: c[k] for k in ("graph", "length", "feeds", "out")} for c in captured]))
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(spec)], env=child_env(tensorflow=True), capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for case in captured:
+        for label in ("tfjs", "plain"):
+            got = np.load(case["out"] + f"-{label}.npz")
+            assert sorted(got.files) == sorted(case["expected"]), case["id"]
+            for name, expected in case["expected"].items():
+                if name == "top_ids":
+                    np.testing.assert_array_equal(got[name], expected.astype(np.int32), err_msg=case["id"])
+                else:
+                    np.testing.assert_allclose(got[name], expected, atol=2e-5, err_msg=f"{case['id']} {label} {name}")
+
+
+def test_tied_decoder_is_one_tensor_used_both_ways(captured: list[dict]) -> None:
+    """A fill-mask head whose decoder is the word table: stored once (not transposed), Dense-only weights transposed."""
+    fill_mask = next(c for c in captured if c["id"].startswith("roberta-fill-mask"))
+    graph = json.loads((Path(fill_mask["graph"]) / GRAPH_FILE).read_text())
+    transposed = dense_only_params(graph)
+    assert "model.roberta.encoder.layer.0.output.dense.weight" in transposed
+    tied = [k for k in ("model.lm_head.decoder.weight", "model.roberta.embeddings.word_embeddings.weight") if f'"param:{k}"' in json.dumps(graph)]
+    assert len(tied) == 1 and tied[0] not in transposed
+
+
+def test_an_op_without_a_tensorflow_form_is_refused_by_name(tmp_path: Path) -> None:
+    from edgebert.targets.tf_graph import interpret
+    from edgebert.targets.tf_ops import Forms, UnsupportedOp
+
+    graph = {"nodes": [{"name": "fft", "op": "aten.fft_fft.default", "args": [{"ref": "input_ids"}], "kwargs": {}, "shape": [1, 4], "dtype": "float32"}],
+             "outputs": {"y": {"ref": "fft"}}}  # fmt: skip
+    with pytest.raises(UnsupportedOp, match="aten.fft_fft.default"):
+        interpret(None, graph, {}, None, {"input_ids": None}, Forms())
+
+
+def test_a_module_whose_outputs_do_not_match_the_names_is_refused(tmp_path: Path) -> None:
+    class Two(torch.nn.Module):
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return input_ids.float() * 2, attention_mask.float()
+
+    with pytest.raises(UnsupportedGraph, match="returns 2 outputs"):
+        capture(Two(), ["input_ids", "attention_mask"], ["only"], [4], tmp_path / "g")
