@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+
+# transformers 5 draws a progress bar for every load and save; edgebert's commands report their own steps.
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 from edgebert.errors import TargetUnavailable, UserError, VerificationError
 from edgebert.commands.bench import BenchCommand

@@ -67,7 +67,24 @@ def inspect_model_dir(path: Path) -> tuple[dict[str, Any], Family]:
         raise UserError(f"{path} has no weights (model.safetensors or pytorch_model.bin); re-save the model")
     if not any((path / t).exists() for t in TOKENIZER_MARKERS):
         raise UserError(f"{path} has no tokenizer files (tokenizer.json or vocab.txt); save the tokenizer beside the model")
+    refuse_custom_code(path, config)
     return config, family
+
+
+def refuse_custom_code(path: Path, config: dict[str, Any]) -> None:
+    """UserError when the model or its tokenizer names custom code (`auto_map`): edgebert never runs it, and
+    transformers 5 would silently load a stock class in its place, which may compute something else."""
+    tokenizer_config: Any = {}
+    try:
+        tokenizer_config = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass  # absent or unreadable: the tokenizer load reports it
+    for name, data in (("config.json", config), ("tokenizer_config.json", tokenizer_config)):
+        if isinstance(data, dict) and data.get("auto_map"):
+            raise UserError(
+                f"{path / name} names custom code (auto_map), which edgebert never runs; "
+                "use a model whose classes are transformers' own"
+            )
 
 
 def has_mlm_head(model_dir: Path, family: Family) -> bool:

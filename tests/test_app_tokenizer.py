@@ -57,7 +57,9 @@ def test_a_rust_tokenizer_that_differs_is_replaced_by_transformers(tmp_path: Pat
     longer = [t for t in TEXTS if len(tokenizer(t)["input_ids"]) > 8]
     assert longer and app.check(TEXTS, _transformers(tokenizer, TEXTS)) == longer[0]
     assert app.name == TRANSFORMERS and app(TEXTS[-1])["input_ids"].shape == (1, 16)
-    slow_tokenizer = __import__("transformers").BertTokenizer(vocab=str(tmp_path / "vocab.txt"))
+    from transformers.models.bert.tokenization_bert_legacy import BertTokenizerLegacy  # pure Python (transformers 5)
+
+    slow_tokenizer = BertTokenizerLegacy(vocab_file=str(tmp_path / "vocab.txt"))
     slow = AppTokenizer(slow_tokenizer, 16)
     assert slow.name == TRANSFORMERS and slow.check(TEXTS, _transformers(slow_tokenizer, TEXTS)) is None and slow(TEXTS[0])["input_ids"].shape[0] == 1
 

@@ -222,7 +222,8 @@ def test_hidden_state_losses_only_fit_no_head(teacher3: Path, corpus: Path, tmp_
         source = tmp_path / "mlm-teacher"
         BertForMaskedLM.from_pretrained(teacher3).save_pretrained(source, safe_serialization=True)
         for f in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
-            shutil.copy(teacher3 / f, source)
+            if (teacher3 / f).exists():  # transformers 5 writes no special_tokens_map.json
+                shutil.copy(teacher3 / f, source)
     out = tmp_path / "student"
     report = distill(source, corpus, out, student_layers=2, alpha_mlm=0.0, alpha_ce=0.0, alpha_cos=1.0, mlm_probability=0.0,
                      cache_dir=tmp_path / "cache", **FAST)  # fmt: skip

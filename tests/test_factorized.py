@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+
+from edgebert.modelio import load_weights
 import torch
 
 from edgebert.config import TRIPLE_LOSS  # the losses these tests were written for (a teacher without an MLM head gets cosine-only by default)
@@ -308,7 +310,7 @@ def test_pruned_albert_is_smaller_and_reloads_with_automodel(student_dir: Path, 
     assert config["model_type"] == "albert" and config["intermediate_size"] == 32
     removed = sum(len(v) for v in config["pruned_heads"].values())
     assert removed == 2  # round(0.25 * 8)
-    model = AutoModel.from_pretrained(pruned_albert).eval()
+    model = load_weights(AutoModel, pruned_albert)[0].eval()  # edgebert's loader: pruned heads
     before = AutoModel.from_pretrained(student_dir)
     assert sum(p.numel() for p in model.parameters()) < sum(p.numel() for p in before.parameters())
     for i, layer in enumerate(ALBERT.layers(model)):

@@ -163,7 +163,7 @@ def test_onnx_ffn_down_projection_names(tmp_path) -> None:
         path = tmp_path / f"{family.name}.onnx"
         ids = torch.ones(1, 6, dtype=torch.long)
         with torch.no_grad():
-            torch.onnx.export(model, (ids, ids), str(path), input_names=["input_ids", "attention_mask"], opset_version=18, dynamo=False)
+            torch.onnx.export(model, (ids,), str(path), kwargs={"attention_mask": ids}, input_names=["input_ids", "attention_mask"], opset_version=18, dynamo=False)
         names = ffn_down_projections(path, family)
         assert len(names) == 3, (family.name, names)
         assert not any("attention" in n for n in names)

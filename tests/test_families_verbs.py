@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+
+from edgebert.compress.prune import apply_head_pruning
+from edgebert.modelio import load_weights
 import torch
 
 from edgebert.errors import UserError
@@ -40,7 +43,7 @@ def albert4(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _hidden(model_dir: Path, texts: list[str]) -> torch.Tensor:
     from transformers import AutoModel, AutoTokenizer
 
-    model = AutoModel.from_pretrained(model_dir, attn_implementation="eager").eval()
+    model = load_weights(AutoModel, model_dir)[0].eval()  # edgebert's loader: pruned heads
     batch = AutoTokenizer.from_pretrained(model_dir)(texts, padding=True, return_tensors="pt")
     with torch.no_grad():
         return model(**batch).last_hidden_state
@@ -231,7 +234,7 @@ def test_a_pruned_teachers_layers_keep_their_heads_in_the_student(tmp_path: Path
     from model_zoo import build_bert
 
     teacher = transformers.BertForMaskedLM.from_pretrained(build_bert(tmp_path / "bert", head="fill-mask"))
-    teacher.prune_heads({0: [3], 1: [0, 2]})
+    apply_head_pruning(teacher, {0: [3], 1: [0, 2]})
     student, _, init = build_student(teacher, StudentSpec(layers=1, layer_map=[1]), BERT)
     assert student.config.pruned_heads == {0: [0, 2]} and init["random_tensors"] == 0
     assert torch.equal(student.bert.encoder.layer[0].attention.self.query.weight, teacher.bert.encoder.layer[1].attention.self.query.weight)

@@ -104,7 +104,7 @@ def test_roberta_tokenizer_is_byte_level_bpe(zoo: dict) -> None:
 
     directory = zoo["roberta", None]
     tokenizer = AutoTokenizer.from_pretrained(directory)
-    assert type(tokenizer).__name__ == "RobertaTokenizerFast"
+    assert type(tokenizer).__name__ == "RobertaTokenizer"  # transformers 5: the fast (Rust) class
     spec = json.loads((directory / "tokenizer.json").read_text())
     assert spec["model"]["type"] == "BPE" and spec["pre_tokenizer"]["type"] == "ByteLevel"
     ids = tokenizer("Hello émoji 🙂")["input_ids"]
@@ -120,7 +120,7 @@ def test_albert_tokenizer_is_unigram_without_spiece(zoo: dict) -> None:
 
     directory = zoo["albert", None]
     tokenizer = AutoTokenizer.from_pretrained(directory)
-    assert type(tokenizer).__name__ == "AlbertTokenizerFast" and not (directory / "spiece.model").exists()
+    assert type(tokenizer).__name__ == "AlbertTokenizer" and not (directory / "spiece.model").exists()
     assert json.loads((directory / "tokenizer.json").read_text())["model"]["type"] == "Unigram"
     tokens = tokenizer.convert_ids_to_tokens(tokenizer("Hello World")["input_ids"])
     assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and tokens[1].startswith("▁")
