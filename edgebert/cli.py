@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
-
-# transformers 5 draws a progress bar for every load and save; edgebert's commands report their own steps.
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 from edgebert.errors import TargetUnavailable, UserError, VerificationError
 from edgebert.commands.bench import BenchCommand
@@ -44,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        _no_library_progress_bars()
         return args.handler(args)
     except UserError as exc:
         sys.stderr.write(f"edgebert: error: {exc}\n")
@@ -54,6 +51,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # a verb that keeps something says what (errors.kept_on_interrupt)
         sys.stderr.write(f"edgebert: {exc or 'interrupted; nothing was left half-written'}\n")
         return 130
+
+
+def _no_library_progress_bars() -> None:
+    """transformers 5 draws a bar for every model load and save; edgebert's commands report their own steps."""
+    from huggingface_hub.utils import disable_progress_bars
+    from transformers.utils import logging
+
+    disable_progress_bars()
+    logging.disable_progress_bar()
 
 
 if __name__ == "__main__":
