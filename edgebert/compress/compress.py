@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from edgebert import validate
 from edgebert.artifact import atomic_output_dir, check_not_input, check_output_dir
 from edgebert.config import CompressConfig
+from edgebert.pruned_heads import pruned_plan
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
 from edgebert.families import FAMILIES
@@ -406,7 +407,7 @@ def _build_manifest(req: _Request, src: _Source, loaded: _Loaded, pruned: _Prune
     return {
         **manifest,
         "pruning": {
-            "pruned_heads": {str(k): sorted(v) for k, v in sorted((config.pruned_heads or {}).items())},
+            "pruned_heads": {str(k): sorted(v) for k, v in sorted(pruned_plan(config).items())},
             "pruned_now": {str(k): v for k, v in pruned.head_plan.items()},
             "heads_per_layer": {"before": src.layout.counts(), "after": pruned.layout_after.counts()},
             "intermediate_size": {"before": loaded.ffn_before, "after": pruned.ffn_after},
