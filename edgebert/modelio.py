@@ -109,7 +109,7 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
     from edgebert.pruned_heads import with_pruned_heads
 
     model_dir = Path(model_dir)
-    verbosity = transformers.logging.get_verbosity()
+    verbosity, bars = transformers.logging.get_verbosity(), transformers.logging.is_progress_bar_enabled()
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()  # transformers 5 draws a bar per load; edgebert reports its own steps
     try:
@@ -131,7 +131,8 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
         ) from exc
     finally:
         transformers.logging.set_verbosity(verbosity)
-        transformers.logging.enable_progress_bar()
+        if bars:  # as the caller had it (the CLI turns them off for the whole command)
+            transformers.logging.enable_progress_bar()
 
 
 def check_tokenizer_fits(tokenizer: Any, config: Any, model_dir: Path) -> None:
