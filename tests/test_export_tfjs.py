@@ -212,7 +212,7 @@ def test_missing_node_modules_says_to_run_npm_ci(monkeypatch: pytest.MonkeyPatch
 def test_conversion_failure_surfaces_stderr_as_target_unavailable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A failing TensorFlow child: one TargetUnavailable naming the step and the child's last error line."""
     _require_toolchain()
-    monkeypatch.setattr(tfjs, "capture_graph", lambda model, lengths, graph_dir: {"ops": []})  # an empty graph dir
+    monkeypatch.setattr(tfjs, "capture_model", lambda model, lengths, graph_dir, target: {"ops": []})  # an empty graph dir
     bogus = SimpleNamespace(family=BERT, output_names=("sentence_embedding", "last_hidden_state"))
     with pytest.raises(TargetUnavailable, match="conversion failed") as info:
         tfjs.TFJSExporter().convert(bogus, tmp_path / "out", ExportOptions(seq_len=8))

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from edgebert.targets.tf_ops import OPS, Context, Forms, UnsupportedOp, _Param, tf_dtype
-from edgebert.targets.torch_graph import GRAPH_FILE, TENSORS_FILE
+from edgebert.targets.tf_ops import OPS, Context, Forms, ParamRef, UnsupportedOp, tf_dtype
+from edgebert.targets.torch_graph import GRAPH_FILE, TENSORS_FILE, iter_refs
 
 SIGNATURE = "serving_default"
 LINEAR = "aten.linear.default"
@@ -30,26 +30,13 @@ def read_graph(graph_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 def dense_only_params(ir: dict[str, Any]) -> set[str]:
     """Parameters used only as the weight of Dense layers (aten.linear): stored transposed, [in, out]."""
     dense, other = set(), set()
-
-    def visit(value: Any, is_dense_weight: bool = False) -> None:
-        if isinstance(value, dict) and "ref" in value:
-            if value["ref"].startswith("param:"):
-                (dense if is_dense_weight else other).add(value["ref"][6:])
-        elif isinstance(value, dict):
-            for v in value.values():
-                visit(v)
-        elif isinstance(value, list):
-            for v in value:
-                visit(v)
-
     for graph in ir["graphs"].values():
         for node in graph["nodes"]:
-            args = node["args"]
-            for i, arg in enumerate(args):
-                visit(arg, is_dense_weight=node["op"] == LINEAR and i == 1)
-            visit(node["kwargs"])
-        visit(list(graph["outputs"].values()))
-    return dense - other
+            for i, arg in enumerate(node["args"]):
+                (dense if node["op"] == LINEAR and i == 1 else other).update(iter_refs(arg))
+            other.update(iter_refs(node["kwargs"]))
+        other.update(iter_refs(list(graph["outputs"].values())))
+    return {ref[6:] for ref in dense - other if ref.startswith("param:")}
 
 
 WEIGHT_SCOPE = "w"
@@ -127,7 +114,7 @@ def interpret(tf: Any, graph: dict[str, Any], tensors: dict[str, Any], weights: 
         if isinstance(value, dict) and "ref" in value:
             ref = value["ref"]
             if ref.startswith("param:"):
-                return _Param(ref[6:]) if keep_param else weights.plain(ref[6:])
+                return ParamRef(ref[6:]) if keep_param else weights.plain(ref[6:])
             if ref.startswith("const:"):
                 if ref not in consts:
                     consts[ref] = tf.constant(_tf_value(tensors[ref]), name=ref.rsplit(":", 1)[1].lstrip("_"))

@@ -71,7 +71,7 @@ def _rank(x: Any) -> int:
 # ----------------------------------------------------------------------------------------------- linear algebra
 def linear(ctx: Context, x: Any, weight: Any, bias: Any = None) -> Any:
     tf = ctx.tf
-    if isinstance(weight, _Param) and ctx.weights.has_transposed(weight.key):
+    if isinstance(weight, ParamRef) and ctx.weights.has_transposed(weight.key):
         y = tf.matmul(x, ctx.weights.transposed(weight.key))
     else:  # a weight that is also used untransposed elsewhere (a tied decoder): one copy, transposed in the product
         y = tf.matmul(x, _tensor(ctx, weight), transpose_b=True)
@@ -378,7 +378,7 @@ def topk(ctx: Context, x: Any, k: int, dim: int = -1, largest: bool = True, sort
 
 
 # --------------------------------------------------------------------------------------------------- plumbing
-class _Param:
+class ParamRef:
     """A reference to a parameter (by state-dict key), resolved by the op that uses it."""
 
     def __init__(self, key: str) -> None:
@@ -386,7 +386,7 @@ class _Param:
 
 
 def _tensor(ctx: Context, value: Any) -> Any:
-    if isinstance(value, _Param):
+    if isinstance(value, ParamRef):
         return ctx.weights.plain(value.key)
     return value
 

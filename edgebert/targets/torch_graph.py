@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import operator
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -227,18 +228,28 @@ def capture(module: Any, input_names: list[str], output_names: list[str], length
     return {"ops": ops, "parameters": sum(k.startswith("param:") for k in tensors), "constants": sum(k.startswith("const:") for k in tensors)}
 
 
+def iter_refs(value: Any) -> Iterator[str]:
+    """Every ref (graph input, node, "param:<key>", "const:...") inside an encoded argument structure."""
+    if isinstance(value, dict):
+        if "ref" in value:
+            yield value["ref"]
+        for v in value.values():
+            yield from iter_refs(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from iter_refs(v)
+
+
 def _refs(graph: dict[str, Any]) -> set[str]:
-    found: set[str] = set()
+    return set(iter_refs([[n["args"], n["kwargs"]] for n in graph["nodes"]] + list(graph["outputs"].values())))
 
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            if "ref" in value:
-                found.add(value["ref"])
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
 
-    walk([n["args"] for n in graph["nodes"]] + [n["kwargs"] for n in graph["nodes"]] + list(graph["outputs"].values()))
-    return found
+def capture_model(model: Any, lengths: tuple[int, ...], graph_dir: Path, target: str) -> dict[str, Any]:
+    """`capture` of a `LoadedModel`'s exported module (its input and output names), or TargetUnavailable naming
+    `target` when its graph holds something the graph format cannot carry."""
+    from edgebert.errors import TargetUnavailable
+
+    try:
+        return capture(model.embedder, model.family.input_names(), list(model.output_names), list(lengths), graph_dir)
+    except UnsupportedGraph as exc:
+        raise TargetUnavailable(f"the {target} target cannot carry this model's graph: {exc}") from exc

@@ -103,8 +103,8 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
         info = build_saved_model(Path(spec["graph_dir"]), saved, lengths_by_signature, forms)
         info["attention_products"] = {name: "per_head_2d" if name in per_head else "batched" for name in lengths_by_signature}
         info.update({"gelu": "erf", "embedding_lookup": "gather_nd", "dense_products": "broadcast_matmul"})
+        keep = tuple(spec.get("keep_float16") or ())
         for n, name in signatures.items():
-            keep = tuple(spec.get("keep_float16") or ())
             converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)
         outputs = list(spec.get("outputs") or ("sentence_embedding", "last_hidden_state"))
         if len(lengths) == 1:

@@ -27,6 +27,7 @@ from edgebert.families import Family
 from edgebert.modelio import LoadedModel
 from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
 from edgebert.targets.tf_graph import WEIGHT_SCOPE
+from edgebert.targets.torch_graph import capture_model
 from edgebert.targets.tf_subprocess import run_tf, tail
 from edgebert.targets.tfjs.shared_weights import model_file
 
@@ -185,16 +186,6 @@ def keep_float16_patterns(family: Family) -> list[str]:
     return [f"*/{WEIGHT_SCOPE}/{pattern}/*" for pattern in family.ffn_output_weight_patterns()]
 
 
-def capture_graph(model: LoadedModel, lengths: tuple[int, ...], graph_dir: Path) -> dict[str, Any]:
-    """The exported module's graph at each bucket length (`edgebert.targets.torch_graph`), or TargetUnavailable."""
-    from edgebert.targets.torch_graph import UnsupportedGraph, capture
-
-    try:
-        return capture(model.embedder, model.family.input_names(), list(model.output_names), list(lengths), graph_dir)
-    except UnsupportedGraph as exc:
-        raise TargetUnavailable(f"the tfjs target cannot carry this model's graph: {exc}") from exc
-
-
 class TFJSExporter(Exporter):
     """The model's own graph (torch.export) -> TensorFlow ops (SavedModel) -> tensorflowjs_converter graph model."""
 
@@ -213,7 +204,7 @@ class TFJSExporter(Exporter):
 
     def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
         with tempfile.TemporaryDirectory(prefix="edgebert-graph-") as graph_dir:
-            captured = capture_graph(model, options.lengths, Path(graph_dir))
+            captured = capture_model(model, options.lengths, Path(graph_dir), self.name)
             spec = {
                 "graph_dir": graph_dir,
                 "seq_lens": list(options.lengths),

@@ -126,10 +126,10 @@ class TFLiteExporter(Exporter):
 
     @staticmethod
     def _convert_tensorflow(model: LoadedModel, path: Path, signatures: dict[int, str]) -> None:
-        from edgebert.targets.tfjs.exporter import capture_graph
+        from edgebert.targets.torch_graph import capture_model
 
         with tempfile.TemporaryDirectory(prefix="edgebert-graph-") as graph_dir:
-            capture_graph(model, tuple(signatures), Path(graph_dir))
+            capture_model(model, tuple(signatures), Path(graph_dir), "tflite")
             spec = {"graph_dir": graph_dir, "signatures": {name: seq_len for seq_len, name in signatures.items()}, "out": str(path.absolute())}
             run_tf("edgebert.targets.tflite.exporter", spec, "the TensorFlow fallback (TFLiteConverter)")
         if not path.exists():
