@@ -13,6 +13,7 @@ import pytest
 from model_zoo import build_albert, build_bert, build_distilbert, build_electra, build_roberta
 
 from edgebert.errors import UserError
+from edgebert.families import family_for
 
 SEQ_LEN = 32
 BUILD = {"bert": build_bert, "distilbert": build_distilbert, "roberta": build_roberta, "electra": build_electra, "albert": build_albert}
@@ -31,8 +32,14 @@ def sharpen(model_dir: Path, seed: int = 0) -> Path:
     config = transformers.AutoConfig.from_pretrained(model_dir)
     model = getattr(transformers, config.architectures[0]).from_pretrained(model_dir)
     torch.manual_seed(seed)
-    model.config.initializer_range = SHARP_STD
-    model.apply(model._init_weights)
+    with torch.no_grad():  # transformers' _init_weights; transformers 5 skips modules it already initialised
+        for module in model.modules():
+            if isinstance(module, (torch.nn.Linear, torch.nn.Embedding)):
+                module.weight.normal_(0.0, SHARP_STD)
+            if isinstance(module, torch.nn.Linear) and module.bias is not None:
+                module.bias.zero_()
+            if isinstance(module, torch.nn.Embedding) and module.padding_idx is not None:
+                module.weight[module.padding_idx].zero_()
     model.tie_weights()
     model.save_pretrained(model_dir, safe_serialization=True)
     return model_dir
@@ -63,7 +70,8 @@ def transformers_logits(model_dir: Path, texts: list[str]) -> tuple[dict[str, np
     config = transformers.AutoConfig.from_pretrained(model_dir)
     model = getattr(transformers, config.architectures[0]).from_pretrained(model_dir).eval()
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
-    batch = tokenizer(texts, padding="max_length", truncation=True, max_length=SEQ_LEN, return_tensors="pt")
+    types = family_for(config.model_type).uses_token_type_ids  # transformers 5's ALBERT tokenizer omits them unasked
+    batch = tokenizer(texts, padding="max_length", truncation=True, max_length=SEQ_LEN, return_tensors="pt", return_token_type_ids=types)
     with torch.no_grad():
         logits = model(**batch).logits.numpy()
     return {k: v.numpy() for k, v in batch.items()}, logits
