@@ -235,3 +235,26 @@ def _copy_st_files(saved: Path, model_dir: Path) -> None:
             shutil.copytree(source, target)
         elif source.is_file():
             shutil.copy2(source, target)
+
+
+def as_transformers4_layout(model_dir: Path, out: Path) -> Path:
+    """A copy of a WordPiece model directory laid out as transformers 4 saved it before fast tokenizers: `vocab.txt`,
+    `special_tokens_map.json` and a `tokenizer_config.json` naming `BertTokenizer`, no `tokenizer.json`, and a config
+    that records transformers 4.57.6. transformers 5 writes `tokenizer.json` only, with `"backend": "tokenizers"`."""
+    import json
+
+    import transformers
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
+    shutil.copytree(model_dir, out)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
+        (out / name).unlink(missing_ok=True)
+    vocab = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
+    (out / "vocab.txt").write_text("".join(f"{token}\n" for token, _ in vocab), encoding="utf-8")
+    special = {k: getattr(tokenizer, k) for k in ("unk_token", "sep_token", "pad_token", "cls_token", "mask_token")}
+    (out / "special_tokens_map.json").write_text(json.dumps(special))
+    settings = {"do_lower_case": True, "tokenize_chinese_chars": True, "strip_accents": None, "model_max_length": POSITIONS}
+    (out / "tokenizer_config.json").write_text(json.dumps({**special, **settings, "tokenizer_class": "BertTokenizer"}))
+    config = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**config, "transformers_version": "4.57.6"}, indent=2))
+    return out
