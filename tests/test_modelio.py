@@ -71,15 +71,18 @@ def test_a_bin_that_runs_code_is_refused(model: Path, tmp_path: Path) -> None:
     assert not marker.exists()
 
 
-def test_auto_map_is_ignored_and_the_builtin_class_loads(model: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("file", ["config.json", "tokenizer_config.json"])
+def test_auto_map_is_refused_and_its_code_never_imported(model: Path, tmp_path: Path, file: str) -> None:
+    """A model or tokenizer that names its own code may compute something the stock class does not (transformers 5
+    would load the stock tokenizer in its place without a word): one line, and the code is never imported."""
     marker = tmp_path / "imported"
     (model / "modeling_evil.py").write_text(f"from pathlib import Path\nPath({str(marker)!r}).write_text('imported')\n")
-    config = json.loads((model / "config.json").read_text())
+    config = json.loads((model / file).read_text())
     config["auto_map"] = {"AutoConfig": "modeling_evil.EvilConfig", "AutoModel": "modeling_evil.EvilModel"}
-    (model / "config.json").write_text(json.dumps(config))
-    loaded = load_model(model)
-    assert type(loaded.embedder.encoder).__name__ == "BertModel"
-    assert type(loaded.config).__name__ == "BertConfig"
+    (model / file).write_text(json.dumps(config))
+    for load in (inspect_model_dir, load_model):
+        with pytest.raises(UserError, match=rf"{file} names custom code \(auto_map\), which edgebert never runs"):
+            load(model)
     assert not marker.exists()
 
 

@@ -182,11 +182,17 @@ class ItemInterrupted(Exception):
 
 
 def run_item_in_process(spec: ItemSpec, job: MeasureJob, echo: Echo) -> dict[str, Any]:
+    """Measure `spec` in this process; torch's thread count (which the PyTorch runners set) is the caller's again after."""
+    import torch
+
     holder: dict[str, Any] = {}
+    threads = torch.get_num_threads()
     try:
         return measure_item(spec, job, sink=lambda r: holder.update(result=dict(r)))
     except KeyboardInterrupt as exc:
         raise ItemInterrupted(holder.get("result", {"label": spec.label, "status": "interrupted"})) from exc
+    finally:
+        torch.set_num_threads(threads)
 
 
 def run_item_subprocess(spec: ItemSpec, job: MeasureJob, echo: Echo, timeout_s: float | None = None) -> dict[str, Any]:
