@@ -99,25 +99,12 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
 
     with atomic_output_dir(out_dir, force=force, inputs=inputs) as work:
-        with stages.stage(f"converting to {target}" + ("" if quantize == "none" else f" ({quantize})")):
-            result = exporter.convert(loaded, work, options)
-        if len(lengths) > 1 and not result.static_shape:
-            stages.note(f"{target} has dynamic axes: no buckets needed; inputs are truncated to {seq_len} tokens")
-        with stages.stage("saving tokenizer"):
-            tokenizer_files = [Path(f).name for f in loaded.tokenizer.save_pretrained(str(work))]
-        if calibration_record is not None:
-            result.extra.setdefault("quantization", {})["calibration"] = calibration_record
-        manifest = _manifest(loaded, target, options, result, tokenizer_files, work, threshold)
-        if head_left_out:
-            manifest["model"]["head_left_out"] = head_left_out
-            stages.note(f"exporting the encoder's sentence embeddings only: the model's {head_left_out} head is left out (--task {task})")
-        write_manifest(work, manifest)
-        with stages.stage(f"verifying in the {target} runtime against PyTorch"):
-            lengths = tuple(sorted(result.buckets)) if result.static_shape else ()
-            manifest["parity"] = verify_kernel_paths(exporter.kernel_paths(work, manifest), loaded, seq_len, lengths, threshold)
+        manifest = _convert_and_verify(exporter, loaded, options, work, threshold, stages, calibration_record, head_left_out)
         manifest["metrics"]["wall_time_s"] = round(time.perf_counter() - started, 2)
         manifest["metrics"]["stage_times_s"] = stages.timings
-        _raise_if_drifted(manifest["parity"], target, out_dir)
+        if not manifest["parity"]["passed"]:
+            passing = _recipes_that_pass(exporter, loaded, options, min_cosine, stages) if quantize != "none" else None
+            _raise_if_drifted(manifest["parity"], target, out_dir, passing)
         write_manifest(work, manifest)
     return ExportReport(out_dir=out_dir, manifest=manifest)
 
@@ -235,16 +222,69 @@ def verify_kernel_paths(
     return {"min_cosine": worst, "threshold": threshold, "passed": worst >= threshold, "cpu": cpu.cpu_info(), "kernel_paths": checked}
 
 
-def _raise_if_drifted(parity: dict[str, Any], target: str, out_dir: Path) -> None:
-    """VerificationError naming the worst kernel path when parity is below the threshold."""
+def _convert_and_verify(
+    exporter: Any, loaded: LoadedModel, options: Any, work: Path, threshold: float, stages: Stages,
+    calibration_record: dict[str, Any] | None = None, head_left_out: str | None = None,
+) -> dict[str, Any]:
+    """Convert `loaded` into `work` with the tokenizer and the manifest, and check parity on every kernel path;
+    the manifest, parity included (whether it passed or not)."""
+    target, quantize = exporter.name, options.quantize
+    with stages.stage(f"converting to {target}" + ("" if quantize == "none" else f" ({quantize})")):
+        result = exporter.convert(loaded, work, options)
+    if len(options.buckets) > 1 and not result.static_shape:
+        stages.note(f"{target} has dynamic axes: no buckets needed; inputs are truncated to {options.seq_len} tokens")
+    with stages.stage("saving tokenizer"):
+        tokenizer_files = [Path(f).name for f in loaded.tokenizer.save_pretrained(str(work))]
+    if calibration_record is not None:
+        result.extra.setdefault("quantization", {})["calibration"] = calibration_record
+    manifest = _manifest(loaded, target, options, result, tokenizer_files, work, threshold)
+    if head_left_out:
+        manifest["model"]["head_left_out"] = head_left_out
+        stages.note(f"exporting the encoder's sentence embeddings only: the model's {head_left_out} head is left out (--task {loaded.task})")
+    write_manifest(work, manifest)
+    with stages.stage(f"verifying in the {target} runtime against PyTorch"):
+        lengths = tuple(sorted(result.buckets)) if result.static_shape else ()
+        manifest["parity"] = verify_kernel_paths(exporter.kernel_paths(work, manifest), loaded, options.seq_len, lengths, threshold)
+    return manifest
+
+
+def _recipes_that_pass(exporter: Any, loaded: LoadedModel, options: Any, min_cosine: float | None, stages: Stages) -> list[str]:
+    """The target's other quantizations that hold for this model, each converted and verified as the export was
+    (scratch space, nothing kept): "<recipe> (min cosine x)". A calibrated recipe without calibration text is named
+    as needing it rather than tried."""
+    import dataclasses
+    import tempfile
+
+    passing = []
+    for quantize in exporter.quantizations:
+        if quantize == options.quantize:
+            continue
+        if quantize in CALIBRATED_QUANTIZATIONS and not options.calibration_texts:
+            continue
+        threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
+        stages.note(f"trying --quantize {quantize} on this model (threshold {threshold})")
+        with tempfile.TemporaryDirectory(prefix="edgebert-recipe-") as scratch:
+            trial = dataclasses.replace(options, quantize=quantize)
+            parity = _convert_and_verify(exporter, loaded, trial, Path(scratch), threshold, Stages(total=3, quiet=True))["parity"]
+        if parity["passed"]:
+            passing.append(f"{quantize} (min cosine {parity['min_cosine']:.6f})")
+    return passing
+
+
+def _raise_if_drifted(parity: dict[str, Any], target: str, out_dir: Path, passing: list[str] | None = None) -> None:
+    """VerificationError naming the worst kernel path when parity is below the threshold, and the target's recipes
+    that hold for this model (`passing`, measured; None: not looked for, as for an unquantized export)."""
     if parity["passed"]:
         return
     name, worst = min(parity["kernel_paths"].items(), key=lambda item: item[1]["min_cosine"])
     diff = max(r["max_abs_diff"] for r in worst.values() if isinstance(r, dict))
     where = "" if len(parity["kernel_paths"]) == 1 else f" on kernel path '{name}' ({worst['description']})"
+    advice = ""
+    if passing is not None:
+        advice = f"; recipes that hold for this model: {', '.join(passing)}" if passing else "; no other recipe of this target holds either"
     raise VerificationError(
         f"{target} export drifts from PyTorch{where}: min cosine {worst['min_cosine']:.6f} < {parity['threshold']} "
-        f"(max abs diff {diff:.2e}); nothing was written to {out_dir}"
+        f"(max abs diff {diff:.2e}){advice}; nothing was written to {out_dir}"
     )
 
 
