@@ -18,12 +18,14 @@ from edgebert.modeldir import MANIFEST, new_manifest, write_manifest
 from edgebert.options import checked, keyword_options
 from edgebert.modelio import LoadedModel, check_within_positions, inspect_model_dir, load_model
 from edgebert.parity import PARITY_SENTENCES, compare, default_min_cosine, encode, merge_reports, torch_reference
+from edgebert.parity_texts import wide_parity_texts
 from edgebert.progress import Stages
 from edgebert.sources import resolve_model
 from edgebert.task_heads import FILL_MASK, check_task_config, manifest_outputs
 from edgebert.task_heads import labels as task_labels
 
 MIN_SEQ_LEN = 2  # [CLS] and [SEP]
+WIDE_CHECK = "wide_texts"  # the parity check on `edgebert.parity_texts` (a few hundred texts as apps feed them)
 # Quantization recipes that calibrate activation ranges on text (`--calibration`).
 CALIBRATED_QUANTIZATIONS = ("int8-static",)
 
@@ -219,7 +221,12 @@ def verify_kernel_paths(
         for path in paths.values():
             path.runner.close()
     worst = min(p["min_cosine"] for p in checked.values())
-    return {"min_cosine": worst, "threshold": threshold, "passed": worst >= threshold, "cpu": cpu.cpu_info(), "kernel_paths": checked}
+    wide = [p[WIDE_CHECK] for p in checked.values()]
+    spread = {"texts": wide[0]["sentences"], "min_cosine": min(w["min_cosine"] for w in wide), "p1_cosine": min(w["p1_cosine"] for w in wide)}
+    return {
+        "min_cosine": worst, "threshold": threshold, "passed": worst >= threshold, WIDE_CHECK: spread,
+        "cpu": cpu.cpu_info(), "kernel_paths": checked,
+    }  # fmt: skip
 
 
 def _convert_and_verify(
@@ -305,7 +312,21 @@ def _parity_checks(loaded: LoadedModel, seq_len: int, lengths: tuple[int, ...]) 
             "natural_length": [encode(tokenizer, [s], seq_len, pad_to_seq_len=False) for s in PARITY_SENTENCES],
             "padded_batch": [encode(tokenizer, PARITY_SENTENCES[:4], seq_len, pad_to_seq_len=False)],
         }
+    batches[WIDE_CHECK] = _wide_inputs(tokenizer, seq_len, lengths)
     return {name: [(x, torch_reference(loaded.embedder, x)) for x in inputs] for name, inputs in batches.items()}
+
+
+def _wide_inputs(tokenizer: Any, seq_len: int, lengths: tuple[int, ...]) -> list[dict[str, Any]]:
+    """The wide parity texts (`edgebert.parity_texts`) as an app feeds them: each alone at its own length (dynamic
+    shapes), or each in the smallest bucket it fits, one batch per bucket (static shapes); truncated to `seq_len`."""
+    texts = wide_parity_texts()
+    if not lengths:
+        return [encode(tokenizer, [t], seq_len, pad_to_seq_len=False) for t in texts]
+    sizes = [int(m.sum()) for m in encode(tokenizer, texts, seq_len, pad_to_seq_len=False)["attention_mask"]]
+    groups: dict[int, list[str]] = {}
+    for text, size in zip(texts, sizes):
+        groups.setdefault(buckets.pick(size, lengths), []).append(text)
+    return [encode(tokenizer, group, n, pad_to_seq_len=True) for n, group in sorted(groups.items())]
 
 
 def _verify(runner: Any, checks: dict[str, list[tuple[dict, dict]]], threshold: float, problem_type: str | None) -> dict[str, Any]:

@@ -109,9 +109,17 @@ class ParityReport:
     max_abs_diff_embedding: float | None = None
     max_abs_diff_hidden: float | None = None
     outputs: dict[str, dict[str, float]] = field(default_factory=dict)
+    cosines: tuple[float, ...] = field(default=(), repr=False)  # every scored row, for the distribution
+
+    @property
+    def p1_cosine(self) -> float | None:
+        """The 1st percentile of the scored rows' similarities (None without rows)."""
+        return float(np.percentile(self.cosines, 1)) if self.cosines else None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        record = asdict(self)
+        del record["cosines"]
+        return {**record, "p1_cosine": self.p1_cosine}
 
 
 def _rows(reference: np.ndarray, candidate: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -193,6 +201,7 @@ def compare(
         max_abs_diff_embedding=per_output.get("sentence_embedding", {}).get("max_abs_diff"),
         max_abs_diff_hidden=per_output.get("last_hidden_state", {}).get("max_abs_diff"),
         outputs=per_output,
+        cosines=tuple(float(c) for c in cos),
     )
 
 
@@ -235,4 +244,5 @@ def merge_reports(reports: Sequence[ParityReport]) -> ParityReport:
         max_abs_diff_embedding=worst([r.max_abs_diff_embedding for r in reports]),
         max_abs_diff_hidden=worst([r.max_abs_diff_hidden for r in reports]),
         outputs=outputs,
+        cosines=tuple(c for r in reports for c in r.cosines),
     )

@@ -87,7 +87,7 @@ def test_onnxruntime_runs_layernorm_and_ffn_down_projections_as_written(
 
     from edgebert.targets.onnx import quantize as onnx_quantize
 
-    monkeypatch.setattr(onnx_quantize, "WEIGHT_ONLY_MIN_COSINE", 0.0)  # store the FFN down-projections as int8
+    monkeypatch.setattr(onnx_quantize, "RECIPE_MIN_COSINE", 0.0)  # store the FFN down-projections as int8
     report = export("onnx", model=tiny_bert, out=tmp_path / "o", quantize=quantize, seq_len=32, quiet=True)
     graph = onnx.load(str(tmp_path / "o" / "model.onnx")).graph
     produced_by = {o: n.op_type for n in graph.node for o in n.output}
@@ -131,21 +131,42 @@ def test_weight_only_int8_stores_int8_and_stays_close(tmp_path: Path) -> None:
     assert _ort_optimized_ops(model.SerializeToString(), tmp_path) == ["MatMul", "MatMul"]
 
 
-@pytest.mark.parametrize(("required", "storage"), [(0.0, "int8"), (1.01, "float32")])
-def test_int8_stores_ffn_down_projections_as_int8_only_when_the_guard_allows(
-    tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, required: float, storage: str
+@pytest.mark.parametrize(("required", "storage", "islands"), [(0.0, "int8", ["ffn_output"]), (1.01, "float32", ["ffn_output", "ffn_input"])])
+def test_int8_keeps_float_islands_and_stores_them_as_int8_only_when_the_guard_allows(
+    tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, required: float, storage: str, islands: list[str]
 ) -> None:
+    """The recipe keeps the FFN down-projections in float, adds the up-projections when the guard texts need it (a
+    cosine no model reaches: the last island), and stores the islands' weights as int8 only when the guard allows."""
     import onnx
 
+    from edgebert.parity import GUARD_SENTENCES
+    from edgebert.parity_texts import wide_guard_texts
     from edgebert.targets.onnx import quantize as onnx_quantize
 
-    monkeypatch.setattr(onnx_quantize, "WEIGHT_ONLY_MIN_COSINE", required)
+    monkeypatch.setattr(onnx_quantize, "RECIPE_MIN_COSINE", required)
     report = export("onnx", model=tiny_bert, out=tmp_path / "q", quantize="int8", seq_len=32, quiet=True)
-    decision = report.manifest["target_details"]["quantization"]["ffn_output_weights"]
-    assert decision["storage"].startswith(storage) and decision["guard_sentences"] == 12
+    quantization = report.manifest["target_details"]["quantization"]
+    decision = quantization["float_island_weights"]
+    assert decision["storage"].startswith(storage) and decision["guard_texts"] == len(GUARD_SENTENCES) + len(wide_guard_texts())
+    assert quantization["float_islands"] == islands and quantization["guard"]["texts"] == decision["guard_texts"]
     graph = onnx.load(str(tmp_path / "q" / "model.onnx")).graph
     float_weights = {i.name for i in graph.initializer if i.data_type == onnx.TensorProto.FLOAT and len(i.dims) == 2}
     down = [n for n in graph.node if n.op_type == "MatMul" and "/output/dense/" in n.name and "attention" not in n.name]
     assert len(down) == 2  # still float MatMuls (float activations) either way
     assert all((n.input[1] in float_weights) == (storage == "float32") for n in down)
     assert report.parity["passed"]
+
+
+def test_parity_covers_the_wide_texts_and_records_their_spread(tiny_bert: Path, tmp_path: Path) -> None:
+    """Every wide parity text is checked on every kernel path, each alone at its own length as an app runs it;
+    the manifest records the worst and the 1st percentile, and the gate holds the worst."""
+    from edgebert.export import WIDE_CHECK
+    from edgebert.parity_texts import wide_parity_texts
+
+    report = export("onnx", model=tiny_bert, out=tmp_path / "w", quantize="int8", seq_len=32, quiet=True)
+    parity = report.parity
+    spread = parity[WIDE_CHECK]
+    assert spread["texts"] == len(wide_parity_texts()) >= 250
+    assert spread["min_cosine"] <= spread["p1_cosine"] <= 1.0 and parity["min_cosine"] <= spread["min_cosine"]
+    for path in parity["kernel_paths"].values():
+        assert path[WIDE_CHECK]["sentences"] == spread["texts"] and path[WIDE_CHECK]["p1_cosine"] >= spread["min_cosine"]

@@ -54,3 +54,17 @@ def test_token_logits_are_compared_on_real_tokens_only() -> None:
     ref = {"logits": np.array([[[2.0, -1.0], [0.0, 1.0], [5.0, 5.0], [9.0, -9.0]]])}
     got = {"logits": np.array([[[2.0, -1.0], [0.0, 1.0], [-9.0, 9.0], [0.0, 0.0]]])}  # padding rows differ
     assert compare(ref, got, mask, 0.9999).passed
+
+
+def test_merged_reports_keep_every_row_for_the_spread() -> None:
+    from edgebert.parity import compare, merge_reports
+
+    rng = np.random.default_rng(1)
+    parts = []
+    for _ in range(3):
+        ref = rng.normal(size=(40, 8))
+        parts.append(compare({"sentence_embedding": ref}, {"sentence_embedding": ref + rng.normal(scale=0.3, size=ref.shape)}, np.ones((40, 4)), 0.5))
+    merged = merge_reports(parts)
+    rows = np.concatenate([p.cosines for p in parts])
+    assert len(merged.cosines) == 120 and merged.min_cosine == rows.min()
+    assert merged.as_dict()["p1_cosine"] == pytest.approx(np.percentile(rows, 1)) and "cosines" not in merged.as_dict()

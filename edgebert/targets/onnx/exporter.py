@@ -94,9 +94,15 @@ def calibration_feeds(model: LoadedModel, options: ExportOptions) -> list[dict[s
     return feeds
 
 
-def guard_feeds(model: LoadedModel, options: ExportOptions) -> dict[str, np.ndarray]:
-    """The GUARD_SENTENCES as one batch padded to the longest, for recipes that check their own choices."""
+def guard_feeds(model: LoadedModel, options: ExportOptions) -> list[dict[str, np.ndarray]]:
+    """The guard sentences and texts (`GUARD_SENTENCES`, `wide_guard_texts`), each alone at its own length as an app
+    runs it, for recipes that check their own choices (never the parity texts)."""
     from edgebert.parity import GUARD_SENTENCES, encode
+    from edgebert.parity_texts import wide_guard_texts
 
-    encoded = encode(model.tokenizer, GUARD_SENTENCES, options.seq_len, pad_to_seq_len=False)
-    return {n: encoded[n] for n in model.family.input_names()}
+    names = model.family.input_names()
+    feeds = []
+    for text in (*GUARD_SENTENCES, *wide_guard_texts()):
+        encoded = encode(model.tokenizer, [text], options.seq_len, pad_to_seq_len=False)
+        feeds.append({n: encoded[n] for n in names})
+    return feeds

@@ -1,9 +1,9 @@
 """ONNX quantization recipes on top of onnxruntime.quantization (and ORT's fp16 converter).
 
 - ``int8``: dynamic, per-channel int8 weights on a 7-bit range (``reduce_range``: -64..63) for MatMul and the
-  embedding Gather; uint8 activations quantized at run time. The FFN down-projections run in float; their
-  weights are stored as weight-only int8 when that keeps the model faithful on the guard sentences
-  (`WEIGHT_ONLY_MIN_COSINE`), else as float32.
+  embedding Gather; uint8 activations quantized at run time. The FFN down-projections run in float, and the
+  up-projections too when the guard texts need it (`FLOAT_ISLANDS`); those weights are stored as weight-only int8
+  when that keeps the model faithful on the guard texts (`RECIPE_MIN_COSINE`), else as float32.
 - ``fp16``: float16 weights and compute, float32 inputs/outputs.
 - ``int8-static``: static QDQ. Per-channel asymmetric uint8 weights (U8U8), per-tensor asymmetric uint8 activations with
   ranges calibrated on the caller's sentences (each at its natural length, as the dynamic-shape graph is used).
@@ -60,13 +60,13 @@ def quantize_onnx(
     recipe: str,
     family: Family,
     calibration: Iterable[dict[str, np.ndarray]] | None = None,
-    guard: dict[str, np.ndarray] | None = None,
+    guard: list[dict[str, np.ndarray]] | None = None,
 ) -> dict[str, Any]:
     """Write a quantized copy of `src` to `dst`; return what the recipe did (for the export manifest).
 
     'int8' dynamic per-channel, 'fp16', or 'int8-static' (QDQ), which needs `calibration`: model feeds
-    (input name -> int64 [1, T] array), one per calibration sentence. `guard`: one batch of model feeds (the
-    GUARD_SENTENCES) on which 'int8' decides whether the FFN down-projection weights may be stored as int8.
+    (input name -> int64 [1, T] array), one per calibration sentence. `guard`: model feeds, one per guard text
+    (`onnx.exporter.guard_feeds`), on which 'int8' chooses its float islands and their weights' storage.
     """
     if recipe in ("int8", STATIC):
         shared = fold_shared_weights(src)
@@ -90,66 +90,90 @@ def quantize_onnx(
     raise ValueError(f"unknown ONNX quantization recipe '{recipe}'")
 
 
-def _quantize_dynamic(src: Path, dst: Path, family: Family, guard: dict[str, np.ndarray] | None) -> dict[str, Any]:
+# Float islands of the dynamic int8 recipe, tried in order: the first whose model stays at least RECIPE_MIN_COSINE
+# close to the fp32 graph on the guard texts (every kernel path, each text alone) is kept; the last is kept anyway
+# and the parity check decides. The FFN down-projections never run as MatMulInteger: their input (post-GELU) has
+# outliers that per-tensor dynamic activation ranges clip (Bondarenko et al. 2021; all-MiniLM-L6-v2 ~0.006 of min
+# cosine). Over a few hundred varied texts (edgebert.parity_texts) the teacher also needs its FFN up-projections
+# in float (benchmarks/README.md, "Parity over a few hundred texts"); the 3-layer students keep them int8.
+FLOAT_ISLANDS: tuple[tuple[str, ...], ...] = (("ffn_output",), ("ffn_output", "ffn_input"))
+# The parity threshold (0.99) plus a margin: the parity check on other texts follows.
+RECIPE_MIN_COSINE = 0.9925
+
+
+def _quantize_dynamic(src: Path, dst: Path, family: Family, guard: list[dict[str, np.ndarray]] | None) -> dict[str, Any]:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    # Per-channel weights: per-tensor int8 loses ~5 % cosine on MiniLM (STACK.md). Gather is
-    # included so the embedding table, the largest tensor of a small BERT, is stored as int8 too.
-    # The FFN down-projections do not run as MatMulInteger: their input (post-GELU) has outliers that per-tensor
-    # dynamic activation ranges clip (Bondarenko et al. 2021); quantizing them cost all-MiniLM-L6-v2
-    # ~0.006 of min cosine (0.989 -> 0.983 on the parity sentences).
-    excluded = ffn_down_projections(src, family)
-    with _quiet_ort_logging():
-        quantize_dynamic(
-            str(src),
-            str(dst),
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            reduce_range=DYNAMIC_REDUCE_RANGE,
-            op_types_to_quantize=["MatMul", "Gather"],
-            nodes_to_exclude=excluded,
-        )
+    reference = _guard_reference(src, guard)
+    for roles in FLOAT_ISLANDS:
+        # Per-channel weights: per-tensor int8 loses ~5 % cosine on MiniLM (STACK.md). Gather is included so the
+        # embedding table, the largest tensor of a small BERT, is stored as int8 too.
+        excluded = module_matmuls(src, family, [family.layer_module(role) for role in roles])
+        with _quiet_ort_logging():
+            quantize_dynamic(
+                str(src), str(dst), weight_type=QuantType.QInt8, per_channel=True, reduce_range=DYNAMIC_REDUCE_RANGE,
+                op_types_to_quantize=["MatMul", "Gather"], nodes_to_exclude=excluded,
+            )  # fmt: skip
+        measured = _guard_min_cosine(dst, guard, reference)
+        if measured is None or measured >= RECIPE_MIN_COSINE:
+            break
     info: dict[str, Any] = {
         "recipe": "int8",
         "weights": "int8 on a 7-bit range (-64..63), per-channel",
         "activations": "uint8, dynamic",
+        "float_islands": list(roles),
         "excluded_nodes": excluded,
     }
-    info["ffn_output_weights"] = _weight_only_if_faithful(src, dst, excluded, guard)
+    if measured is not None:
+        info["guard"] = {"texts": len(guard), "min_cosine": round(measured, 6), "required": RECIPE_MIN_COSINE}
+    info["float_island_weights"] = _weight_only_if_faithful(dst, excluded, guard, reference)
     return info
 
 
-# The FFN down-projection weights are stored as int8 (weight-only) when the model with them stays at least this
-# close to the fp32 graph on the guard sentences (min cosine): the parity threshold (0.99) plus a margin, because
-# the parity check on other sentences follows. all-MiniLM-L6-v2 sits at 0.991 with float down-projections and
-# 0.989 with int8 ones (parity sentences; mean unchanged, 0.9944): it keeps them float. The 3-layer students of
-# benchmarks/ measure 0.996-0.997 and store them as int8 (a third smaller file).
-WEIGHT_ONLY_MIN_COSINE = 0.9925
+def _guard_reference(src: Path, guard: list[dict[str, np.ndarray]] | None) -> list[dict[str, np.ndarray]] | None:
+    """The fp32 graph's outputs on each guard feed (None without guard feeds)."""
+    from edgebert.targets.onnx.runner import OnnxRunner
+
+    if not guard:
+        return None
+    runner = OnnxRunner(src)
+    return [runner.run(feed) for feed in guard]
 
 
-def _weight_only_if_faithful(src: Path, dst: Path, nodes: list[str], guard: dict[str, np.ndarray] | None) -> dict[str, Any]:
-    """Store `nodes`' weights in `dst` as weight-only int8 if the guard allows it; what was decided and why."""
-    import onnx
-
+def _guard_min_cosine(path: Path, guard: list[dict[str, np.ndarray]] | None, reference: list[dict[str, np.ndarray]] | None) -> float | None:
+    """The worst cosine to the fp32 graph over the guard feeds and every kernel path `path` can meet (None: no guard)."""
     from edgebert.parity import compare
-    from edgebert.targets.onnx.runner import OnnxRunner, onnx_kernel_paths
+    from edgebert.targets.onnx.runner import onnx_kernel_paths
+
+    if not guard or reference is None:
+        return None
+    worst = 1.0
+    for kernel in onnx_kernel_paths(path).values():
+        for feed, expected in zip(guard, reference):
+            worst = min(worst, compare(expected, kernel.runner.run(feed), feed["attention_mask"], RECIPE_MIN_COSINE).min_cosine)
+        kernel.runner.close()
+    return float(worst)
+
+
+def _weight_only_if_faithful(
+    dst: Path, nodes: list[str], guard: list[dict[str, np.ndarray]] | None, reference: list[dict[str, np.ndarray]] | None
+) -> dict[str, Any]:
+    """Store the float islands' weights (`nodes`) in `dst` as weight-only int8 if the guard allows it (a third
+    smaller file on the 3-layer students); what was decided and why."""
+    import onnx
 
     if not nodes:
         return {"storage": "none to store"}
-    if guard is None:
-        return {"storage": "float32", "reason": "no guard sentences to check weight-only int8 on"}
+    if not guard:
+        return {"storage": "float32", "reason": "no guard texts to check weight-only int8 on"}
     model = onnx.load(str(dst))
     stored = weight_only_int8(model, nodes)
     candidate = dst.with_name(dst.stem + ".weight-only" + dst.suffix)
     onnx.save(model, str(candidate))
     try:
-        reference = OnnxRunner(src).run(guard)
-        cosine = min(
-            compare(reference, path.runner.run(guard), guard["attention_mask"], WEIGHT_ONLY_MIN_COSINE).min_cosine
-            for path in onnx_kernel_paths(candidate).values()
-        )
-        measured = {"guard_sentences": int(guard["input_ids"].shape[0]), "guard_min_cosine": round(float(cosine), 6), "required": WEIGHT_ONLY_MIN_COSINE}
-        if cosine < WEIGHT_ONLY_MIN_COSINE:
+        cosine = _guard_min_cosine(candidate, guard, reference)
+        measured = {"guard_texts": len(guard), "guard_min_cosine": round(float(cosine), 6), "required": RECIPE_MIN_COSINE}
+        if cosine < RECIPE_MIN_COSINE:
             return {"storage": "float32", "reason": "weight-only int8 fell below the required cosine", **measured}
         candidate.replace(dst)
         return {"storage": "int8 weight-only, per output channel (Cast + Mul -> float MatMul)", "nodes": stored, **measured}
