@@ -246,3 +246,16 @@ def merge_reports(reports: Sequence[ParityReport]) -> ParityReport:
         outputs=outputs,
         cosines=tuple(c for r in reports for c in r.cosines),
     )
+
+
+def guard_inputs(tokenizer: Any, input_names: Sequence[str], seq_len: int) -> list[dict[str, np.ndarray]]:
+    """The guard sentences and the wide guard texts (`edgebert.parity_texts.wide_guard_texts`), each alone at its own
+    length as an app runs it (truncated to `seq_len`): what a quantization recipe may check its own choices on
+    (never the parity sentences or texts)."""
+    from edgebert.parity_texts import wide_guard_texts
+
+    feeds = []
+    for text in (*GUARD_SENTENCES, *wide_guard_texts()):
+        encoded = encode(tokenizer, [text], seq_len, pad_to_seq_len=False)
+        feeds.append({n: encoded[n] for n in input_names})
+    return feeds

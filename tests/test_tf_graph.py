@@ -37,7 +37,7 @@ from edgebert.targets.tf_ops import Forms
 cases = json.loads(open(sys.argv[1]).read())
 for case in cases:
     feeds = dict(np.load(case["feeds"]))
-    for label, forms in (("tfjs", Forms(gather_rows=True, per_head=True)), ("plain", Forms(gelu="tf"))):
+    for label, forms in (("tfjs", Forms(gather_rows=True, per_head=True, arithmetic_masks=True)), ("plain", Forms(gelu="tf"))):
         out = run_graph(case["graph"], case["length"], feeds, forms)
         np.savez(case["out"] + "-" + label + ".npz", **out)
 """

@@ -19,3 +19,4 @@ done
 edgebert bench before-student=$A/before-student after-student=$A/after-student before-teacher=$A/before-teacher \
   after-teacher=$A/after-teacher --texts benchmarks/results/buckets-student/texts.txt --texts-limit 300 \
   --seq-len 128 --repeats 30 --out $OUT/report --force
+# Runs 2 and 3 (runs.txt): the same bench with the after-* items first, --out elsewhere.

@@ -95,14 +95,7 @@ def calibration_feeds(model: LoadedModel, options: ExportOptions) -> list[dict[s
 
 
 def guard_feeds(model: LoadedModel, options: ExportOptions) -> list[dict[str, np.ndarray]]:
-    """The guard sentences and texts (`GUARD_SENTENCES`, `wide_guard_texts`), each alone at its own length as an app
-    runs it, for recipes that check their own choices (never the parity texts)."""
-    from edgebert.parity import GUARD_SENTENCES, encode
-    from edgebert.parity_texts import wide_guard_texts
+    """`edgebert.parity.guard_inputs` for this model, for recipes that check their own choices."""
+    from edgebert.parity import guard_inputs
 
-    names = model.family.input_names()
-    feeds = []
-    for text in (*GUARD_SENTENCES, *wide_guard_texts()):
-        encoded = encode(model.tokenizer, [text], options.seq_len, pad_to_seq_len=False)
-        feeds.append({n: encoded[n] for n in names})
-    return feeds
+    return guard_inputs(model.tokenizer, model.family.input_names(), options.seq_len)

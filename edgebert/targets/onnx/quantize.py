@@ -2,8 +2,9 @@
 
 - ``int8``: dynamic, per-channel int8 weights on a 7-bit range (``reduce_range``: -64..63) for MatMul and the
   embedding Gather; uint8 activations quantized at run time. The FFN down-projections run in float, and the
-  up-projections too when the guard texts need it (`FLOAT_ISLANDS`); those weights are stored as weight-only int8
-  when that keeps the model faithful on the guard texts (`RECIPE_MIN_COSINE`), else as float32.
+  up-projections too when the guard texts need it (`edgebert.targets.base.INT8_FLOAT_ISLANDS`); those weights are
+  stored as weight-only int8 when that keeps the model faithful on the guard texts (`RECIPE_MIN_COSINE`), else as
+  float32.
 - ``fp16``: float16 weights and compute, float32 inputs/outputs.
 - ``int8-static``: static QDQ. Per-channel asymmetric uint8 weights (U8U8), per-tensor asymmetric uint8 activations with
   ranges calibrated on the caller's sentences (each at its natural length, as the dynamic-shape graph is used).
@@ -46,6 +47,7 @@ import numpy as np
 
 from edgebert.errors import UserError
 from edgebert.families import Family
+from edgebert.targets.base import INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE
 
 STATIC = "int8-static"
 # 7-bit int8 weights for the dynamic recipe: no u8 x s8 pair can saturate int16 on x86 without VNNI (module doc).
@@ -90,22 +92,11 @@ def quantize_onnx(
     raise ValueError(f"unknown ONNX quantization recipe '{recipe}'")
 
 
-# Float islands of the dynamic int8 recipe, tried in order: the first whose model stays at least RECIPE_MIN_COSINE
-# close to the fp32 graph on the guard texts (every kernel path, each text alone) is kept; the last is kept anyway
-# and the parity check decides. The FFN down-projections never run as MatMulInteger: their input (post-GELU) has
-# outliers that per-tensor dynamic activation ranges clip (Bondarenko et al. 2021; all-MiniLM-L6-v2 ~0.006 of min
-# cosine). Over a few hundred varied texts (edgebert.parity_texts) the teacher also needs its FFN up-projections
-# in float (benchmarks/README.md, "Parity over a few hundred texts"); the 3-layer students keep them int8.
-FLOAT_ISLANDS: tuple[tuple[str, ...], ...] = (("ffn_output",), ("ffn_output", "ffn_input"))
-# The parity threshold (0.99) plus a margin: the parity check on other texts follows.
-RECIPE_MIN_COSINE = 0.9925
-
-
 def _quantize_dynamic(src: Path, dst: Path, family: Family, guard: list[dict[str, np.ndarray]] | None) -> dict[str, Any]:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     reference = _guard_reference(src, guard)
-    for roles in FLOAT_ISLANDS:
+    for roles in INT8_FLOAT_ISLANDS:
         # Per-channel weights: per-tensor int8 loses ~5 % cosine on MiniLM (STACK.md). Gather is included so the
         # embedding table, the largest tensor of a small BERT, is stored as int8 too.
         excluded = module_matmuls(src, family, [family.layer_module(role) for role in roles])

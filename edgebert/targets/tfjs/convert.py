@@ -99,7 +99,7 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
         saved, converted = Path(scratch) / "saved_model", {n: Path(scratch) / f"tfjs_{n}" for n in lengths}
         lengths_by_signature = {name: n for n, name in signatures.items()}
-        forms = {name: Forms(gather_rows=True, per_head=name in per_head, gelu="erf") for name in lengths_by_signature}
+        forms = {name: Forms(gather_rows=True, per_head=name in per_head, gelu="erf", arithmetic_masks=True) for name in lengths_by_signature}
         info = build_saved_model(Path(spec["graph_dir"]), saved, lengths_by_signature, forms)
         info["attention_products"] = {name: "per_head_2d" if name in per_head else "batched" for name in lengths_by_signature}
         info.update({"gelu": "erf", "embedding_lookup": "gather_nd", "dense_products": "broadcast_matmul"})

@@ -101,11 +101,10 @@ class TFLiteExporter(Exporter):
             extra["quantizer"] = "ai-edge-quantizer static_wi8_ai8 (calibrated) with float islands"
             extra["quantization"] = tq.static_recipe_details(model.family, tuple(samples), model.output_names)
             return tq.quantize_tflite_static(data, model.family, samples, model.output_names)
-        extra["quantizer"] = (
-            "ai-edge-quantizer dynamic_wi8_afp32, inputs quantized per row with a zero point"
-            if options.quantize == "int8"
-            else "litert_torch full_fp16_recipe"
-        )
+        if options.quantize == "int8":
+            extra["quantizer"] = "ai-edge-quantizer dynamic_wi8_afp32, inputs quantized per row with a zero point"
+            return _dynamic_int8(data, model, options, extra)
+        extra["quantizer"] = "litert_torch full_fp16_recipe"
         return tq.quantize_tflite(data, options.quantize)
 
     @staticmethod
@@ -173,6 +172,46 @@ def _signatures(manifest: dict[str, Any]) -> dict[int, str]:
     """{bucket: signature} of an export (manifests before buckets: their one signature at `seq_len`)."""
     default = manifest.get("target_details", {}).get("signature", SIGNATURE)
     return {n: entry.get("signature", default) for n, entry in buckets.from_manifest(manifest).items()}
+
+
+def _dynamic_int8(data: bytes, model: LoadedModel, options: ExportOptions, extra: dict[str, Any]) -> bytes:
+    """The int8 recipe with the first float islands (`INT8_FLOAT_ISLANDS`) that hold on the guard texts, measured
+    against PyTorch on both kernel paths; what was chosen goes into `extra["quantization"]`."""
+    from edgebert.parity import guard_inputs, torch_reference
+    from edgebert.targets import base
+    from edgebert.targets.tflite import quantize as tq
+
+    guard = guard_inputs(model.tokenizer, model.family.input_names(), options.seq_len)
+    reference = [torch_reference(model.embedder, feed) for feed in guard]
+    signatures = signature_names(options.lengths)
+    for roles in base.INT8_FLOAT_ISLANDS:
+        modules = tuple(dict.fromkeys(model.family.layer_module(role) for role in roles))
+        quantized = tq.quantize_tflite(data, "int8", float_modules=modules)
+        measured = _guard_min_cosine(quantized, signatures, guard, reference)
+        if measured >= base.RECIPE_MIN_COSINE:
+            break
+    extra["quantization"] = {
+        "float_islands": list(roles),
+        "float_island_weights": "int8 weight-only (dequantized at load, float compute)",
+        "guard": {"texts": len(guard), "min_cosine": round(measured, 6), "required": base.RECIPE_MIN_COSINE},
+    }
+    return quantized
+
+
+def _guard_min_cosine(data: bytes, signatures: dict[int, str], guard: list[dict[str, np.ndarray]], reference: list[dict[str, np.ndarray]]) -> float:
+    """The worst cosine to PyTorch over the guard feeds, on both kernel paths of the flatbuffer `data`."""
+    from edgebert.parity import compare
+
+    worst = 1.0
+    with tempfile.TemporaryDirectory(prefix="edgebert-tflite-guard-") as scratch:
+        path = Path(scratch) / MODEL_FILE
+        path.write_bytes(data)
+        for kernels in KERNEL_PATHS:
+            runner = TFLiteRunner(path, signatures, kernels=kernels)
+            for feed, expected in zip(guard, reference):
+                worst = min(worst, compare(expected, runner.run(feed), feed["attention_mask"], 0.0).min_cosine)
+            runner.close()
+    return float(worst)
 
 
 def bucket_bytes(path: Path) -> dict[str, int]:

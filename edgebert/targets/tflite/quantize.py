@@ -89,12 +89,16 @@ def quantization_recipe(recipe: str) -> Any:
     raise ValueError(f"unknown TFLite quantization recipe '{recipe}'; expected one of {RECIPES}")
 
 
-def quantize_tflite(model: bytes, recipe: str) -> bytes:
-    """A quantized copy of the float32 TFLite flatbuffer `model` under `recipe` ('int8' or 'fp16')."""
+def quantize_tflite(model: bytes, recipe: str, float_modules: tuple[str, ...] = ()) -> bytes:
+    """A quantized copy of the float32 TFLite flatbuffer `model` under `recipe` ('int8' or 'fp16'). `float_modules`
+    (module paths inside a layer; int8 only): their FULLY_CONNECTED ops compute in float on int8 weights dequantized
+    at load (ai-edge-quantizer weight-only), so the file is as small and their activations are not quantized."""
     _set_env()
-    from ai_edge_quantizer import quantizer
+    from ai_edge_quantizer import qtyping, quantizer
 
     qt = quantizer.Quantizer(bytearray(model), quantization_recipe(recipe))
+    for module in float_modules:
+        qt.add_weight_only_config(module_scope(module, True), qtyping.TFLOperationName.FULLY_CONNECTED, 8)
     result = qt.quantize(enable_progress_bar=False, enable_progress_report=False)
     quantized = bytes(result.quantized_model)
     return asymmetric_inputs(quantized)[0] if recipe == "int8" else quantized
