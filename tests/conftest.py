@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,18 @@ WORDS = (
     "brown fox jumps over lazy hello world state union address president congress nation people year "
     "love app great prices rose see shouting caps multiple spaces tabs newlines between words why everyone"
 ).split()
+
+
+@pytest.fixture(autouse=True)
+def _torch_threads() -> Iterator[None]:
+    """Every test gets torch's thread count back as it found it: a runner that sets its own (bench's PyTorch items)
+    would otherwise change the numerics of every later test in the process (a training at lr 5.0 then improved a
+    model that at two threads it wrecks)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
 
 
 def _vocab() -> list[str]:

@@ -11,6 +11,7 @@ from edgebert.modeldir import SCHEMA_VERSION, read_manifest
 from edgebert.export import export
 from edgebert.modelio import load_model
 from edgebert.parity import encode, torch_reference
+from edgebert.targets.base import INT8_FLOAT_ISLANDS
 
 
 @pytest.mark.parametrize("quantize", ["none", "int8", "fp16"])
@@ -131,12 +132,12 @@ def test_weight_only_int8_stores_int8_and_stays_close(tmp_path: Path) -> None:
     assert _ort_optimized_ops(model.SerializeToString(), tmp_path) == ["MatMul", "MatMul"]
 
 
-@pytest.mark.parametrize(("required", "storage", "islands"), [(0.0, "int8", ["ffn_output"]), (1.01, "float32", ["ffn_output", "ffn_input"])])
+@pytest.mark.parametrize(("required", "storage", "islands"), [(0.0, "int8", INT8_FLOAT_ISLANDS[0]), (1.01, "float32", INT8_FLOAT_ISLANDS[-1])])
 def test_int8_keeps_float_islands_and_stores_them_as_int8_only_when_the_guard_allows(
     tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, required: float, storage: str, islands: list[str]
 ) -> None:
-    """The recipe keeps the FFN down-projections in float, adds the up-projections when the guard texts need it (a
-    cosine no model reaches: the last island), and stores the islands' weights as int8 only when the guard allows."""
+    """The recipe keeps the FFN down-projections in float, adds islands while the guard texts need it (a cosine no
+    model reaches: the last one), and stores the islands' weights as int8 only when the guard allows."""
     import onnx
 
     from edgebert.parity import GUARD_SENTENCES
@@ -148,7 +149,7 @@ def test_int8_keeps_float_islands_and_stores_them_as_int8_only_when_the_guard_al
     quantization = report.manifest["target_details"]["quantization"]
     decision = quantization["float_island_weights"]
     assert decision["storage"].startswith(storage) and decision["guard_texts"] == len(GUARD_SENTENCES) + len(wide_guard_texts())
-    assert quantization["float_islands"] == islands and quantization["guard"]["texts"] == decision["guard_texts"]
+    assert quantization["float_islands"] == list(islands) and quantization["guard"]["texts"] == decision["guard_texts"]
     graph = onnx.load(str(tmp_path / "q" / "model.onnx")).graph
     float_weights = {i.name for i in graph.initializer if i.data_type == onnx.TensorProto.FLOAT and len(i.dims) == 2}
     down = [n for n in graph.node if n.op_type == "MatMul" and "/output/dense/" in n.name and "attention" not in n.name]

@@ -13,11 +13,11 @@ approximated. `Forms` chooses how three ops are written for the runtime, each th
   (`edgebert.config.TFJS_BATCHED_ATTENTION_MAX_LEN`).
 - `gelu`: "erf" writes x * Phi(x) with Erf (TF.js has Erf, no Erfc); "tf" is tf.nn.gelu (TFLite's converter fuses it
   into its GELU builtin, which has no Erf).
-- `arithmetic_masks`: a logical AND of two bool tensors as a product of 0/1 floats, and a `where` between two finite
-  constants as `c * a + (1 - c) * b` (exact: each term is the constant or a zero). transformers 5 builds the
-  attention mask as a [1, 1, T, T] AND then a `where` with scalar branches; on TF.js' wasm backend the AND broadcasts
-  in JavaScript and the `where` tiles both scalars: 2.6 ms of a 20 ms 128-token call of the `small` student
-  (tf.profile, Node, tfjs 4.22).
+- `arithmetic_masks`: a logical AND of two bool tensors as a product of 0/1 floats, and the branches of a `where`
+  brought to the condition's shape by adding a zero of that shape (exact, infinities included: the converter's
+  float16 storage turns finfo.min into -inf). transformers 5 builds the attention mask as a [1, 1, T, T] AND then a
+  `where` with scalar branches; on TF.js' wasm backend the AND broadcasts in JavaScript and the `where` tiles both
+  scalars: 2.6 ms of a 20 ms 128-token call of the `small` student (tf.profile, Node, tfjs 4.22).
 
 Dense layers (`aten.linear` on a parameter) are one product of [.., in] by the weight stored as [in, out] (no
 transpose in the graph; a [1, T, in] input is one broadcast BatchMatMulV2, no Tensordot reshapes) plus BiasAdd.
@@ -203,18 +203,10 @@ def where(ctx: Context, condition: Any, a: Any, b: Any) -> Any:
     out = tf_dtype(tf, ctx.dtype)
     a, b = _cast(ctx, a, out), _cast(ctx, b, out)
     condition = _tensor(ctx, condition)
-    if ctx.forms.arithmetic_masks and out.is_floating and _finite_scalar(tf, a) and _finite_scalar(tf, b):
-        chosen = tf.cast(condition, out)
-        return chosen * a + (1.0 - chosen) * b
+    if ctx.forms.arithmetic_masks and out.is_floating and (a.shape != condition.shape or b.shape != condition.shape):
+        zero = tf.cast(condition, out) * 0.0  # the condition's shape: both branches broadcast by an add, not a tile
+        a, b = a + zero, b + zero
     return tf.where(condition, a, b)
-
-
-def _finite_scalar(tf: Any, value: Any) -> bool:
-    """Whether `value` is a constant scalar with a finite value (known while tracing)."""
-    import numpy as np
-
-    static = tf.get_static_value(value)
-    return static is not None and np.ndim(static) == 0 and bool(np.isfinite(static))
 
 
 def masked_fill(ctx: Context, x: Any, mask: Any, value: Any) -> Any:
