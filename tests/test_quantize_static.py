@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from conftest import WORDS
 
 from edgebert.cli import main
-from edgebert.errors import UserError
+from edgebert.errors import UserError, VerificationError
 from edgebert.export import ExportReport, calibration_set, export
 from edgebert.families import BERT
 from edgebert.parity import PARITY_SENTENCES, default_min_cosine
@@ -226,10 +227,15 @@ def sotu_calibration(shared_data: Path, tmp_path_factory: pytest.TempPathFactory
 
 @pytest.mark.integration
 @pytest.mark.parametrize("target", ["onnx", "tflite"])
-def test_teacher_static_exports_pass_parity(packaged_teacher: Path, sotu_calibration: Path, tmp_path: Path, target: str) -> None:
-    report = export(target, model=None, out=tmp_path / target, quantize=STATIC, calibration=sotu_calibration, quiet=True)
-    parity = report.parity
-    assert parity["passed"] is True, parity
-    assert parity["threshold"] == default_min_cosine(STATIC) and parity["min_cosine"] >= parity["threshold"]
-    assert report.manifest["target_details"]["quantization"]["calibration"]["passages"] == 200
-    assert report.manifest["metrics"]["model_bytes"] < 50_000_000  # fp32 is ~90 MB
+def test_teacher_static_exports_are_refused_naming_the_recipes_that_hold(
+    packaged_teacher: Path, sotu_calibration: Path, tmp_path: Path, target: str
+) -> None:
+    """Over the wide parity texts the teacher's int8-static exports drift below 0.99 (ONNX 0.981, TFLite 0.14 on
+    XNNPACK: benchmarks/README.md, "Parity over a few hundred texts"; the ten parity sentences alone passed them at
+    0.992-0.994): refused, nothing written, and the dynamic int8 recipe, which holds, is named with its figure."""
+    with pytest.raises(VerificationError) as info:
+        export(target, model=None, out=tmp_path / target, quantize=STATIC, calibration=sotu_calibration, quiet=True)
+    message = str(info.value)
+    assert f"< {default_min_cosine(STATIC)}" in message and not (tmp_path / target).exists()
+    named = re.search(r"recipes that hold for this model: .*\bint8 \(min cosine (\d\.\d+)\)", message)
+    assert named and float(named.group(1)) >= default_min_cosine("int8"), message
