@@ -46,7 +46,7 @@ AUTO_LOSSES_HELP = (
 DEFAULT_HEAL_LOSSES = "cos=1,pooled=1"
 DEFAULT_CALIBRATION_SAMPLES = 200  # export --quantize int8-static
 # TF.js graphs of at most this many tokens compute attention batched over heads, longer ones one 2-D product per head
-# (edgebert/targets/tf_savedmodel.py). Batched has fewer ops (228 vs 289 on the `small` student); per-head runs its
+# (edgebert/targets/tf_ops.py, Forms.per_head). Batched has fewer ops (228 vs 289 on the `small` student); per-head runs its
 # products on XNNPACK. Measured on that student, uint8, Node wasm, interleaved medians of 150 calls on a shared
 # machine: batched is faster at 16 (6.8 vs 7.9 ms) and 32 tokens (9.6 vs 10.3 ms), slower at 64 (16.9 vs 15.9 ms).
 TFJS_BATCHED_ATTENTION_MAX_LEN = 32

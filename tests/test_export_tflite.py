@@ -131,7 +131,8 @@ def test_teacher_export_parity(packaged_teacher: Path, tmp_path: Path, quantize:
 
 
 def test_tensorflow_fallback_path_verifies(tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The TFBertModel -> SavedModel -> TFLiteConverter path, forced, passes the same parity check."""
+    """The fallback path (the captured graph in TensorFlow ops -> SavedModel -> TFLiteConverter), forced, passes the
+    same parity check."""
     monkeypatch.setenv("EDGEBERT_TFLITE_CONVERTER", "tensorflow")
     report = export("tflite", model=tiny_bert, out=tmp_path / "tf", seq_len=32, quiet=True)
     assert report.manifest["target_details"]["converter"].startswith("tensorflow")
