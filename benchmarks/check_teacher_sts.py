@@ -26,8 +26,8 @@ def independent_spearman(model_dir: str, sts_path: str, limit: int | None = None
     with open(sts_path, newline="", encoding="utf-8") as fh:
         rows = [r for r in csv.reader(fh) if len(r) >= 3][:limit]
     s1, s2, gold = [r[0] for r in rows], [r[1] for r in rows], [float(r[2]) for r in rows]
-    tok = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModel.from_pretrained(model_dir).eval()
+    tok = AutoTokenizer.from_pretrained(model_dir, trust_remote_code=False)
+    model = AutoModel.from_pretrained(model_dir, trust_remote_code=False).eval()
 
     def embed(texts: list[str]) -> np.ndarray:
         out = []

@@ -38,10 +38,10 @@ def masked_lm_dir(root: Path) -> Path:
     from edgebert.sources import default_model_dir
 
     teacher = default_model_dir()
-    model = transformers.BertForMaskedLM.from_pretrained(teacher)
+    model = transformers.BertForMaskedLM.from_pretrained(teacher, trust_remote_code=False)
     model.config.architectures = ["BertForMaskedLM"]
     model.save_pretrained(root / "mlm", safe_serialization=True)
-    transformers.AutoTokenizer.from_pretrained(teacher).save_pretrained(root / "mlm")
+    transformers.AutoTokenizer.from_pretrained(teacher, trust_remote_code=False).save_pretrained(root / "mlm")
     return root / "mlm"
 
 

@@ -60,7 +60,7 @@ def build_model(teacher: Path):
     """BertForMaskedLM over the teacher's encoder: every tensor but the head's frozen, the decoder tied."""
     from transformers import BertForMaskedLM
 
-    model = BertForMaskedLM.from_pretrained(str(teacher), use_safetensors=True)
+    model = BertForMaskedLM.from_pretrained(str(teacher), use_safetensors=True, trust_remote_code=False)
     for name, param in model.named_parameters():
         param.requires_grad = name.startswith("cls.predictions.transform") or name == "cls.predictions.bias"
     return model
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     set_seed(args.seed)
     teacher = default_model_dir()
     lines = read_lines(args.corpus, args.passages + args.heldout)
-    tokenizer = AutoTokenizer.from_pretrained(str(teacher))
+    tokenizer = AutoTokenizer.from_pretrained(str(teacher), trust_remote_code=False)
     encode = lambda texts: Dataset.from_dict(dict(tokenizer(texts, truncation=True, max_length=args.max_length)))  # noqa: E731
     train, heldout = encode(lines[: -args.heldout]), encode(lines[-args.heldout :])
     model = build_model(teacher)

@@ -103,9 +103,9 @@ def train(args: argparse.Namespace) -> dict:
     rows = read_sst2(args.data)
     heldout, train_idx = split_heldout(rows, args.heldout, args.seed)
     set_seed(args.seed)
-    tokenizer = AutoTokenizer.from_pretrained(args.teacher)
+    tokenizer = AutoTokenizer.from_pretrained(args.teacher, trust_remote_code=False)
     model = BertForSequenceClassification.from_pretrained(
-        args.teacher, num_labels=2, id2label=LABELS, label2id={v: k for k, v in LABELS.items()})
+        args.teacher, num_labels=2, id2label=LABELS, label2id={v: k for k, v in LABELS.items()}, trust_remote_code=False)
     training_args = TrainingArguments(
         output_dir=str(args.out / "trainer-tmp"), max_steps=args.steps, per_device_train_batch_size=args.batch,
         per_device_eval_batch_size=128, learning_rate=args.lr, warmup_ratio=0.1, weight_decay=0.01,

@@ -51,21 +51,21 @@ def relayout(src: Path, family: str, out: Path) -> None:
     from edgebert.families import BERT, family_named
     from edgebert.relayout import relayout as relayout_model
 
-    teacher = BertModel.from_pretrained(src, attn_implementation="eager")
+    teacher = BertModel.from_pretrained(src, attn_implementation="eager", trust_remote_code=False)
     model, notes = relayout_model(teacher, BERT, family_named(family), with_head=False)
     print(f"{family:10s} {'; '.join(notes) or 'names only'}")
     out.mkdir(parents=True, exist_ok=True)
     tokenizer_class = {"distilbert": "DistilBertTokenizerFast", "roberta": "BertTokenizerFast",
                        "electra": "ElectraTokenizerFast"}[family]
-    tokenizer = getattr(transformers, tokenizer_class).from_pretrained(src)
+    tokenizer = getattr(transformers, tokenizer_class).from_pretrained(src, trust_remote_code=False)
     tokenizer.save_pretrained(out)
     if family == "roberta":  # RobertaConfig's defaults (bos 0, eos 2) are the BPE vocab's, not this tokenizer's
         model.config.bos_token_id, model.config.eos_token_id = tokenizer.cls_token_id, tokenizer.sep_token_id
     model.save_pretrained(out, safe_serialization=True)
-    st_teacher = SentenceTransformer(str(src), device="cpu")
+    st_teacher = SentenceTransformer(str(src), device="cpu", trust_remote_code=False)
     first = st_teacher[0]
     transformer = Transformer(str(out), max_seq_length=first.max_seq_length, do_lower_case=first.do_lower_case)
-    SentenceTransformer(modules=[transformer, *list(st_teacher)[1:]], device="cpu").save(str(out))
+    SentenceTransformer(modules=[transformer, *list(st_teacher)[1:]], device="cpu", trust_remote_code=False).save(str(out))
 
 
 def max_diff(src: Path, out: Path) -> float:
@@ -73,8 +73,8 @@ def max_diff(src: Path, out: Path) -> float:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    ref = SentenceTransformer(str(src), device="cpu").encode(SENTENCES, batch_size=len(SENTENCES))
-    got = SentenceTransformer(str(out), device="cpu").encode(SENTENCES, batch_size=len(SENTENCES))
+    ref = SentenceTransformer(str(src), device="cpu", trust_remote_code=False).encode(SENTENCES, batch_size=len(SENTENCES))
+    got = SentenceTransformer(str(out), device="cpu", trust_remote_code=False).encode(SENTENCES, batch_size=len(SENTENCES))
     assert got.shape == ref.shape, f"{out}: embeddings {got.shape}, teacher {ref.shape}"
     return float(np.abs(got - ref).max())
 

@@ -59,7 +59,7 @@ def main() -> None:
     rows, ref = [], None
     for spec in args.models:
         label, path = spec.split("=", 1)
-        model = SentenceTransformer(path, device="cpu")
+        model = SentenceTransformer(path, device="cpu", trust_remote_code=False)
         params = sum(p.numel() for p in model.parameters()) / 1e6
         row = (label, params, *heads_and_ffn(model), score(model, train), score(model, dev))
         ref = ref or row

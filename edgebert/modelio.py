@@ -71,20 +71,43 @@ def inspect_model_dir(path: Path) -> tuple[dict[str, Any], Family]:
     return config, family
 
 
-def refuse_custom_code(path: Path, config: dict[str, Any]) -> None:
+def _json_or_empty(path: Path) -> Any:
+    """A JSON file's content, or {} when absent or unreadable (the load that needs it reports that)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def refuse_custom_code(path: Path, config: dict[str, Any] | None = None) -> None:
     """UserError when the model or its tokenizer names custom code (`auto_map`): edgebert never runs it, and
     transformers 5 would silently load a stock class in its place, which may compute something else."""
-    tokenizer_config: Any = {}
-    try:
-        tokenizer_config = json.loads((path / "tokenizer_config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass  # absent or unreadable: the tokenizer load reports it
+    path = Path(path)
+    config = _json_or_empty(path / "config.json") if config is None else config
+    tokenizer_config = _json_or_empty(path / "tokenizer_config.json")
     for name, data in (("config.json", config), ("tokenizer_config.json", tokenizer_config)):
         if isinstance(data, dict) and data.get("auto_map"):
             raise UserError(
                 f"{path / name} names custom code (auto_map), which edgebert never runs; "
                 "use a model whose classes are transformers' own"
             )
+
+
+def load_tokenizer(path: Path, **kwargs: Any) -> Any:
+    """The fast tokenizer saved in `path`, never running code it names (refused first, then
+    `trust_remote_code=False`): every edgebert tokenizer load goes through here."""
+    from transformers import AutoTokenizer
+
+    refuse_custom_code(Path(path))
+    return AutoTokenizer.from_pretrained(str(path), use_fast=True, trust_remote_code=False, **kwargs)
+
+
+def load_config(path: Path) -> Any:
+    """The transformers config saved in `path`, never running code it names."""
+    from transformers import AutoConfig
+
+    refuse_custom_code(Path(path))
+    return AutoConfig.from_pretrained(str(path), trust_remote_code=False)
 
 
 def has_mlm_head(model_dir: Path, family: Family) -> bool:
@@ -114,7 +137,7 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
     transformers.logging.disable_progress_bar()  # transformers 5 draws a bar per load; edgebert reports its own steps
     try:
         if "config" not in kwargs:
-            kwargs["config"] = transformers.AutoConfig.from_pretrained(model_dir, trust_remote_code=False)
+            kwargs["config"] = load_config(model_dir)
         cls = with_pruned_heads(cls, kwargs["config"])  # head-pruned shapes built before the weights load
         return cls.from_pretrained(
             model_dir,
@@ -191,7 +214,7 @@ def load_model(path: Path, task: str | None = None, top_k: int = 5) -> LoadedMod
     """Load config, tokenizer and weights of `path` into an eval-mode `SentenceEmbedder` with the directory's pooling,
     or, for a `task` other than feature-extraction, the model's own transformers task head (`edgebert.task_heads`;
     `top_k`: fill-mask's in-graph top-k)."""
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
+    from transformers import AutoModel
 
     from edgebert.pooling import SentenceEmbedder
 
@@ -199,9 +222,11 @@ def load_model(path: Path, task: str | None = None, top_k: int = 5) -> LoadedMod
     _, family = inspect_model_dir(path)
     manifest = read_manifest(path)
     stack = resolve_stack(path, family.default_pooling, manifest)
-    config = AutoConfig.from_pretrained(path, trust_remote_code=False)
+    config = load_config(path)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
+        tokenizer = load_tokenizer(path)
+    except UserError:
+        raise
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"cannot load the tokenizer in {path} ({type(exc).__name__}: {exc}); re-save it") from exc
     check_tokenizer_fits(tokenizer, config, path)

@@ -102,7 +102,6 @@ def _base_class(family: Family) -> str:
 
 def _copy_embeddings(s_base: Any, t_base: Any, source: Family, target: Family, config: Any) -> list[str]:
     """Word, position, token-type, LayerNorm (and projection) tables of `s_base` into `t_base` (see module doc)."""
-    import torch
 
     s_emb, t_emb = source.embedding_parts(s_base), target.embedding_parts(t_base)
     notes = []

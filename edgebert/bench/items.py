@@ -289,10 +289,10 @@ def _file_sizes(directory: Path, names: list[str] | tuple[str, ...]) -> dict[str
 
 
 def _load_tokenizer(path: str | Path) -> Any:
-    from transformers import AutoTokenizer
+    from edgebert.modelio import load_tokenizer
 
     try:
-        return AutoTokenizer.from_pretrained(str(path), use_fast=True, trust_remote_code=False)
+        return load_tokenizer(path)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"cannot load the tokenizer in {path} ({type(exc).__name__}: {exc})") from exc
 

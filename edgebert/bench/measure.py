@@ -154,13 +154,15 @@ def import_runtime(spec: ItemSpec) -> None:
     import torch  # noqa: F401 - transformers (tokenizers) imports it anyway
     import transformers  # noqa: F401
 
+    from edgebert.modelio import load_tokenizer
+
     from edgebert.modeldir import read_manifest
     from edgebert.bench.items import count_params_from_config
 
     target = spec.target if spec.kind == "export" else spec.kind
     try:
         tokenizer_dir = spec.tokenizer if spec.kind in ("onnx", "tflite") else spec.path
-        transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir), use_fast=True, trust_remote_code=False)
+        load_tokenizer(tokenizer_dir)
         if target == "onnx":
             import onnxruntime  # noqa: F401
         elif target == "tflite":

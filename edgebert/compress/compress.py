@@ -280,12 +280,12 @@ def _resolve_source(req: _Request) -> _Source:
 
 def _read_config_and_tokenizer(req: _Request, model_dir: Path, family: Family) -> tuple[Any, Any, dict[int, list[int]] | None, Any]:
     """(config, head layout, explicit head plan or None, tokenizer) of `model_dir`, checked against the arguments."""
-    from transformers import AutoConfig, AutoTokenizer
+    from edgebert.modelio import load_config, load_tokenizer
 
     from edgebert.compress.prune import HeadLayout, parse_head_list
 
     try:
-        model_config = AutoConfig.from_pretrained(model_dir, trust_remote_code=False)
+        model_config = load_config(model_dir)
         layout = HeadLayout.of(model_config, family)
     except Exception as exc:
         raise UserError(f"cannot read the config of {model_dir} ({type(exc).__name__}); re-save the model") from exc
@@ -296,7 +296,7 @@ def _read_config_and_tokenizer(req: _Request, model_dir: Path, family: Family) -
     if explicit is not None and not explicit and req.prune_ffn == 0 and req.magnitude_sparsity == 0:
         raise UserError("nothing to prune: --heads-to-prune names no heads and --prune-ffn is 0")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(model_dir, use_fast=True, trust_remote_code=False)
+        tokenizer = load_tokenizer(model_dir)
     except Exception as exc:
         raise UserError(f"cannot load the tokenizer in {model_dir} ({type(exc).__name__}); re-save it") from exc
     check_tokenizer_fits(tokenizer, model_config, model_dir)

@@ -364,10 +364,10 @@ def _finish_manifest(work: Path, model_dir: Path, manifest: dict[str, Any], star
 
 
 def _load_tokenizer(model_dir: Path) -> Any:
-    from transformers import AutoTokenizer
+    from edgebert.modelio import load_tokenizer
 
     try:
-        return AutoTokenizer.from_pretrained(model_dir, use_fast=True, trust_remote_code=False)
+        return load_tokenizer(model_dir)
     except Exception as exc:  # many failure types, one meaning for the user
         raise UserError(f"cannot load the tokenizer in {model_dir} ({type(exc).__name__}); re-save it") from exc
 

@@ -124,7 +124,7 @@ def trimmed_tokenizer_state(tokenizer: Any, kept_ids: list[int]) -> tuple[dict[s
 
 def build_trimmed_tokenizer(tokenizer: Any, kept_ids: list[int]) -> Any:
     """A transformers fast tokenizer (same class and settings as `tokenizer`) over the kept ids, renumbered."""
-    from transformers import AutoTokenizer
+    from edgebert.modelio import load_tokenizer
 
     state, lines = trimmed_tokenizer_state(tokenizer, kept_ids)
     new_ids = dict(zip(kept_ids, range(len(kept_ids))))
@@ -137,7 +137,7 @@ def build_trimmed_tokenizer(tokenizer: Any, kept_ids: list[int]) -> Any:
         if isinstance(config.get("added_tokens_decoder"), dict):
             config["added_tokens_decoder"] = {str(new_ids[int(k)]): v for k, v in config["added_tokens_decoder"].items()}
         config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False))
-        new = AutoTokenizer.from_pretrained(tmp, use_fast=True, trust_remote_code=False)
+        new = load_tokenizer(tmp)
     _check_tokenizer(tokenizer, new, kept_ids)
     return new
 

@@ -18,6 +18,7 @@ from edgebert.modeldir import MANIFEST, read_manifest, write_manifest
 from edgebert.errors import UserError, kept_on_interrupt
 from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
 from edgebert.options import checked, keyword_options
+from edgebert.distill.checkpoints import last_complete_checkpoint, refuse_unsafe_pickles, safe_resume
 
 CHECKPOINTS = "checkpoints"
 RECIPE_FILE = "recipe.json"
@@ -179,7 +180,8 @@ def distill(teacher: str | Path | None, corpus: str | Path | list[str | Path], o
         _open_teacher_cache(run, model)
         _score_initial(run)
         trainer = _make_trainer(run, model)
-        train_metrics = trainer.train(resume_from_checkpoint=run.resume_from).metrics
+        with safe_resume(run.resume_from):
+            train_metrics = trainer.train(resume_from_checkpoint=run.resume_from).metrics
         _keep_best(run, trainer)
         manifest = _manifest(run, trainer, train_metrics)
         _save(run, manifest)
@@ -258,7 +260,7 @@ def _check_arguments(run: _Run) -> None:
 
 def _resolve_models(run: _Run) -> None:
     """The teacher, the student's shape (or --student-init) and the inputs checked against --out."""
-    from transformers import AutoConfig
+    from edgebert.modelio import load_config
 
     from edgebert.distill.student import StudentSpec, parse_layer_map, resolve_shape
     from edgebert.modeldir import resolve_pooling
@@ -273,7 +275,7 @@ def _resolve_models(run: _Run) -> None:
     _check_task(run)
     _choose_losses(run)
     a = run.a
-    run.teacher_config = AutoConfig.from_pretrained(run.teacher_dir, trust_remote_code=False)
+    run.teacher_config = load_config(run.teacher_dir)
     layer_map = parse_layer_map(a.layer_map) if isinstance(a.layer_map, str) else a.layer_map
     run.spec = StudentSpec(a.student_layers, a.student_hidden, a.student_heads, a.student_ffn, layer_map, a.embedding_dim)
     _check_student_family(a, run.teacher_config, run.family)
@@ -344,7 +346,7 @@ def _choose_losses(run: _Run) -> None:
 
 def _load_data(run: _Run) -> None:
     """The STS set, the corpus, the teacher's tokenizer (checked) and the tokenized training sequences."""
-    from transformers import AutoTokenizer
+    from edgebert.modelio import load_tokenizer
 
     from edgebert.data import corpus_fingerprint, load_corpus, load_sts_csv, tokenize_corpus
     from edgebert.distill.losses import LossWeights
@@ -362,7 +364,7 @@ def _load_data(run: _Run) -> None:
     if a.max_passages:
         run.texts = run.texts[: a.max_passages]
     try:
-        run.tokenizer = AutoTokenizer.from_pretrained(run.teacher_dir, use_fast=True, trust_remote_code=False)
+        run.tokenizer = load_tokenizer(run.teacher_dir)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"cannot load the teacher's tokenizer in {run.teacher_dir} ({type(exc).__name__}); re-save it") from exc
     check_tokenizer_fits(run.tokenizer, run.teacher_config, run.teacher_dir)
@@ -393,6 +395,8 @@ def _plan_output(run: _Run) -> None:
             if previous.get("recipe") != run.recipe or previous.get("corpus") != run.corpus_fp:
                 raise UserError(f"--resume: the arguments differ from the run being resumed in {run.out}; pass the same ones (see {saved})")
         run.resume_from = last_complete_checkpoint(run.checkpoint_dir, run.log) if run.checkpoint_dir.is_dir() else None
+        if run.resume_from is not None:
+            refuse_unsafe_pickles(run.resume_from)
 
 
 def _write_recipe(run: _Run) -> None:
@@ -765,9 +769,9 @@ def _save(run: _Run, manifest: dict[str, Any]) -> None:
     saved = run.student if run.save_head or run.classifier else getattr(run.student, run.s_family.mlm_base_attr)
     tokenizer = run.tokenizer
     if not run.s_family.uses_token_type_ids and "token_type_ids" in tokenizer.model_input_names:  # --student-family
-        from transformers import AutoTokenizer
+        from edgebert.modelio import load_tokenizer
 
-        tokenizer = AutoTokenizer.from_pretrained(run.teacher_dir, use_fast=True, model_input_names=run.s_family.input_names())
+        tokenizer = load_tokenizer(run.teacher_dir, model_input_names=run.s_family.input_names())
     pooling = None if run.classifier else run.pooling  # a classifier computes its head, not a sentence-transformers stack
     _write_student(run.out, saved, tokenizer, pooling, run.teacher_dir, run.shape.hidden, run.a.seq_len, manifest, run.started)
     if not run.a.keep_checkpoints:
@@ -776,7 +780,7 @@ def _save(run: _Run, manifest: dict[str, Any]) -> None:
 
 def _student_init_shape(a: Any, teacher_config: Any, family: Any, layer_map: Any) -> tuple[Path, Any, Any]:
     """--student-init checked against the teacher and the other arguments: (its directory, family, StudentShape)."""
-    from transformers import AutoConfig
+    from edgebert.modelio import load_config
 
     from edgebert.distill.student import check_student_init, init_shape
     from edgebert.modelio import check_within_positions, inspect_model_dir
@@ -792,7 +796,7 @@ def _student_init_shape(a: Any, teacher_config: Any, family: Any, layer_map: Any
     _, init_family = inspect_model_dir(init_dir)
     init_family.require("distill")
     try:
-        init_config = AutoConfig.from_pretrained(init_dir, trust_remote_code=False)
+        init_config = load_config(init_dir)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"cannot read the config of --student-init {init_dir} ({type(exc).__name__}); re-save the model") from exc
     check_student_init(init_config, init_family, teacher_config, family, init_dir)
@@ -801,12 +805,12 @@ def _student_init_shape(a: Any, teacher_config: Any, family: Any, layer_map: Any
 
 
 def _check_init_tokenizer(init_dir: Path, teacher_tokenizer: Any) -> None:
-    from transformers import AutoTokenizer
+    from edgebert.modelio import load_tokenizer
 
     from edgebert.distill.student import check_same_tokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(init_dir, use_fast=True, trust_remote_code=False)
+        tokenizer = load_tokenizer(init_dir)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"cannot load the tokenizer of --student-init {init_dir} ({type(exc).__name__}); re-save it") from exc
     check_same_tokenizer(tokenizer, teacher_tokenizer, init_dir)
@@ -941,51 +945,6 @@ def _check_intervals(steps: int, save_steps: int | None, eval_steps: int | None,
     if evaluate and save_steps % eval_steps:
         raise UserError(f"--save-steps {save_steps} must be a multiple of --eval-steps {eval_steps} to keep the best checkpoint")
     return save_steps, eval_steps
-
-
-def checkpoint_problem(checkpoint: Path) -> str | None:
-    """Why a Trainer checkpoint cannot be resumed from (a file missing or unreadable), or None when complete."""
-    import zipfile
-
-    from safetensors import safe_open
-
-    state = checkpoint / "trainer_state.json"
-    try:
-        json.loads(state.read_text())["global_step"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return "trainer_state.json is missing or unreadable"
-    try:
-        with safe_open(str(checkpoint / "model.safetensors"), framework="pt") as fh:
-            list(fh.keys())
-    except Exception:  # noqa: BLE001 - missing, truncated or corrupt files raise many types
-        return "model.safetensors is missing or unreadable"
-    for name in ("optimizer.pt", "scheduler.pt"):
-        try:
-            with zipfile.ZipFile(checkpoint / name) as zf:
-                if zf.testzip() is not None:
-                    return f"{name} is corrupt"
-        except (OSError, zipfile.BadZipFile):
-            return f"{name} is missing or unreadable"
-    return None
-
-
-def last_complete_checkpoint(checkpoint_dir: Path, log: Any) -> Path | None:
-    """The newest complete `checkpoint-N` in `checkpoint_dir`; incomplete newer ones (a kill while saving) are
-    removed, saying so, so that the resumed run writes its own. None (saying so) when none is complete."""
-    found = []
-    for entry in Path(checkpoint_dir).iterdir():
-        step = entry.name.removeprefix("checkpoint-")
-        if entry.is_dir() and entry.name.startswith("checkpoint-") and step.isdigit():
-            found.append((int(step), entry))
-    for _, checkpoint in sorted(found, reverse=True):
-        problem = checkpoint_problem(checkpoint)
-        if problem is None:
-            log(f"resuming from {checkpoint}")
-            return checkpoint
-        log(f"skipping the incomplete checkpoint {checkpoint} ({problem}); removing it")
-        shutil.rmtree(checkpoint, ignore_errors=True)
-    log(f"no complete checkpoint in {checkpoint_dir}; starting over from step 0")
-    return None
 
 
 def _check_init_head(init_dir: Path, init_family: Any, family: Any, head_needed: bool) -> None:

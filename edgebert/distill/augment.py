@@ -87,9 +87,9 @@ def augment_sentences(
     model_dir: Path, sentences: Iterable[str], variants: int, p: float, k: int, seed: int
 ) -> list[str]:  # fmt: skip
     """`variants` rewrites of each sentence (those that changed), seeded: the same inputs give the same text."""
-    from transformers import AutoTokenizer
+    from edgebert.modelio import load_tokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer = load_tokenizer(model_dir)
     near = neighbours(tokenizer, word_table(model_dir), k)
     lower, rng, out = is_uncased(tokenizer), random.Random(seed), []
     for line in sentences:

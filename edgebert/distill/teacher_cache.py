@@ -93,11 +93,11 @@ class TeacherCache:
     def __init__(self, directory: Path, token_layers: Sequence[int] | None = None, pooled_layer: int | None = -1) -> None:
         self.directory = directory
         self.meta = json.loads((directory / "meta.json").read_text())
-        self.offsets = np.load(directory / "offsets.npy")
+        self.offsets = np.load(directory / "offsets.npy", allow_pickle=False)
         self.token_layers = list(self.meta["token_layers"] if token_layers is None else token_layers)
         self.pooled_layer = self.meta["pooled_layer"] if pooled_layer == -1 else pooled_layer
-        self.layers = {i: np.load(directory / f"layer-{i}.npy", mmap_mode="r") for i in self.token_layers}
-        self.pooled = np.load(directory / "pooled.npy", mmap_mode="r") if self.pooled_layer is not None else None
+        self.layers = {i: np.load(directory / f"layer-{i}.npy", mmap_mode="r", allow_pickle=False) for i in self.token_layers}
+        self.pooled = np.load(directory / "pooled.npy", mmap_mode="r", allow_pickle=False) if self.pooled_layer is not None else None
 
     def targets(self, indices: torch.Tensor, length: int, device: torch.device) -> TeacherTargets:
         rows = [int(i) for i in indices]
