@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix=".fill-mask-", dir=args.out.parent if args.out.parent.exists() else None))
     training = TrainingArguments(
         output_dir=str(work / "trainer"), max_steps=args.steps, per_device_train_batch_size=args.batch_size, per_device_eval_batch_size=64,
-        learning_rate=args.lr, warmup_ratio=0.05, weight_decay=0.0, logging_steps=50, save_strategy="no", report_to=[],
+        learning_rate=args.lr, warmup_steps=0.05, weight_decay=0.0, logging_steps=50, save_strategy="no", report_to=[],
         seed=args.seed, use_cpu=True, dataloader_num_workers=0,
     )  # fmt: skip
     trainer = Trainer(model=model, args=training, train_dataset=train, eval_dataset=heldout, data_collator=collator,

@@ -108,7 +108,7 @@ def train(args: argparse.Namespace) -> dict:
         args.teacher, num_labels=2, id2label=LABELS, label2id={v: k for k, v in LABELS.items()}, trust_remote_code=False)
     training_args = TrainingArguments(
         output_dir=str(args.out / "trainer-tmp"), max_steps=args.steps, per_device_train_batch_size=args.batch,
-        per_device_eval_batch_size=128, learning_rate=args.lr, warmup_ratio=0.1, weight_decay=0.01,
+        per_device_eval_batch_size=128, learning_rate=args.lr, warmup_steps=0.1, weight_decay=0.01,  # a share of max_steps
         lr_scheduler_type="linear", logging_steps=50, save_strategy="no", eval_strategy="steps",
         eval_steps=max(1, args.steps // 4), report_to=[], seed=args.seed,
         use_cpu=True, dataloader_num_workers=0, disable_tqdm=True)
