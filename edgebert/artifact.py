@@ -59,6 +59,8 @@ def check_output_dir(out: Path, force: bool, inputs: Inputs | None = None, flag:
     """Refuse an output directory that overlaps an input, exists and is not empty (unless forced), or cannot
     be written. `inputs` maps flags to the paths the verb reads (see `check_not_input`)."""
     out = Path(out)
+    if out.is_symlink() and not out.exists():  # dangling, or a loop
+        raise UserError(f"{flag} {out} is a symbolic link to nothing (dangling or a loop); remove it or choose another path")
     check_not_input(out, inputs, flag)
     if out.exists() and not out.is_dir():
         raise UserError(f"{flag} {out} is a file, not a directory; choose another path")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
 from collections.abc import Sequence
 
@@ -13,6 +15,7 @@ from edgebert.commands.distill import DistillCommand
 from edgebert.commands.export import ExportCommand
 from edgebert.commands.pipeline import PipelineCommand
 
+OUT_OF_SPACE = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}  # a full disk, a file-size limit, a quota
 COMMANDS = (DistillCommand, CompressCommand, ExportCommand, BenchCommand, PipelineCommand)
 
 
@@ -49,8 +52,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"edgebert: failed: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt as exc:  # a verb that keeps something says what (errors.kept_on_interrupt)
-        sys.stderr.write(f"edgebert: {exc or 'interrupted; nothing was left half-written'}\n")
+        sys.stderr.write(f"edgebert: {str(exc) or 'interrupted; nothing was left half-written'}\n")
         return 130
+    except OSError as exc:
+        if exc.errno not in OUT_OF_SPACE:
+            raise
+        where = f" writing {exc.filename}" if exc.filename else ""
+        sys.stderr.write(f"edgebert: failed: out of disk space{where} ({os.strerror(exc.errno)}); free space or write elsewhere\n")
+        return 1
 
 
 def _no_library_progress_bars() -> None:

@@ -1,9 +1,9 @@
 """What is architecture-specific, in one place per model family.
 
 Everything else in edgebert asks this module for a family's layers, the parts of a layer by role, input names,
-pooling default and the classes that other runtimes use; no other module spells a module name or a weight-name
-pattern. Adding RoBERTa, DistilBERT or ELECTRA means adding one `Family` here (and its tests), not editing the
-steps or the exporters.
+pooling default and transformers classes; no other module spells a module name or a weight-name pattern (the
+TF.js and TFLite graphs are captured from the PyTorch module itself, `edgebert.targets.torch_graph`). A new family
+is one `Family` here (and its tests), not an edit of the steps or the exporters: docs/architecture.md.
 
 Roles inside one transformer layer (`LAYER_ROLES`): "attention" is the self-attention module (it holds the head
 count and head size, which pruning and the importance gates read); the others are the Linear / LayerNorm modules of a post-LN layer, which is

@@ -166,6 +166,8 @@ def read_pooling_config(config_file: Path) -> tuple[str, ...]:
     if not config.get("include_prompt", True):
         raise UserError(f"{config_file}: pooling that excludes the prompt (include_prompt false) is not supported")
     raw = config.get("pooling_mode")
+    if raw is not None and not (isinstance(raw, str) or (isinstance(raw, list) and all(isinstance(m, str) for m in raw))):
+        raise UserError(f"{config_file}: pooling_mode must be a mode name or a list of them, got {raw!r}; re-save the model")
     modes = (raw,) if isinstance(raw, str) else tuple(raw or ())
     if not modes:
         modes = tuple(mode for key, mode in LEGACY_POOLING_KEYS if config.get(key))
@@ -194,7 +196,18 @@ def _read_dense(path: Path) -> DenseLayer:
     if weight is None:
         raise UserError(f"{path} has no linear.weight; re-save the sentence-transformers model")
     bias = state.get("linear.bias") if config.get("bias", True) else None
+    _check_dense_shapes(path, config, weight, bias)
     return DenseLayer(weight, bias, activation)
+
+
+def _check_dense_shapes(path: Path, config: dict[str, Any], weight: Any, bias: Any) -> None:
+    """UserError unless the weight is [out, in] as config.json says and the bias is [out]."""
+    shape = tuple(getattr(weight, "shape", ()))
+    expected = (config.get("out_features", shape[0] if shape else None), config.get("in_features", shape[-1] if shape else None))
+    if len(shape) != 2 or shape != expected:
+        raise UserError(f"{path}: linear.weight has shape {list(shape)}, not [out_features, in_features] = {list(expected)}; re-save the model")
+    if bias is not None and tuple(getattr(bias, "shape", ())) != (shape[0],):
+        raise UserError(f"{path}: linear.bias has shape {list(getattr(bias, 'shape', ()))}, not [{shape[0]}]; re-save the model")
 
 
 def _read_state(path: Path) -> dict[str, Any]:
@@ -205,8 +218,14 @@ def _read_state(path: Path) -> dict[str, Any]:
     if (path / "pytorch_model.bin").is_file():
         import torch
 
-        state = torch.load(path / "pytorch_model.bin", map_location="cpu", weights_only=True)
-        return {k: v.float().numpy() for k, v in state.items()}
+        try:
+            state = torch.load(path / "pytorch_model.bin", map_location="cpu", weights_only=True)
+            return {str(k): v.float().numpy() for k, v in state.items()}
+        except Exception as exc:  # noqa: BLE001 - a refused pickle, a corrupt file or a non-tensor entry
+            raise UserError(
+                f"{path / 'pytorch_model.bin'} is not a plain tensor file ({type(exc).__name__}); edgebert loads no other "
+                "pickle: re-save the model with safetensors"
+            ) from None
     raise UserError(f"{path} has no weights (model.safetensors); re-save the sentence-transformers model")
 
 
@@ -214,7 +233,10 @@ def _read_prompts(path: Path) -> tuple[dict[str, str], str | None]:
     if not path.is_file():
         return {}, None
     config = _read_json(path, dict)
-    prompts = {str(k): str(v) for k, v in (config.get("prompts") or {}).items()}
+    raw = config.get("prompts") or {}
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise UserError(f"{path}: prompts must map prompt names to prompt texts, got {type(raw).__name__}; re-save the model")
+    prompts = {str(k): v for k, v in raw.items()}
     name = config.get("default_prompt_name")
     return prompts, (str(name) if name and prompts.get(str(name)) else None)
 

@@ -139,7 +139,7 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
         if "config" not in kwargs:
             kwargs["config"] = load_config(model_dir)
         cls = with_pruned_heads(cls, kwargs["config"])  # head-pruned shapes built before the weights load
-        return cls.from_pretrained(
+        model, info = cls.from_pretrained(
             model_dir,
             trust_remote_code=False,
             use_safetensors=(model_dir / "model.safetensors").exists() or None,
@@ -147,6 +147,8 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
             output_loading_info=True,
             **kwargs,
         )
+    except UserError:
+        raise
     except Exception as exc:  # noqa: BLE001 - truncated/corrupt files raise many different types
         raise UserError(
             f"cannot load the weights in {model_dir}: they look truncated or corrupt ({type(exc).__name__}); "
@@ -156,6 +158,20 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
         transformers.logging.set_verbosity(verbosity)
         if bars:  # as the caller had it (the CLI turns them off for the whole command)
             transformers.logging.enable_progress_bar()
+    refuse_undeclared_layers(model_dir, kwargs["config"], info.get("unexpected_keys", []))
+    return model, info
+
+
+def refuse_undeclared_layers(model_dir: Path, config: Any, unexpected: list[str]) -> None:
+    """UserError when the weights hold encoder layers config.json does not declare (say `num_hidden_layers: 0` beside
+    two layers): loading would silently drop them and every export would compute a different model."""
+    family = family_for(str(getattr(config, "model_type", "unknown")))
+    dropped = sorted(k for k in unexpected if f"{family.layers_path}." in k)
+    if dropped:
+        raise UserError(
+            f"the weights in {model_dir} hold encoder layers its config.json does not declare (e.g. {dropped[0]}; "
+            f"num_hidden_layers is {getattr(config, 'num_hidden_layers', '?')}); re-save the model so they agree"
+        )
 
 
 def check_tokenizer_fits(tokenizer: Any, config: Any, model_dir: Path) -> None:

@@ -33,3 +33,75 @@ class Stages:
     def note(self, message: str) -> None:
         """A line the user must see between stages (what the run chose or left out)."""
         self.console.print(f"note: {message}")
+
+
+class Track:
+    """Progress over `total` units of long work: a rich bar with an estimate on a terminal; elsewhere (CI logs, a
+    pipe) a line at every tenth with counts, elapsed time and an estimate, so a log stays short but never silent.
+
+        with Track("teacher outputs", len(rows), "sequences") as track:
+            for batch in batches: ...; track.advance(len(batch))
+    """
+
+    LINES = 10  # lines per run when not on a terminal
+
+    def __init__(self, label: str, total: int, unit: str = "", quiet: bool = False, console: Console | None = None) -> None:
+        self.label, self.total, self.unit = label, max(int(total), 1), unit
+        self.console = console or Console(stderr=True, quiet=quiet, highlight=False)
+        self.done, self.started, self._next_line, self._base = 0, time.perf_counter(), 1, 0
+        self._bar: object | None = None
+
+    def __enter__(self) -> Track:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        if self.console.is_terminal and not self.console.quiet:
+            columns = (TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn())
+            self._bar = Progress(*columns, console=self.console, transient=True)
+            self._bar.__enter__()
+            self._task = self._bar.add_task(self.label, total=self.total)
+        self.started = time.perf_counter()
+        return self
+
+    def advance(self, count: int = 1) -> None:
+        """`count` more units done."""
+        self.update(self.done + count)
+
+    def update(self, done: int) -> None:
+        """`done` units done in all: the bar moves, or a line is printed when another tenth is crossed."""
+        line = self.crossed(done)
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done)  # type: ignore[attr-defined]
+        elif line:
+            self.console.print(line, soft_wrap=True, highlight=False)
+
+    def crossed(self, done: int) -> str | None:
+        """Set the count to `done`; the progress line when that crossed another tenth of the total, else None."""
+        self.done = min(int(done), self.total)
+        if self.done * self.LINES < self._next_line * self.total:
+            return None
+        self._next_line = self.done * self.LINES // self.total + 1
+        return self.line()
+
+    def restart(self, done: int) -> None:
+        """Start timing now from `done` units (a resumed run: its estimate counts only what this run does)."""
+        self.started, self.done, self._base = time.perf_counter(), int(done), int(done)
+        self._next_line = self.done * self.LINES // self.total + 1
+
+    def line(self) -> str:
+        """"label: 20,043/200,432 sequences (10 %), 1.3 min, about 11.7 min left"."""
+        elapsed = time.perf_counter() - self.started
+        ran = self.done - self._base
+        left = elapsed * (self.total - self.done) / ran if ran else float("nan")
+        unit = f" {self.unit}" if self.unit else ""
+        estimate = f", about {_minutes(left)} left" if self.done < self.total and ran else ""
+        return f"{self.label}: {self.done:,}/{self.total:,}{unit} ({100 * self.done // self.total} %), {_minutes(elapsed)}{estimate}"
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)  # type: ignore[attr-defined]
+            if exc[0] is None:
+                self.console.print(self.line(), soft_wrap=True, highlight=False)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"

@@ -28,7 +28,14 @@ def output_names(task: str) -> tuple[str, ...]:
 def labels(config: Any) -> list[str]:
     """`id2label` in id order (transformers config or its config.json dict)."""
     raw = config.get("id2label") if isinstance(config, dict) else getattr(config, "id2label", None)
-    mapping = {int(k): str(v) for k, v in (raw or {}).items()}
+    if raw is not None and not isinstance(raw, dict):
+        raise UserError(f"config.json: id2label must map label ids to names, got a {type(raw).__name__}; re-save the model")
+    try:
+        mapping = {int(k): str(v) for k, v in (raw or {}).items()}
+    except (TypeError, ValueError):
+        raise UserError(f"config.json: id2label keys must be label ids 0..n-1, got {sorted(map(str, raw))[:3]}; re-save the model") from None
+    if sorted(mapping) != list(range(len(mapping))):
+        raise UserError(f"config.json: id2label must number its labels 0..{len(mapping) - 1}, got ids {sorted(mapping)[:6]}; re-save the model")
     return [mapping[i] for i in sorted(mapping)]
 
 
@@ -55,6 +62,15 @@ def architecture_class(config: Any, task: str) -> str:
     raise UserError(f"the model's config names no *{suffix} architecture (architectures: {archs}); re-save the model")
 
 
+def _check_label_count(config: dict[str, Any]) -> None:
+    """UserError when config.json's `num_labels` and its `id2label` disagree: which one the head has is unknown."""
+    names, count = labels(config), config.get("num_labels")
+    if count is not None and names and count != len(names):
+        raise UserError(
+            f"config.json: num_labels is {count} but id2label names {len(names)} labels; re-save the model so they agree"
+        )
+
+
 def check_task_config(config: dict[str, Any], task: str, top_k: Any) -> None:
     """UserError (one line) for a task export edgebert cannot make as asked (no head class, a top-k out of range).
 
@@ -62,6 +78,8 @@ def check_task_config(config: dict[str, Any], task: str, top_k: Any) -> None:
     if task == FEATURE_EXTRACTION:
         return
     architecture_class(config, task)
+    if task != FILL_MASK:
+        _check_label_count(config)
     if task == FILL_MASK:
         vocab = int(config.get("vocab_size", 0))
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= vocab:

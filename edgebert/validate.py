@@ -12,7 +12,7 @@ from typing import Any
 from edgebert.errors import UserError
 
 # Bytes of a text file decoded up front (the readers decode the rest strictly as they go).
-TEXT_PROBE_BYTES = 1 << 20
+TEXT_CHUNK_BYTES = 1 << 20
 SEED_LIMIT = 2**32  # numpy's seed range, which transformers.set_seed feeds
 
 
@@ -85,24 +85,34 @@ def choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
 
 
 def text_file(name: str, path: str | Path) -> Path:
-    """`path` if it is a readable UTF-8 text file (.gz: its decompressed text) with no NUL bytes in its first MiB.
+    """`path` if it is a readable UTF-8 text file (.gz: its decompressed text) with no NUL bytes, read to its end in
+    chunks (a file that turns binary after megabytes is found now, not when a later stage reads that far).
 
-    UserError naming the file when it is missing, unreadable, or binary / another encoding.
+    UserError naming the file when it is missing, unreadable, truncated, or binary / another encoding.
     """
     path = Path(path).expanduser()
     if not path.is_file():
         raise UserError(f"{name} {path} is not a file; pass a UTF-8 text file")
+    decoder, offset = codecs.getincrementaldecoder("utf-8")(), 0
     try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rb") as fh:
-                head = fh.read(TEXT_PROBE_BYTES)
-        else:
-            with open(path, "rb") as fh:
-                head = fh.read(TEXT_PROBE_BYTES)
-    except (OSError, EOFError) as exc:
+        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
+            while chunk := fh.read(TEXT_CHUNK_BYTES):
+                _check_chunk(name, path, decoder, chunk, offset)
+                offset += len(chunk)
+        _check_chunk(name, path, decoder, b"", offset, final=True)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise UserError(f"cannot read {name} {path} ({type(exc).__name__}: {exc})") from exc
-    check_text_bytes(name, path, head, final=len(head) < TEXT_PROBE_BYTES)
     return path
+
+
+def _check_chunk(name: str, path: Path, decoder: codecs.IncrementalDecoder, chunk: bytes, offset: int, final: bool = False) -> None:
+    """UserError naming `path` when `chunk` (at byte `offset`) holds NUL bytes or breaks UTF-8."""
+    try:
+        decoder.decode(chunk, final=final)
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{name} {path} is not UTF-8 text (bad byte at offset {offset + exc.start}); pass a UTF-8 text file") from None
+    if b"\x00" in chunk:
+        raise UserError(f"{name} {path} is binary (it holds NUL bytes), not text; pass a UTF-8 text file")
 
 
 def check_text_bytes(name: str, path: Path, data: bytes, final: bool = True) -> None:

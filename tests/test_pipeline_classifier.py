@@ -133,3 +133,43 @@ def test_tiny_classifier_pipeline_end_to_end_in_pytorch(teacher: Path, data: dic
     headline = report.summary["headline"]
     assert [r["label"] for r in headline] == ["student"] and headline[0]["accuracy"] == items["student"]["classification"]["accuracy"]
     assert "| cls |" in (report.out_dir / "report.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        (b"text\tlabel\nthe dog\tneutral\n", r"label 'neutral' is neither a label of the model"),
+        (b"text\tlabel\n" + b"the dog plays\t1\n" * 150_000 + b"\xff\xfe\t0\n", "is not UTF-8 text"),
+    ],
+    ids=["a-label-the-teacher-lacks", "binary-after-2-MB"],
+)
+def test_dry_run_refuses_labels_the_stages_would_refuse(
+    teacher: Path, data: dict[str, Path], tmp_path: Path, labels: bytes, message: str
+) -> None:
+    bad = tmp_path / "bad.tsv"
+    bad.write_bytes(labels)
+    text = recipe_text(teacher, data).replace(str(data["pick"]), str(bad))
+    with pytest.raises(UserError, match=message):
+        plan_pipeline(parse_recipe(text), tmp_path / "out")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "out.work").exists()
+
+
+def test_dry_run_refuses_a_teacher_whose_weights_lack_what_its_config_names(data: dict[str, Path], tmp_path: Path) -> None:
+    """A 2-group ALBERT config over 1-group weights: found by the plan, not by the distill stage."""
+    import json
+
+    from model_zoo import build_albert
+
+    albert = build_albert(tmp_path / "albert")
+    config = json.loads((albert / "config.json").read_text())
+    (albert / "config.json").write_text(json.dumps({**config, "num_hidden_groups": 2}))
+    text = recipe_text(albert, data).replace(f'eval_labels = "{data["pick"]}"', "").replace(f'sst2 = "{data["heldout"]}"', "")
+    text = text.replace("[targets]\nmin_accuracy_retention = 0.0", "[targets]")
+    with pytest.raises(UserError, match="is missing 16 tensors"):
+        plan_pipeline(parse_recipe(text), tmp_path / "out")
+
+
+def test_a_recipe_with_buckets_and_a_seq_len_list_is_refused_when_parsed(teacher: Path, data: dict[str, Path]) -> None:
+    text = recipe_text(teacher, data).replace("teacher_targets = []", "teacher_targets = []\nbuckets = true\nseq_len = [16, 32]")
+    with pytest.raises(UserError, match="export.buckets adds the default lengths below seq_len"):
+        parse_recipe(text)

@@ -63,7 +63,7 @@ def test_cached_run_has_the_live_runs_losses_and_is_reused(teacher3: Path, corpu
     assert _losses(tmp_path / "again") == b  # the same targets from disk: the same run
 
 
-def test_cached_targets_equal_a_forward_pass(teacher3: Path, corpus: Path, tmp_path: Path) -> None:
+def test_cached_targets_equal_a_forward_pass(teacher3: Path, corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from transformers import AutoTokenizer
 
     from edgebert.data import load_corpus, padding_collator, tokenize_corpus
@@ -92,8 +92,10 @@ def test_cached_targets_equal_a_forward_pass(teacher3: Path, corpus: Path, tmp_p
         sub = part.targets(batch[INDEX_KEY], batch["input_ids"].size(1), torch.device("cpu"))
         assert sorted(sub.hidden) == layers and (sub.pooled is None) == (pooled is None)
         assert all(torch.equal(sub.hidden[i], got.hidden[i]) for i in layers)
-    _, other = open_or_build(tmp_path, teacher, family, dataset, padding_collator(tok), "fp", [2], 3, log=lambda m: None)
+    _, other = open_or_build(tmp_path, teacher, family, dataset, padding_collator(tok), "fp", [2], 3, log=lambda m: None, quiet=False)
     assert not other["hit"] and other["dir"] != record["dir"]
+    lines = capsys.readouterr().err.strip().splitlines()  # a build shows its progress: counts at every tenth
+    assert lines[-1] == f"teacher outputs: {len(dataset)}/{len(dataset)} sequences (100 %), 0 s" and 2 <= len(lines) <= 10, lines
 
 
 def test_new_corpus_or_teacher_gets_a_new_entry(teacher3: Path, corpus: Path, tmp_path: Path) -> None:

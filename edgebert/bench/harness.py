@@ -123,6 +123,7 @@ def build_config(
     references = resolve_references(specs, reference, tokenizer, pooling)
     assign_tasks(specs, references)
     _check_labels(specs, job)
+    _check_seq_lens(specs, job)
     run_reference = PARENT if reference == PARENT else next(iter(references.values()))
     return BenchRun(
         items=specs, reference=run_reference, references=references, job=job, isolate=isolate, timeout_s=timeout_s,
@@ -157,6 +158,31 @@ def _validate_job(job: MeasureJob) -> None:
         from edgebert.data import load_labelled
 
         load_labelled(job.sst2_path, limit=1)  # UserError on a missing or malformed file, or a dataset that cannot load
+    _check_texts(job)
+
+
+def _check_seq_lens(specs: list[ItemSpec], job: MeasureJob) -> None:
+    """Every --seq-len fits every item that computes the length it is given; UserError up front."""
+    from edgebert.bench.items import longest_input
+
+    for spec in specs:
+        limit = None if spec.unsupported else longest_input(spec)
+        too_long = [n for n in job.seq_lens if limit is not None and n > limit]
+        if too_long:
+            raise UserError(f"--seq-len {too_long[0]} is longer than {spec.label} takes ({limit} tokens); pass lengths up to {limit}")
+
+
+def _check_texts(job: MeasureJob) -> None:
+    """The --texts of the app-like latency hold text to time; UserError up front."""
+    if not job.texts_path or job.texts_limit <= 0:
+        return
+    from edgebert.bench.app_latency import read_texts
+
+    path = Path(job.texts_path).expanduser()
+    if path.is_file():
+        validate.text_file("--texts file", path)
+    if read_texts(job.texts_path, None, 1) is None:
+        raise UserError(f"--texts {job.texts_path} has no non-blank line; pass a file with one text per line")
 
 
 def _check_labels(specs: list[ItemSpec], job: MeasureJob) -> None:

@@ -273,6 +273,27 @@ def _split_label(text: str) -> tuple[str | None, str]:
 # ----------------------------------------------------------------------------------------- opening
 
 
+def longest_input(spec: ItemSpec) -> int | None:
+    """The most tokens `spec` can take (its position table, less RoBERTa's offset), or None when its shape is its own
+    (a static export, a bare file): what bench checks --seq-len against before measuring."""
+    import json
+
+    from edgebert.families import family_for
+    from edgebert.modeldir import read_manifest
+
+    path = Path(spec.path)
+    if spec.kind == "pytorch":
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        family = family_for(str(config.get("model_type")))
+        offset = int(config.get("pad_token_id") or 0) + 1 if family.positions_from_pad else 0
+        return int(config.get("max_position_embeddings", 512)) - offset
+    if spec.kind == "export":
+        manifest = read_manifest(path)
+        positions = manifest.get("model", {}).get("max_positions")
+        return None if manifest.get("static_shape") or positions is None else int(positions)
+    return None
+
+
 def open_item(spec: ItemSpec) -> OpenItem:
     """Load what the item needs to run (the model itself for PyTorch items; runners come from `make_runner`)."""
     if spec.kind == "pytorch":

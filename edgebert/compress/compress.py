@@ -332,7 +332,7 @@ def _rank_and_prune(req: _Request, src: _Source, loaded: _Loaded) -> _Pruned:
         t0 = time.perf_counter()
         scores = compute_importance(
             base, src.family, src.tokenizer, src.texts, mlm_head=loaded.mlm_head, method=req.importance,
-            seq_len=req.seq_len, batch_size=req.batch_size, seed=req.seed,
+            seq_len=req.seq_len, batch_size=req.batch_size, seed=req.seed, quiet=req.quiet,
         )
         scores.details["seconds"] = round(time.perf_counter() - t0, 2)
     if src.explicit is not None:

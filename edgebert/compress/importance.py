@@ -257,12 +257,15 @@ def compute_importance(
     seq_len: int = SEQ_LEN,
     batch_size: int = 16,
     seed: int = 0,
+    quiet: bool = True,
 ) -> Importance:
     """Score every head and FFN neuron of `base_model` on `texts` (see the module docstring for the criterion).
 
     `method` 'auto' picks 'mlm' when `mlm_head` is given (the model's own masked-LM head), else
-    'output-sensitivity'. The model's parameters are not changed and get no gradients.
+    'output-sensitivity'. The model's parameters are not changed and get no gradients. Progress shows unless `quiet`.
     """
+    from edgebert.progress import Track
+
     method = _resolve_method(method, mlm_head, tokenizer, texts)
     layers = family.layers(base_model)
     was_training = base_model.training
@@ -274,13 +277,14 @@ def compute_importance(
     gates = _Gates(layers, family)
     sequences = tokens = 0
     try:
-        with torch.enable_grad():
+        with torch.enable_grad(), Track("importance", len(texts), "passages", quiet=quiet) as track:
             for start in range(0, len(texts), batch_size):
                 batch_texts = list(texts[start : start + batch_size])
                 loss, input_ids, mask = _batch_loss(base_model, mlm_head, family, tokenizer, batch_texts, method, seq_len, generator)
                 _accumulate(loss, gates, head_scores, ffn_scores)
                 sequences += int(input_ids.shape[0])
                 tokens += int(mask.sum())
+                track.advance(len(batch_texts))
     finally:
         gates.remove()
         for p, flag in requires.items():

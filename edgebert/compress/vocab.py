@@ -112,13 +112,18 @@ def split_heldout(texts: list[str]) -> tuple[list[str], list[str]]:
 # --------------------------------------------------------------------------------------------- selection
 
 
-def count_tokens(tokenizer: Any, texts: Sequence[str], vocab_size: int) -> np.ndarray:
-    """How often the tokenizer produces each id on `texts` (batched, whole texts)."""
+def count_tokens(tokenizer: Any, texts: Sequence[str], vocab_size: int, quiet: bool = True) -> np.ndarray:
+    """How often the tokenizer produces each id on `texts` (batched, whole texts); progress shows unless `quiet`."""
+    from edgebert.progress import Track
+
     counts = np.zeros(vocab_size, dtype=np.int64)
-    for start in range(0, len(texts), COUNT_BATCH):
-        ids = encode(tokenizer, texts[start : start + COUNT_BATCH])["input_ids"]
-        flat = np.fromiter((i for seq in ids for i in seq), dtype=np.int64)
-        counts += np.bincount(flat, minlength=vocab_size)[:vocab_size]
+    with Track("counting tokens", len(texts), "passages", quiet=quiet) as track:
+        for start in range(0, len(texts), COUNT_BATCH):
+            batch = texts[start : start + COUNT_BATCH]
+            ids = encode(tokenizer, batch)["input_ids"]
+            flat = np.fromiter((i for seq in ids for i in seq), dtype=np.int64)
+            counts += np.bincount(flat, minlength=vocab_size)[:vocab_size]
+            track.advance(len(batch))
     return counts
 
 
@@ -279,7 +284,7 @@ def trim_vocab(
     check_max_size(max_size, special, chars)
 
     _log(quiet, f"counting tokens of {len(counted):,} corpus passages")
-    counts = count_tokens(tokenizer, counted, old_vocab)
+    counts = count_tokens(tokenizer, counted, old_vocab, quiet)
     selection = select_vocab(counts, special, chars, min_count, max_size)
     new_tokenizer = build_trimmed_tokenizer(tokenizer, selection.kept_ids)
     trimmed, sliced = slice_vocab(full, family, with_head, selection.kept_ids)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -172,7 +174,7 @@ def distill(teacher: str | Path | None, corpus: str | Path | list[str | Path], o
     # ---- every check passed: from here on we write
     if run.out_action == "replace":
         shutil.rmtree(run.out)
-    with kept_on_interrupt(f"interrupted; checkpoints kept in {run.checkpoint_dir}: rerun with --resume to continue"):
+    with kept_on_interrupt(f"interrupted; checkpoints kept in {run.checkpoint_dir}: rerun with --resume to continue"), _removed_on_refusal(run):
         _write_recipe(run)
         _load_teacher(run)
         _make_student(run)
@@ -399,6 +401,18 @@ def _plan_output(run: _Run) -> None:
             refuse_unsafe_pickles(run.resume_from)
 
 
+@contextlib.contextmanager
+def _removed_on_refusal(run: _Run) -> Iterator[None]:
+    """A refusal found while loading (a teacher whose weights or cache turn out bad) removes the --out this run
+    created, as long as it holds no checkpoint yet: a refused distillation leaves nothing behind."""
+    try:
+        yield
+    except UserError:
+        if run.out_action != "resume" and not any(run.checkpoint_dir.glob("checkpoint-*")):
+            shutil.rmtree(run.out, ignore_errors=True)
+        raise
+
+
 def _write_recipe(run: _Run) -> None:
     """Create the checkpoint dir and record the recipe in it (what --resume compares against)."""
     run.checkpoint_dir.mkdir(parents=True, exist_ok=True)
@@ -620,7 +634,7 @@ def _open_teacher_cache(run: _Run, model: Any) -> None:
     token_layers, pooled_layer = needed_layers(run.weights, model.cos_pairs)
     run.teacher_cache, run.cache_info = open_or_build(
         run.a.teacher_cache, run.teacher_mlm, run.family, run.dataset, padding_collator(run.tokenizer),
-        _fingerprint(run.teacher_dir), token_layers, pooled_layer, log=run.log,
+        _fingerprint(run.teacher_dir), token_layers, pooled_layer, log=run.log, quiet=run.a.quiet,
     )  # fmt: skip
 
 
@@ -636,7 +650,8 @@ def _make_trainer(run: _Run, model: Any) -> Any:
         dataset, collator = IndexedCorpus(dataset), IndexedCollator(collator)
     args = _training_args(
         run.checkpoint_dir, a.steps, a.batch_size, a.grad_accum, a.lr, a.warmup_ratio, a.weight_decay, a.max_grad_norm, a.seed,
-        a.eval_steps, a.save_steps, a.logging_steps, _eval_metric(run), a.precision, a.quiet, a.group_by_length,
+        a.eval_steps, a.save_steps, a.logging_steps, _eval_metric(run), a.quiet or not run.log.console.is_terminal,
+        a.precision, a.group_by_length,
     )  # fmt: skip
     trainer = DistillationTrainer(
         model=model,
@@ -657,10 +672,14 @@ def _make_trainer(run: _Run, model: Any) -> Any:
         masker=run.collator,
         mask_seed=a.seed,
     )
-    if a.quiet:  # without tqdm, transformers prints every log dict to stdout instead
+    if a.quiet or not run.log.console.is_terminal:  # without tqdm, transformers prints every log dict to stdout instead
         from transformers import PrinterCallback
 
         trainer.remove_callback(PrinterCallback)
+    if not a.quiet and not run.log.console.is_terminal:  # a log file: a line per tenth of the run instead of a bar
+        from edgebert.distill.trainer import StepLines
+
+        trainer.add_callback(StepLines(run.log, a.steps))
     run.log(f"training {a.steps} steps × batch {a.batch_size}×{a.grad_accum} (seq ≤ {a.seq_len}); checkpoints every {args.save_steps} steps in {run.checkpoint_dir}")
     return trainer
 
@@ -879,9 +898,10 @@ def _fit_student_head(student: Any, family: Any, dataset: Any, collator: Any, he
 def _training_args(
     output_dir: Path, steps: int, batch_size: int, grad_accum: int, lr: float, warmup_ratio: float,
     weight_decay: float, max_grad_norm: float, seed: int, eval_steps: int | None, save_steps: int | None,
-    logging_steps: int | None, metric: str | None, precision: str, quiet: bool, group_by_length: bool,
+    logging_steps: int | None, metric: str | None, no_bar: bool, precision: str, group_by_length: bool,
 ) -> Any:
-    """TrainingArguments; `metric` (sts_spearman, accuracy or None) is what the best checkpoint is kept on."""
+    """TrainingArguments; `metric` (sts_spearman, accuracy or None) is what the best checkpoint is kept on; `no_bar`
+    turns tqdm off (quiet, or a log that is not a terminal: `StepLines` reports instead)."""
     import torch
     from transformers import TrainingArguments
 
@@ -918,7 +938,7 @@ def _training_args(
         bf16=precision == "bf16",
         fp16=precision == "fp16",
         report_to="none",
-        disable_tqdm=quiet,
+        disable_tqdm=no_bar,
         ddp_find_unused_parameters=False,
     )
 

@@ -115,9 +115,11 @@ class TeacherCache:
 def open_or_build(
     root: str | Path, teacher: Any, family: Family, dataset: Any, collator: Callable[[list[dict[str, Any]]], dict[str, Any]],
     teacher_fp: str, token_layers: Sequence[int], pooled_layer: int | None, log: Callable[[str], None] = print,
+    quiet: bool = True,
 ) -> tuple[TeacherCache, dict[str, Any]]:
     """The cache entry for (teacher, training sequences, layers) under `root`, built first when missing.
-    Returns it and a record for the manifest (directory, key, hit, build time, bytes)."""
+    Returns it and a record for the manifest (directory, key, hit, build time, bytes); a build shows its progress
+    unless `quiet`."""
     text_fp = sequences_fingerprint(dataset.sequences)
     key_parts = {"teacher_fingerprint": teacher_fp, "text_fingerprint": text_fp}
     root = Path(root).expanduser().absolute()
@@ -131,7 +133,7 @@ def open_or_build(
         log(f"teacher outputs: reusing the cache in {directory}")
     else:
         log(f"teacher outputs: computing them once for {len(dataset)} sequences into {directory}")
-        _build(directory, teacher, family, dataset, collator, token_layers, pooled_layer, key_parts)
+        _build(directory, teacher, family, dataset, collator, token_layers, pooled_layer, key_parts, quiet)
     cache = TeacherCache(directory, token_layers, pooled_layer)
     if cache.meta["sequences"] != len(dataset) or cache.offsets[-1] != dataset.num_tokens:
         raise UserError(f"the teacher-output cache {directory} does not match this corpus (a damaged entry); delete it and rerun")
@@ -158,9 +160,11 @@ def _covering_entry(root: Path, key_parts: dict[str, str], token_layers: Sequenc
 
 def _build(
     directory: Path, teacher: Any, family: Family, dataset: Any, collator: Callable[[list[dict[str, Any]]], dict[str, Any]],
-    token_layers: Sequence[int], pooled_layer: int | None, key_parts: dict[str, str],
+    token_layers: Sequence[int], pooled_layer: int | None, key_parts: dict[str, str], quiet: bool = True,
 ) -> None:
     """Run the teacher over `dataset` (length-sorted batches) and write a complete entry to `directory`."""
+    from edgebert.progress import Track
+
     lengths = np.asarray([len(s) for s in dataset.sequences], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     hidden = int(teacher.config.hidden_size)
@@ -173,16 +177,18 @@ def _build(
         pooled = open_mm(tmp / "pooled.npy", mode="w+", dtype=np.float32, shape=(len(dataset), hidden)) if pooled_layer is not None else None
         teacher.eval()
         order = np.argsort(lengths, kind="stable")
-        for start in range(0, len(order), BUILD_BATCH):
-            rows = [int(i) for i in order[start : start + BUILD_BATCH]]
-            batch = collator([{k: v for k, v in dataset[i].items() if k != INDEX_KEY} for i in rows])
-            t = live_targets(teacher, family, batch, token_layers, pooled_layer)
-            for layer, table in tables.items():
-                states = t.hidden[layer].float().cpu().numpy()
-                for b, i in enumerate(rows):
-                    table[offsets[i] : offsets[i + 1]] = states[b, : lengths[i]]
-            if pooled is not None:
-                pooled[rows] = t.pooled.cpu().numpy()
+        with Track("teacher outputs", len(order), "sequences", quiet=quiet) as track:
+            for start in range(0, len(order), BUILD_BATCH):
+                rows = [int(i) for i in order[start : start + BUILD_BATCH]]
+                batch = collator([{k: v for k, v in dataset[i].items() if k != INDEX_KEY} for i in rows])
+                t = live_targets(teacher, family, batch, token_layers, pooled_layer)
+                for layer, table in tables.items():
+                    states = t.hidden[layer].float().cpu().numpy()
+                    for b, i in enumerate(rows):
+                        table[offsets[i] : offsets[i + 1]] = states[b, : lengths[i]]
+                if pooled is not None:
+                    pooled[rows] = t.pooled.cpu().numpy()
+                track.advance(len(rows))
         for table in [*tables.values(), *([pooled] if pooled is not None else [])]:
             table.flush()
         del tables, pooled

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 from torch import nn
-from transformers import Trainer
+from transformers import Trainer, TrainerCallback
 
 from edgebert.distill.losses import (
     IGNORE_INDEX,
@@ -280,3 +280,28 @@ class DistillationTrainer(Trainer):
         dropped = set(tied_duplicate_keys(state))
         unique = {k: t.detach().cpu().contiguous() for k, t in state.items() if k not in dropped}
         save_file(unique, os.path.join(output_dir, SAFE_WEIGHTS_NAME), metadata={"format": "pt"})
+
+
+class StepLines(TrainerCallback):
+    """Training progress as lines, for logs that are not a terminal (where tqdm's bar would be one endless line):
+    the step count at every tenth of the run with the last loss, elapsed time and an estimate, and each evaluation."""
+
+    def __init__(self, log: Any, steps: int) -> None:
+        from edgebert.progress import Track
+
+        self.log, self.track, self.loss = log, Track("step", steps, quiet=True), None
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.track.restart(state.global_step)  # a resumed run starts past 0
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        for key, value in (logs or {}).items():
+            if key == "loss":
+                self.loss = float(value)
+            elif key.startswith("eval_") and not key.endswith(("_runtime", "_per_second")):
+                self.log(f"step {state.global_step}: {key.removeprefix('eval_')} {float(value):.4f}")
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        line = self.track.crossed(state.global_step)
+        if line:
+            self.log(line + (f", loss {self.loss:.4f}" if self.loss is not None else ""))

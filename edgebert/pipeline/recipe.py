@@ -305,10 +305,12 @@ def _check_vocab(v: VocabSection) -> None:
 
 def _check_export(e: ExportSection) -> None:
     """The [export] values, checked by export()'s own argument check for every target and quantization."""
-    from edgebert.export import check_arguments
+    from edgebert import buckets
+    from edgebert.export import MIN_SEQ_LEN, check_arguments
 
     for target, quantize in e.student_exports():
         check_arguments(target, None, None, quantize, e.seq_len, e.min_cosine, None, None)
+    buckets.lengths(e.seq_len, bool(e.buckets), MIN_SEQ_LEN)  # buckets = true wants one seq_len
 
 
 def _check_bench(b: BenchSection) -> None:

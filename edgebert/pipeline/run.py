@@ -392,6 +392,27 @@ def _check_task_inputs(recipe: Recipe, classifier: bool) -> None:
         raise UserError("--eval-labels and targets.min_accuracy_retention need a sequence-classifier teacher")
 
 
+def _check_teacher(teacher_dir: Path, classifier: bool, labelled: list[Input | None]) -> None:
+    """The teacher's weights load as the distill stage loads them (a config that names layers its weights lack is
+    found now, not after the corpus is prepared), and every labelled set's labels are the classifier's."""
+    from edgebert.data import label_ids, load_labelled_tsv
+    from edgebert.modelio import inspect_model_dir
+
+    config, family = inspect_model_dir(teacher_dir)
+    if classifier:
+        from edgebert.distill.task import load_teacher_classifier
+
+        load_teacher_classifier(teacher_dir, family)
+        for labels in labelled:  # local files (a dataset's labels were checked when it was converted)
+            if labels is not None and labels.path is not None:
+                rows = load_labelled_tsv(labels.path, flag=labels.flag)
+                label_ids(sorted(set(rows.labels)), config.get("id2label"), f"{labels.flag} {labels.path}")
+    else:
+        from edgebert.distill.teacher import load_teacher_mlm
+
+        load_teacher_mlm(teacher_dir, family)
+
+
 def _check_work(work: Path, recipe: Recipe, resume: bool, force: bool) -> str:
     """What `_prepare_work` will do with `work` (read only): 'new', 'resume' or 'start over'; UserError when neither
     fits (a foreign non-empty dir, a previous run without --resume/--force, a resume of a different recipe)."""
@@ -519,6 +540,7 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
     teacher_dir = resolve_model(teacher)
     task = teacher_task(teacher_dir)
     _check_task_inputs(recipe, task == TEXT_CLASSIFICATION)
+    _check_teacher(teacher_dir, task == TEXT_CLASSIFICATION, [eval_labels, bench_labels])
     inputs = {
         "teacher": teacher_dir,
         "corpus": [c.path for c in corpus_inputs if c.path is not None],
