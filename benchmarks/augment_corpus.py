@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Word-replacement variants of distillation text, outside a pipeline run (`edgebert.distill.augment`; in a pipeline
-recipe: `[distill] augment = N`). Session 13 measured the knob with this script before it was one.
+recipe: `[distill] augment = N`; its measurement: benchmarks/README.md, "The small preset").
 
     .venv/bin/python benchmarks/augment_corpus.py --model TEACHER_DIR --out aug.txt [--variants 1] [--p 0.3] FILE...
 

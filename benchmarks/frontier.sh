@@ -1,7 +1,7 @@
 #!/bin/bash
-# Issue 7's frontier in one bench run: each student model dir exported to ONNX int8, TFLite int8 and TF.js uint8,
+# A frontier in one bench run: each student model dir exported to ONNX int8, TFLite int8 and TF.js uint8,
 # then benched beside the teacher (PyTorch fp32, the reference) and its fp32 ONNX and TF.js exports.
-# Committed result: benchmarks/results/frontier/ (the model dirs it used are listed in benchmarks/README.md).
+# Committed result: benchmarks/results/frontier/ (results/frontier/chain.sh names the model dirs it used).
 #
 #   benchmarks/frontier.sh TEACHER_EXPORTS WORK OUT LABEL=MODEL_DIR...
 #     TEACHER_EXPORTS  dir with teacher-onnx-none/ and teacher-tfjs-none/ (edgebert export --target onnx|tfjs)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Issue 7 knobs on a 3-layer student: vocabulary trimming alone, and pruning + healing + trimming, each exported to
 # ONNX int8, TFLite int8 and TF.js uint8, benched in one run against the teacher (PyTorch fp32) and the teacher's
-# fp32 ONNX / TF.js exports. Committed result: benchmarks/results/knobs-l3/.
+# fp32 ONNX / TF.js exports; its findings are in benchmarks/README.md ("The small preset").
 #
 #   benchmarks/knobs_l3.sh STUDENT TEACHER_EXPORTS WORK OUT
 #     STUDENT          a 3-layer student, e.g. from `edgebert distill --teacher default --student-layers 3 ...`

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 7 knob: factorised embeddings (E = 128, ALBERT-shaped 3-layer student) + vocabulary trimming, exported to
-# ONNX int8, TFLite int8, TF.js uint8 and benched in one run. Committed result: benchmarks/results/knobs-l3-e128/.
+# ONNX int8, TFLite int8, TF.js uint8 and benched in one run; its findings are in benchmarks/README.md ("The small preset").
 #
 #   benchmarks/knobs_l3_e128.sh TEACHER_EXPORTS WORK OUT [STS_SELECT]
 #     TEACHER_EXPORTS  dir with teacher-onnx-none/ and teacher-tfjs-none/;  STS_SELECT: STS csv for checkpoint choice

@@ -7,7 +7,7 @@ and normalisation), PyTorch fp32, so the numbers do not depend on edgebert's cod
 
 The first LABEL=DIR is the reference (the teacher) for the retention columns. Choose on train, report dev.
 --train-limit pairs are spread over the train file, as the pipeline's `eval_sts_limit` takes them (STS-B is ordered
-by genre); `--first` takes the first N instead, as runs before session 12 did.
+by genre); `--first` takes the first N instead (the file's first N pairs, all from its first genre).
 """
 
 from __future__ import annotations

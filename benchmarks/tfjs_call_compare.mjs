@@ -3,8 +3,8 @@
 // first. The bench times one export after another, so a load change between them moves its speed-up ratios
 // (the small preset's TF.js ratio read 10.8x and 5.4x in two runs of the same shapes); this does not.
 //   node benchmarks/tfjs_call_compare.mjs [--seq-len 128] [--rounds 60] LABEL=EXPORT_DIR[@whole-shard] ...
-// `@whole-shard`: load that export's graph with the map of every weight in its shard (edgebert's loaders before
-// session 16) instead of the weights its nodes name.
+// `@whole-shard`: load that export's graph with the map of every weight in its shard (a loader without
+// `ownWeights`) instead of the weights its nodes name.
 // Each export's longest graph (or its bucket of --seq-len) runs a sequence of real-looking ids of that length,
 // read back as an app does (data()). Needs edgebert's TF.js runner packages (./install.sh).
 import { createRequire } from 'node:module';

@@ -22,7 +22,7 @@ def main() -> None:
     parser.parse_args()
     # The free-axis graph was built by the TensorFlow-class path (transformers 4's TFBertModel), which the TF.js export
     # no longer uses: it now captures the model with torch.export at static lengths (edgebert.targets.torch_graph).
-    # Re-measuring needs a capture with a dynamic sequence dimension; the committed results (buckets-student-s17)
+    # Re-measuring needs a capture with a dynamic sequence dimension; the committed results (results/buckets-student)
     # were measured with the old path.
     sys.exit(
         "tfjs_free_axis.py: the TF-class graph builder it used is gone (transformers 5); a free-axis graph needs a "

@@ -52,8 +52,8 @@ DEFAULT_CALIBRATION_SAMPLES = 200  # export --quantize int8-static
 TFJS_BATCHED_ATTENTION_MAX_LEN = 32
 # `--buckets`: the lengths of a bucketed static export (TFLite, TF.js), those below --seq-len plus --seq-len itself.
 # Measured on the `small` student, TF.js uint8, Node wasm, each call right after a 128-token one
-# (benchmarks/results/buckets-student/bucket-curve.txt): about 3.4 ms + 0.17 ms a token up to 32 (12: 5.3, 16: 5.8,
-# 32: 8.6, 128: 25.6 ms); XNNPACK computes rows in tiles, so 10 tokens cost what 12 do. Half of the STS-B dev
+# (benchmarks/results/buckets-student/bucket-curve.txt, AMD EPYC): about 1.7 ms + 0.18 ms a token up to 32 (12: 3.9,
+# 16: 4.5, 32: 7.6, 128: 24.4 ms); XNNPACK computes rows in tiles, so 14 tokens cost what 16 do. Half of the STS-B dev
 # sentences have at most 14 tokens, 40 % at most 12; each extra TF.js graph adds about 230 KB of JSON, each extra
 # int8 TFLite signature about 0.6 MB on that student (its per-row quantization parameters, stored per signature).
 DEFAULT_BUCKETS = (12, 16, 32, 64, 128)

@@ -90,6 +90,16 @@ def classifier_outputs(id2label: dict[Any, str]) -> list[dict[str, Any]]:
     return [{"name": "logits", "shape": ["batch", len(labels)], "dtype": "float32", "labels": labels}]
 
 
+def rewritten_outputs(task: str, config: Any) -> list[dict[str, Any]]:
+    """The `outputs` of a model dir a verb rewrote (compress, trim): what its kept head computes."""
+    if task == "text-classification":
+        return classifier_outputs(config.id2label)
+    if task == "token-classification":
+        labels = [str(config.id2label[k]) for k in sorted(config.id2label, key=int)]
+        return [{"name": "logits", "shape": ["batch", "seq", len(labels)], "dtype": "float32", "labels": labels}]
+    return embedding_outputs(config.hidden_size)
+
+
 def new_manifest(
     kind: str, step: str, name: str, parent: str | Path | None, parent_manifest: dict[str, Any] | None, *,
     parent_name: str | None = None, recipe: dict[str, Any], model: dict[str, Any], outputs: list[dict[str, Any]],

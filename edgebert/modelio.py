@@ -192,11 +192,36 @@ def check_within_positions(flag: str, value: int, config: Any, whose: str = "the
         raise UserError(f"{flag} {value} is beyond {whose} position limit of {int(limit)}; pass {flag} {int(limit)} or less")
 
 
+CLASSIFIER_TASKS = ("text-classification", "token-classification")  # heads compress and trim keep as they are
+
+
+def rewrite_task(model_dir: Path) -> str:
+    """The task of the head `model_dir`'s weights carry (`heads.detect_task`): what a rewrite must keep."""
+    from edgebert.heads import detect_task, read_sentence_stack
+
+    config, _ = inspect_model_dir(model_dir)
+    return detect_task(config, read_sentence_stack(model_dir) is not None)
+
+
 def load_for_rewrite(model_dir: Path, family: Family) -> tuple[Any, bool]:
-    """(model in eval mode, whether it has its MLM head): the family's masked-LM class when the weights hold a head,
-    else AutoModel; weights that do not match the config (anything missing but the pooler) are a UserError."""
+    """(model in eval mode, whether it has its MLM head) for the verbs that rewrite weights (compress, trim): the
+    model's own classifier class when it has one (its head is kept, never dropped), else the family's masked-LM class
+    when the weights hold an MLM head, else AutoModel. Its encoder is `model.base_model`. Weights that do not match
+    the config (anything missing but an encoder-only model's pooler) are a UserError."""
     import transformers
 
+    task = rewrite_task(model_dir)
+    if task in CLASSIFIER_TASKS:
+        from edgebert.heads import TASKS
+        from edgebert.task_heads import architecture_class
+
+        config, _ = inspect_model_dir(model_dir)
+        cls = getattr(transformers, architecture_class(config, task), None) or getattr(transformers, TASKS[task][0])
+        model, info = load_weights(cls, model_dir)
+        missing = list(info.get("missing_keys", []))
+        if missing:
+            raise UserError(f"the weights in {model_dir} lack part of its {task} head or encoder (e.g. {missing[0]}); re-save the model")
+        return model.eval(), False
     with_head = family.mlm_class is not None and has_mlm_head(model_dir, family)
     cls = getattr(transformers, family.mlm_class) if with_head else transformers.AutoModel
     model, info = load_weights(cls, model_dir)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 
@@ -105,3 +108,25 @@ class Track:
 
 def _minutes(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+@contextlib.contextmanager
+def library_chatter_kept_back(tail_bytes: int = 4000) -> Iterator[None]:
+    """Everything written to file descriptor 2 while the block runs (TensorFlow/absl/LiteRT start-up logs, converter
+    progress bars, library deprecation warnings) goes to a temporary file instead of the user's terminal or log; if
+    the block fails, the file's tail is printed, so a failure keeps its evidence."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as kept:
+        os.dup2(kept.fileno(), 2)
+        failed = True
+        try:
+            yield
+            failed = False
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            if failed:
+                kept.seek(max(0, kept.seek(0, os.SEEK_END) - tail_bytes))
+                sys.stderr.write(kept.read().decode("utf-8", "replace"))

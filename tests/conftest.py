@@ -18,6 +18,15 @@ WORDS = (
 ).split()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_library_progress_bars() -> None:
+    """The library progress bars off for the whole run, as every edgebert command turns them off: a fixture that
+    saves a model must not print into the stderr a test reads, whichever test ran first."""
+    from edgebert.cli import _no_library_progress_bars as turn_off
+
+    turn_off()
+
+
 @pytest.fixture(autouse=True)
 def _torch_threads() -> Iterator[None]:
     """Every test gets torch's thread count back as it found it: a runner that sets its own (bench's PyTorch items)

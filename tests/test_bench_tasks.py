@@ -264,3 +264,27 @@ def test_labels_the_classifier_cannot_read_are_one_line_before_measuring(classif
     names = tmp_path / "names.tsv"
     names.write_text("text\tlabel\nthe dog\tPOSITIVE\nthe cat\tnegative\n")
     assert build_config([f"teacher={classifiers[0]}"], job=quick_job(sst2_path=str(names))).items[0].task == "text-classification"
+
+
+def test_the_report_says_how_many_labelled_sentences_were_truncated(classifiers: tuple[Path, Path], labelled: Path, tmp_path: Path) -> None:
+    from edgebert.data import load_labelled
+    from transformers import AutoTokenizer
+
+    teacher, _ = classifiers
+    job = MeasureJob(seq_lens=[8], batches=[1], threads=[1], warmup=1, repeats=2, sts_max_length=8, sst2_path=str(labelled))
+    report = run_bench(build_config([f"teacher={teacher}"], job=job, isolate=False), tmp_path / "r", echo=lambda m: None).report
+    tokenizer = AutoTokenizer.from_pretrained(teacher)
+    longer = sum(len(ids) > 8 for ids in tokenizer(load_labelled(labelled).texts)["input_ids"])
+    assert 0 < longer == report["items"][0]["classification"]["truncated"] == report["labelled"]["truncated"]
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert f"30 scored (first {job.sst2_limit} rows), {longer} longer than 8 tokens and truncated." in md
+
+
+def test_a_classifier_benched_on_sts_only_says_accuracy_was_not_measured(classifiers: tuple[Path, Path], tmp_path: Path) -> None:
+    teacher, _ = classifiers
+    sts = tmp_path / "sts.csv"
+    sts.write_text("the dog plays,a dog is playing,4.5\nthe cat,hello world,0.5\nmusic on stage,guitar music,3\n")
+    report = run_bench(build_config([f"teacher={teacher}"], job=quick_job(sts_path=str(sts)), isolate=False), tmp_path / "r", echo=lambda m: None).report
+    assert any("accuracy not measured" in n for n in report["items"][0]["notes"])
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "None pairs" not in md and "not used: no item computes sentence embeddings" in md and "accuracy not measured" in md

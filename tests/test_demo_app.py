@@ -205,6 +205,17 @@ def test_prepare_resumes_the_students_run_and_starts_over_only_for_another_recip
     assert "--model /runs/named/by/pipeline.json " in calls[2]  # the student the run's pipeline.json names
 
 
+def test_npm_test_without_a_model_fails_with_the_reason(npm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh checkout's `npm test` is red, naming what to run, not green with its model suites skipped; a partial
+    run is asked for with EDGEBERT_DEMO_ALLOW_SKIP=1."""
+    fresh = copy_app(tmp_path / "demo_app")
+    proc = _run([npm, "run", "--silent", "test:node"], fresh, timeout=600)
+    assert proc.returncode != 0 and "run `bash scripts/prepare.sh`" in proc.stdout + proc.stderr, _report(proc)
+    monkeypatch.setenv("EDGEBERT_DEMO_ALLOW_SKIP", "1")
+    proc = _run([npm, "run", "--silent", "test:node"], fresh, timeout=600)
+    assert proc.returncode == 0, _report(proc)
+
+
 def test_app_type_checks(npm: str, app: Path) -> None:
     proc = _run([npm, "run", "--silent", "typecheck"], app, timeout=600)
     assert proc.returncode == 0, f"tsc --noEmit failed in demo_app:\n{_report(proc)}"

@@ -196,3 +196,50 @@ def test_documented_defaults_are_the_configs(page: str) -> None:
     assert not wrong, f"docs/{page}.md: " + "; ".join(wrong)
     tables = bool(_default_rows(text))
     assert checked or not tables, f"docs/{page}.md has option tables with a default column but no row was checked"
+
+
+# ---------------------------------------------------------------------------------------- no build history
+
+# The product speaks of what is and what was measured (version, command, CPU, date), never of the sitting it was
+# done in: no "session" with its number, and no result folder named by sitting (a name ending in "-s" and two
+# digits). History lives in git.
+HISTORY = [re.compile(r"\bsessions? \d+\b", re.I), re.compile(r"-s\d\d\b")]
+
+
+def _history_hits(text: str) -> list[str]:
+    return [m.group(0) for pattern in HISTORY for m in pattern.finditer(text)]
+
+
+@pytest.mark.parametrize(
+    ("line", "hits"),
+    [("Session {13} end to end: 97.6 %", ["Session {13}"]), ("measured in sessions {15}-17", ["sessions {15}"]),
+     ("results/preset-small-s{15}/report.md", ["-s{15}"]), ("see buckets-student-s{17}.", ["-s{17}"]),
+     ("an onnxruntime session 2x faster", []), ("the default session options", []), ("--seq-len 16", []),
+     ("results/preset-small/", []), ("-s1 and -s123 are not sittings", [])],
+)  # fmt: skip
+def test_history_patterns(line: str, hits: list[str]) -> None:
+    """Braces keep this file's own examples from matching; they are dropped before the patterns run."""
+    bare = lambda text: text.replace("{", "").replace("}", "")  # noqa: E731
+    assert _history_hits(bare(line)) == [bare(hit) for hit in hits]
+
+
+def test_no_tracked_text_names_a_session() -> None:
+    import subprocess
+
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    found = []
+    for name in listed.decode().split("\0"):
+        path = ROOT / name
+        if not name or name.startswith("demo_app/node_modules/") or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if b"\0" in data[:8192]:
+            continue  # binary
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if _history_hits(line):
+                found.append(f"{name}:{number}: {line.strip()[:100]}")
+    assert not found, "tracked text names a session or a result folder by sitting:\n" + "\n".join(found)

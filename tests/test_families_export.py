@@ -93,3 +93,18 @@ def test_a_roberta_whose_pad_id_is_not_1_exports_faithfully(roberta_pad0: Path, 
 
     report = export(target, model=roberta_pad0, out=tmp_path / "out", seq_len=SEQ_LEN, quiet=True)
     assert report.manifest["parity"]["passed"] and report.manifest["parity"]["min_cosine"] > 0.9999
+
+
+@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "albert"])
+def test_tfjs_with_a_short_and_a_long_bucket(family_models: dict[str, Path], tmp_path: Path, family: str) -> None:
+    """Buckets 16 and 128 (batched and per-head attention graphs sharing weights), uint8 as apps ship them: a RoBERTa
+    export of these lengths once failed in the Node runner after minutes."""
+    from model_zoo import build_albert
+
+    from edgebert.export import export
+
+    model = build_albert(tmp_path / "albert") if family == "albert" else family_models[family]
+    report = export("tfjs", model=model, out=tmp_path / "out", quantize="uint8", seq_len=[16, 128], quiet=True)
+    manifest = report.manifest
+    assert manifest["parity"]["passed"] and [b["seq_len"] for b in manifest["buckets"]] == [16, 128]
+    assert {b["attention"] for b in manifest["buckets"]} == {"batched", "per-head"}

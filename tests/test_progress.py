@@ -50,3 +50,33 @@ def test_distillation_in_a_log_reports_steps_not_a_bar(tiny_bert: Path, tmp_path
     steps = [line for line in err.splitlines() if line.startswith("[distill] step: ")]
     assert len(steps) == 10 and steps[-1].startswith("[distill] step: 10/10 (100 %)") and ", loss " in steps[-1], err
     assert "it/s]" not in err  # no tqdm bar in a log
+
+
+def test_library_chatter_is_kept_back_and_shown_when_the_block_fails(capfd: Any) -> None:
+    import os
+
+    import pytest
+
+    from edgebert.progress import library_chatter_kept_back
+
+    with library_chatter_kept_back():
+        os.write(2, b"I0000 port.cc:153] oneDNN custom operations are on\n")
+    assert capfd.readouterr().err == ""
+    with pytest.raises(RuntimeError), library_chatter_kept_back():
+        os.write(2, b"converter: the reason it failed\n")
+        raise RuntimeError("boom")
+    assert "the reason it failed" in capfd.readouterr().err
+
+
+def test_a_tflite_export_prints_its_steps_and_nothing_else(tiny_bert: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    args = [sys.executable, "-m", "edgebert.cli", "export", "--model", str(tiny_bert), "--target", "tflite", "--quantize", "int8",
+            "--out", str(tmp_path / "out"), "--seq-len", "16"]  # fmt: skip
+    done = subprocess.run(args, capture_output=True, text=True, cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 4 and all(line.startswith(f"[{i}/4] ") for i, line in enumerate(lines, 1)), done.stderr

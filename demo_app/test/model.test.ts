@@ -1,6 +1,7 @@
 /**
  * The exported TF.js model (Node, wasm backend, shared core) against PyTorch, and search on top of it.
- * Needs the export in assets/model (scripts/prepare.sh); skips with the reason otherwise.
+ * Needs the export in assets/model (scripts/prepare.sh); without it the run fails with the reason
+ * (EDGEBERT_DEMO_ALLOW_SKIP=1: skips instead).
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -10,7 +11,7 @@ import { Embedder } from '../src/core/model';
 import { NoteIndex, cosine, noteText, topK } from '../src/core/search';
 import type { Note } from '../src/core/types';
 import { loadEmbedder, readJson, readNoteEmbeddings, readNotes, useBackend } from '../src/node';
-import { FIXTURES, NO_MODEL, fixtureMismatch, reference } from './helpers';
+import { FIXTURES, NO_MODEL, failUnlessReady, fixtureMismatch, reference } from './helpers';
 
 interface SearchFixture {
   docs: Note[];
@@ -27,6 +28,7 @@ function minCosine(manifest: Embedder['manifest']): number {
 
 let embedder: Embedder;
 
+failUnlessReady('exported model', NO_MODEL);
 describe('exported model', { skip: NO_MODEL }, () => {
   before(async () => {
     await useBackend('wasm');

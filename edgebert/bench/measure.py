@@ -278,6 +278,7 @@ def embed_sentences(item: OpenItem, runner: Any, sentences: list[str], max_lengt
 
 
 def measure_sts(item: OpenItem, runner: Any, job: MeasureJob) -> dict[str, Any]:
+    from edgebert.bench import tasks
     from edgebert.bench.metrics import load_sts_csv, sts_spearman_from_embeddings, unique_sentences
 
     limit = job.sts_limits.get(item.target, job.sts_limit)
@@ -291,7 +292,7 @@ def measure_sts(item: OpenItem, runner: Any, job: MeasureJob) -> dict[str, Any]:
     start = time.perf_counter()
     embeddings = embed_sentences(item, runner, sentences, job.sts_max_length, batch)
     seconds = time.perf_counter() - start
-    truncated = sum(1 for ids in item.tokenizer(sentences)["input_ids"] if len(ids) > length)
+    truncated = tasks.truncated_count(item.tokenizer, sentences, length)
     unit = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
     return {
         "spearman": sts_spearman_from_embeddings(embeddings, left, right, pairs.scores),
@@ -314,6 +315,9 @@ def measure_task(item: OpenItem, job: MeasureJob, result: dict[str, Any], sink: 
 
     stage = tasks.stage_for(item.task, job)
     if stage is None:
+        missing = tasks.missing_data(item.task, job)
+        if missing:
+            result.setdefault("notes", []).append(missing)
         return
     result["stage"] = stage
     runner = item.make_runner(max(job.threads))

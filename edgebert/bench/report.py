@@ -226,6 +226,7 @@ def build_report(
             "limit": job.sts_limit,
             "pairs": done["pairs"] if done else None,
             "unique_sentences": done["unique_sentences"] if done else None,
+            "truncated_sentences": done.get("truncated_sentences") if done else None,
             "max_length": job.sts_max_length,
             "limits_per_target": job.sts_limits,
         }
@@ -269,8 +270,12 @@ def _labelled_info(job: Any, items: list[dict[str, Any]]) -> dict[str, Any] | No
     """The labelled set classifiers were scored on (path, limit, examples scored)."""
     if not job.sst2_path:
         return None
-    done = next((i["classification"] for i in items if i.get("classification")), None)
-    return {"path": job.sst2_path, "limit": job.sst2_limit, "examples": done["examples"] if done else None}
+    done = next((i["classification"] for i in items if i.get("reference") and i.get("classification")), None)
+    done = done or next((i["classification"] for i in items if i.get("classification")), None)
+    return {
+        "path": job.sst2_path, "limit": job.sst2_limit, "examples": done["examples"] if done else None,
+        "truncated": done.get("truncated") if done else None, "max_length": done.get("max_length") if done else None,
+    }  # fmt: skip
 
 
 def method_text(config: Any) -> list[str]:
@@ -513,12 +518,13 @@ def render_markdown(report: dict[str, Any]) -> str:
     if report.get("sts"):
         s = report["sts"]
         used = "all" if s["limit"] is None else f"--sts-limit {s['limit']}"
-        lines += [
-            "## Data",
-            "",
-            f"- STS: {s['path']}: {s['pairs']} pairs ({used}), "
-            f"{s['unique_sentences']} unique sentences, max {s['max_length']} tokens.",
-        ]
+        measured = (
+            f"{s['pairs']} pairs ({used}), {s['unique_sentences']} unique sentences, max {s['max_length']} tokens"
+            + (f" ({s['truncated_sentences']} sentences longer, truncated)" if s.get("truncated_sentences") else "")
+            if s["pairs"] is not None
+            else "not used: no item computes sentence embeddings"
+        )
+        lines += ["## Data", "", f"- STS: {s['path']}: {measured}."]
         for target, n in (s.get("limits_per_target") or {}).items():
             lines.append(f"- STS for {target} items: the first {n} pairs only (--sts-limit-for {target}={n}).")
         lines.append("")
@@ -528,7 +534,8 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines += ["## Data", ""]
         else:
             lines.pop()
-        lines += [f"- Labelled sentences (classifiers): {s['path']}: {s['examples'] or '–'} scored (first {s['limit'] or 'all'} rows).", ""]
+        cut = f", {s['truncated']} longer than {s['max_length']} tokens and truncated" if s.get("truncated") else ""
+        lines += [f"- Labelled sentences (classifiers): {s['path']}: {s['examples'] or '–'} scored (first {s['limit'] or 'all'} rows){cut}.", ""]
     lines += ["## Method", ""] + [f"- {t}" for t in report["method"]] + [""]
     if notes:
         lines += ["## Notes", ""] + [f"- {label}: {n}" for label, n in notes] + [""]

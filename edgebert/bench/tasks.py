@@ -35,6 +35,20 @@ def stage_for(task: str, job: Any) -> str | None:
     return stage if (job.sts_path or job.sst2_path) else None
 
 
+def missing_data(task: str, job: Any) -> str | None:
+    """Why an item's task metric was not measured (the data it needs was not given), for the report's notes."""
+    if task == TEXT_CLASSIFICATION and not job.sst2_path:
+        return "accuracy not measured: a text classifier is scored on labelled sentences (--sst2), none given"
+    if task == FEATURE_EXTRACTION and not job.sts_path and job.sst2_path:
+        return "STS not measured: an embedder is scored on sentence pairs (--sts), none given"
+    return None
+
+
+def truncated_count(tokenizer: Any, texts: list[str], length: int) -> int:
+    """How many of `texts` are longer than `length` tokens, specials included (what the task metric truncated)."""
+    return sum(1 for ids in tokenizer(texts)["input_ids"] if len(ids) > length)
+
+
 def _logits(outputs: dict[str, Any], label: str) -> np.ndarray:
     if "logits" not in outputs:
         raise ValueError(f"{label} gives no logits output (it gives {', '.join(sorted(outputs))}); is its head exported?")
@@ -54,9 +68,12 @@ def measure_classification(item: Any, runner: Any, job: Any, batches: Callable[.
         for row, i in enumerate(chunk):
             predicted[i] = int(np.argmax(logits[row]))
     correct = sum(p == g for p, g in zip(predicted, gold))
+    length = min(job.sts_max_length, item.static_seq_len) if item.static_seq_len else job.sts_max_length
     return {
         "accuracy": correct / len(gold),
         "examples": len(gold),
+        "max_length": length,
+        "truncated": truncated_count(item.tokenizer, data.texts, length),
         "predicted": predicted,
         "seconds": round(time.perf_counter() - start, 2),
         "path": str(job.sst2_path),
@@ -129,7 +146,8 @@ MEASURES = {"classification": measure_classification, "fill_mask": measure_fill_
 def summary(stage: str, result: dict[str, Any]) -> str:
     """One progress line for a task metric."""
     if stage == "classification":
-        return f"accuracy {result['accuracy']:.4f} over {result['examples']} labelled sentences ({result['seconds']} s)"
+        cut = f", {result['truncated']} truncated to {result['max_length']} tokens" if result.get("truncated") else ""
+        return f"accuracy {result['accuracy']:.4f} over {result['examples']} labelled sentences{cut} ({result['seconds']} s)"
     what = "masked sentences" if stage == "fill_mask" else "tokens"
     return f"{result['examples']} {what} predicted ({result['seconds']} s)"
 

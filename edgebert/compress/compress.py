@@ -19,8 +19,8 @@ from edgebert.pruned_heads import pruned_plan
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
 from edgebert.families import FAMILIES
-from edgebert.modeldir import embedding_outputs, new_manifest, read_manifest, resolve_pooling, save_model_dir, weights_bytes, write_manifest
-from edgebert.modelio import check_tokenizer_fits, check_within_positions, has_mlm_head, inspect_model_dir, load_for_rewrite
+from edgebert.modeldir import new_manifest, rewritten_outputs, read_manifest, resolve_pooling, save_model_dir, weights_bytes, write_manifest
+from edgebert.modelio import check_tokenizer_fits, check_within_positions, has_mlm_head, inspect_model_dir, load_for_rewrite, rewrite_task
 from edgebert.options import checked, keyword_options
 from edgebert.sources import resolve_model
 
@@ -80,9 +80,7 @@ def _log(quiet: bool, message: str) -> None:
 def _load(model_dir: Path, family: Family) -> tuple[Any, Any, Any]:
     """(full model to save, its base encoder, its masked-LM head or None); eager attention, eval mode."""
     model, with_head = load_for_rewrite(model_dir, family)
-    if with_head:
-        return model, getattr(model, family.mlm_base_attr), family.mlm_head(model)
-    return model, model, None
+    return model, model.base_model, family.mlm_head(model) if with_head else None
 
 
 def _embed(base: Any, family: Family, tokenizer: Any, texts: list[str], pooling: str, seq_len: int) -> Any:
@@ -153,6 +151,7 @@ class _Source:
     texts: list[str]
     held_out: list[str]
     heal_texts: list[str]
+    task: str  # the head the model carries and its output keeps (modelio.rewrite_task)
 
 
 @dataclass
@@ -275,7 +274,7 @@ def _resolve_source(req: _Request) -> _Source:
 
         heal_texts = load_corpus([str(c) for c in req.heal.corpus])
     model_config, layout, explicit, tokenizer = _read_config_and_tokenizer(req, model_dir, family)
-    return _Source(model_dir, family, model_config, layout, explicit, tokenizer, texts, held_out, heal_texts)
+    return _Source(model_dir, family, model_config, layout, explicit, tokenizer, texts, held_out, heal_texts, rewrite_task(model_dir))
 
 
 def _read_config_and_tokenizer(req: _Request, model_dir: Path, family: Family) -> tuple[Any, Any, dict[int, list[int]] | None, Any]:
@@ -401,7 +400,7 @@ def _build_manifest(req: _Request, src: _Source, loaded: _Loaded, pruned: _Prune
     manifest = new_manifest(
         "model", "compress", req.out.name, Path(src.model_dir).absolute(), source_manifest,
         parent_name=source_manifest.get("name") or getattr(config, "_name_or_path", None) or Path(src.model_dir).name,
-        recipe=_recipe(req, src, pruned), model=model_info, outputs=embedding_outputs(config.hidden_size),
+        recipe=_recipe(req, src, pruned), model=model_info, outputs=rewritten_outputs(src.task, config), task=src.task,
         metrics={"cosine_to_source": loaded.fidelity.summary(pruned.embeddings)},
     )  # fmt: skip
     return {
@@ -433,7 +432,7 @@ def _write_output(req: _Request, src: _Source, loaded: _Loaded, pruned: _Pruned,
             manifest["metrics"]["cosine_to_source"] = fidelity.summary(final_embeddings)
         write_manifest(work, manifest)
         _log(req.quiet, "reloading the saved model to check it")
-        _check_reload(work, final_embeddings, fidelity.texts, req.seq_len)
+        _check_reload(work, full, final_embeddings, fidelity.texts, req.seq_len)
         manifest["metrics"]["model_bytes"] = weights_bytes(work)
         manifest["metrics"]["wall_time_s"] = round(time.perf_counter() - started, 2)
         write_manifest(work, manifest)
@@ -494,12 +493,18 @@ def _magnitude(full: Any, fidelity: _Fidelity, current: Any, work: Path, fractio
     return embeddings, record
 
 
-def _check_reload(work: Path, expected: Any, texts: list[str], seq_len: int) -> None:
-    """The saved directory must load with stock classes (modelio) and give the in-memory model's embeddings."""
-    from edgebert.modelio import load_model
+def _check_reload(work: Path, full: Any, expected: Any, texts: list[str], seq_len: int) -> None:
+    """The saved directory must load with stock classes (modelio) and give the in-memory model's embeddings, and
+    reload every tensor of the model it was saved from, its head included."""
+    from edgebert.modelio import load_for_rewrite, load_model
 
     loaded = load_model(work)
     got = _embed(loaded.embedder.encoder, loaded.family, loaded.tokenizer, texts, loaded.pooling, seq_len)
     diff = float((got - expected).abs().max())
     if diff > RELOAD_TOLERANCE:
         raise VerificationError(f"the saved pruned model does not reload to the same outputs (max abs diff {diff:.2e})")
+    again, _ = load_for_rewrite(work, loaded.family)
+    saved, kept = full.state_dict(), again.state_dict()
+    lost = sorted(set(saved) - set(kept)) or [k for k in saved if not saved[k].equal(kept[k])]
+    if lost:
+        raise VerificationError(f"the saved pruned model does not reload {lost[0]} as it was pruned ({type(again).__name__})")

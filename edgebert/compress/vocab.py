@@ -45,8 +45,8 @@ from edgebert.compress.vocab_tokenizer import (
 from edgebert.data import evenly_spaced, load_corpus
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
-from edgebert.modeldir import embedding_outputs, new_manifest, read_manifest, resolve_pooling, save_model_dir, weights_bytes, write_manifest
-from edgebert.modelio import load_for_rewrite
+from edgebert.modeldir import new_manifest, read_manifest, resolve_pooling, rewritten_outputs, save_model_dir, weights_bytes, write_manifest
+from edgebert.modelio import load_for_rewrite, rewrite_task
 
 # Config fields that hold token ids: their tokens are kept and the ids renumbered.
 CONFIG_TOKEN_FIELDS = ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id")
@@ -171,11 +171,11 @@ def select_vocab(
 # --------------------------------------------------------------------------------------------- weights
 
 
-def vocab_keys(family: Family, with_head: bool) -> list[str]:
-    """State-dict keys of the tensors indexed by token id: the word table, and the MLM head's (families.py)."""
-    if not with_head:
-        return [family.word_embeddings_key]
-    return [f"{family.mlm_base_attr}.{family.word_embeddings_key}", *family.mlm_vocab_keys]
+def vocab_keys(family: Family, model: Any, with_head: bool) -> list[str]:
+    """State-dict keys of `model`'s tensors indexed by token id: the word table (under the base-model attribute of a
+    model with a head), and the MLM head's (families.py)."""
+    prefix = "" if model.base_model is model else f"{model.base_model_prefix}."
+    return [f"{prefix}{family.word_embeddings_key}", *(family.mlm_vocab_keys if with_head else ())]
 
 
 def slice_vocab(model: Any, family: Family, with_head: bool, kept_ids: list[int]) -> tuple[Any, list[str]]:
@@ -184,7 +184,7 @@ def slice_vocab(model: Any, family: Family, with_head: bool, kept_ids: list[int]
 
     state = model.state_dict()
     index = torch.tensor(kept_ids, dtype=torch.long)
-    sliced = [k for k in vocab_keys(family, with_head) if k in state]
+    sliced = [k for k in vocab_keys(family, model, with_head) if k in state]
     for key in sliced:
         state[key] = state[key].index_select(0, index).clone()
     config = copy.deepcopy(model.config)
@@ -293,14 +293,13 @@ def trim_vocab(
 
     source_manifest = read_manifest(model_dir)
     pooling = resolve_pooling(model_dir, family.default_pooling, source_manifest).mode
-    base_of = (lambda m: getattr(m, family.mlm_base_attr)) if with_head else (lambda m: m)
     change = tokenization_change(tokenizer, new_tokenizer, held)
     probe = evenly_spaced(held, EMBED_SENTENCES)
-    cos, embedded = heldout_cosines(base_of(full), base_of(trimmed), tokenizer, new_tokenizer, probe, selection, pooling, family)
+    cos, embedded = heldout_cosines(full.base_model, trimmed.base_model, tokenizer, new_tokenizer, probe, selection, pooling, family)
     _log(quiet, f"held-out ({len(held):,} texts): [UNK] rate {change.unk_rate:.4%}, words tokenised differently "
          f"{change.changed_word_share:.2%}, cosine to the original embeddings mean {cos.mean():.4f} min {cos.min():.4f}")  # fmt: skip
 
-    dim = int(full.get_parameter(vocab_keys(family, with_head)[0]).shape[1])
+    dim = int(full.get_parameter(vocab_keys(family, full, with_head)[0]).shape[1])
     block = {
         "vocab_size": {"before": old_vocab, "after": selection.size},
         "kept": {"special": selection.special, "characters": selection.chars, "corpus": selection.corpus},
@@ -312,13 +311,13 @@ def trim_vocab(
     }
     recipe = _recipe(corpus, min_count, keep_chars, max_size, block["heldout"]["source"])
     params = {"before": count_parameters(full), "after": count_parameters(trimmed)}
-    manifest = _manifest(out, model_dir, source_manifest, trimmed, family, pooling, recipe, block, params)
+    manifest = _manifest(out, model_dir, source_manifest, trimmed, family, pooling, recipe, block, params, rewrite_task(model_dir))
 
     with atomic_output_dir(out, force=force, inputs=inputs) as work:
         save_model_dir(work, trimmed, new_tokenizer, model_dir)
         write_manifest(work, manifest)
         _log(quiet, "reloading the saved model to check it on the corpus")
-        block["corpus_check"] = _check_saved(work, base_of(full), tokenizer, counted, selection, pooling, family)
+        block["corpus_check"] = _check_saved(work, full.base_model, tokenizer, counted, selection, pooling, family)
         _finish_manifest(work, model_dir, manifest, started)
     _log(quiet, f"trimmed model written to {out} ({manifest['metrics']['wall_time_s']} s)")
     return TrimReport(
@@ -404,7 +403,7 @@ def _recipe(corpus: Any, min_count: int, keep_chars: bool, max_size: int | None,
 
 def _manifest(
     out: Path, model_dir: Path, source_manifest: dict[str, Any], trimmed: Any, family: Family, pooling: str,
-    recipe: dict[str, Any], block: dict[str, Any], params: dict[str, int],
+    recipe: dict[str, Any], block: dict[str, Any], params: dict[str, int], task: str,
 ) -> dict[str, Any]:  # fmt: skip
     """The trimmed model's edgebert.json: the common fields (step "trim"), plus `vocab_trim` and `parameters`."""
     config = trimmed.config
@@ -416,12 +415,12 @@ def _manifest(
         "hidden_size": int(config.hidden_size),
         "layers": int(getattr(config, family.size_fields[0])),
         "vocab_size": int(config.vocab_size),
-        "parameters": count_parameters(getattr(trimmed, family.mlm_base_attr, trimmed)),
+        "parameters": count_parameters(trimmed.base_model),
     })  # fmt: skip
     manifest = new_manifest(
         "model", "trim", out.name, model_dir.absolute(), source_manifest,
         parent_name=source_manifest.get("name") or getattr(config, "_name_or_path", None) or model_dir.name,
-        recipe=recipe, model=model_info, outputs=embedding_outputs(config.hidden_size),
+        recipe=recipe, model=model_info, outputs=rewritten_outputs(task, config), task=task,
         metrics={"cosine_to_source": {**block["heldout"]["cosine_to_source"], "texts": "held-out"}},
     )  # fmt: skip
     return {**manifest, "vocab_trim": block, "parameters": params}

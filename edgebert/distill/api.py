@@ -534,7 +534,7 @@ def _make_student(run: _Run) -> None:
         if relaid is not None:
             run.init_info["relayout"] = relaid
         factorised = f", factorised embeddings {shape.embedding_dim} ({run.s_family.name})" if shape.embedding_dim else ""
-        run.log(f"student: {shape.kind} {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
+        run.log(f"student: {shape.kind}-shaped {run.s_family.name}, {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
         if run.classifier:
             _classifier_from_student(run)
     s_head_steps = _student_head_steps(a.student_head_steps, a.head_steps)

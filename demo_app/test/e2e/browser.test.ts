@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 import { APP_DIR } from '../../src/node';
-import { NO_MODEL } from '../helpers';
+import { NO_MODEL, failUnlessReady } from '../helpers';
 import { startServer } from '../../scripts/serve-web.mjs';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -39,6 +39,7 @@ function skipReason(): string | false {
   return false;
 }
 
+failUnlessReady('web page in headless Chromium', skipReason());
 describe('web page in headless Chromium', { skip: skipReason() }, () => {
   let server: { url: string; close: () => Promise<void> };
   let browser: Browser;

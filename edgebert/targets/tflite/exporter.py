@@ -49,6 +49,12 @@ class TFLiteExporter(Exporter):
                 )
 
     def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
+        from edgebert.progress import library_chatter_kept_back
+
+        with library_chatter_kept_back():  # TensorFlow's, LiteRT's and the quantizer's start-up logs and bars
+            return self._convert(model, work_dir, options)
+
+    def _convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
         _set_env()
         names = model.family.input_names()
         choice = os.environ.get(CONVERTER_ENV, "auto").strip().lower() or "auto"
