@@ -173,3 +173,26 @@ def test_a_recipe_with_buckets_and_a_seq_len_list_is_refused_when_parsed(teacher
     text = recipe_text(teacher, data).replace("teacher_targets = []", "teacher_targets = []\nbuckets = true\nseq_len = [16, 32]")
     with pytest.raises(UserError, match="export.buckets adds the default lengths below seq_len"):
         parse_recipe(text)
+
+
+@pytest.mark.parametrize("heal_from", ["none", "teacher"])
+def test_a_classifier_through_the_whole_chain(teacher: Path, data: dict[str, Path], tmp_path: Path, heal_from: str) -> None:
+    """Task distillation → pruning (healed from the teacher, or not) → every target with buckets → benched on the
+    held-back labelled rows: every export is a classifier with the teacher's labels and is scored by accuracy."""
+    heal = 'heal_steps = 4\nheal_from = "teacher"\n' if heal_from == "teacher" else "heal_steps = 0\n"
+    text = recipe_text(teacher, data).replace(
+        "[export]\ntargets = {}",
+        f"[compress]\nprune_heads = 0.25\nprune_ffn = 0.25\ncalibration_samples = 8\nseq_len = 24\n{heal}\n"
+        '[export]\ntargets = { onnx = ["int8"], tflite = ["int8"], tfjs = ["uint8"] }\nseq_len = 32\nbuckets = true',
+    )
+    report = run_pipeline(parse_recipe(text), tmp_path / "out", quiet=True)
+    pruned = json.loads((report.work_dir / "compress" / "student" / "edgebert.json").read_text())
+    assert pruned["task"] == "text-classification" and pruned["model"]["architecture"] == "BertForSequenceClassification"
+    items = {i["label"]: i for i in json.loads((report.out_dir / "report.json").read_text())["items"]}
+    exports = {label: i for label, i in items.items() if i.get("target") in ("onnx", "tflite", "tfjs")}
+    assert {i["target"] for i in exports.values()} == {"onnx", "tflite", "tfjs"}, sorted(items)
+    for label, item in exports.items():
+        assert item["status"] == "ok" and item["task"] == "text-classification", (label, item.get("error"))
+        assert item["labels"] == list(ID2LABEL.values()) and item["classification"]["examples"] == 12
+        assert item["derived"]["agreement"] is not None
+        assert item["target"] == "onnx" or len(item["buckets"]) > 1  # static targets: one graph per bucket
