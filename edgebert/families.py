@@ -305,6 +305,16 @@ ALBERT = Family(
     embedding_size_field="embedding_size",
 )
 
+# The masked-LM head RoBERTa and MPNet share: `lm_head` (dense, layer_norm, decoder tied to the word table, bias).
+_LM_HEAD: dict[str, Any] = dict(
+    mlm_head_modules=("lm_head",),
+    mlm_head_parts=(("transform", "lm_head.dense"), ("transform_norm", "lm_head.layer_norm")),
+    mlm_head_fit_prefixes=("lm_head.dense.", "lm_head.layer_norm.", "lm_head.bias"),
+    mlm_bias_key="lm_head.bias",
+    mlm_decoder_key="lm_head.decoder.weight",
+    mlm_vocab_keys=("lm_head.decoder.weight", "lm_head.decoder.bias", "lm_head.bias"),
+)
+
 # BERT's layout under the base-model attribute `roberta`; no token types (RoBERTa tokenizers give none), positions
 # counted from padding_idx + 1 inside the model (traced with it).
 ROBERTA = Family(
@@ -313,13 +323,8 @@ ROBERTA = Family(
     uses_token_type_ids=False,
     mlm_class="RobertaForMaskedLM",
     mlm_base_attr="roberta",
-    mlm_head_modules=("lm_head",),
-    mlm_head_parts=(("transform", "lm_head.dense"), ("transform_norm", "lm_head.layer_norm")),
     positions_from_pad=True,
-    mlm_head_fit_prefixes=("lm_head.dense.", "lm_head.layer_norm.", "lm_head.bias"),
-    mlm_bias_key="lm_head.bias",
-    mlm_decoder_key="lm_head.decoder.weight",
-    mlm_vocab_keys=("lm_head.decoder.weight", "lm_head.decoder.bias", "lm_head.bias"),
+    **_LM_HEAD,
 )
 
 # BERT's layout under `electra`; when embedding_size != hidden_size the embeddings pass through `embeddings_project`.
@@ -378,7 +383,39 @@ DISTILBERT = Family(
     heads_attr="n_heads",
 )
 
-FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, ELECTRA, DISTILBERT)
+# MPNet (all-mpnet-base-v2, multi-qa-mpnet): BERT's post-LN layer with q/k/v/o under `attention.attn`, no token
+# types, positions from padding_idx + 1 (as RoBERTa), and one relative-position bias table (`relative_attention_bias`,
+# 32 buckets x heads) that every layer adds to its attention scores: the graph computes it from the sequence length,
+# and head pruning would have to cut the same heads in every layer (not supported: `prunable` False).
+MPNET = Family(
+    name="mpnet",
+    model_types=("mpnet",),
+    uses_token_type_ids=False,
+    layer_modules=(
+        ("attention", "attention.attn"),
+        ("query", "attention.attn.q"),
+        ("key", "attention.attn.k"),
+        ("value", "attention.attn.v"),
+        ("attention_output", "attention.attn.o"),
+        ("attention_norm", "attention.LayerNorm"),
+        ("ffn_input", "intermediate.dense"),
+        ("ffn_output", "output.dense"),
+        ("output_norm", "output.LayerNorm"),
+    ),
+    embedding_modules=(
+        ("word", "embeddings.word_embeddings"),
+        ("position", "embeddings.position_embeddings"),
+        ("norm", "embeddings.LayerNorm"),
+    ),
+    mlm_class="MPNetForMaskedLM",
+    mlm_base_attr="mpnet",
+    positions_from_pad=True,
+    **_LM_HEAD,
+    prunable=False,
+    verbs=("export", "bench", "distill", "trim"),
+)
+
+FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, ELECTRA, DISTILBERT, MPNET)
 
 
 def supported_model_types() -> list[str]:

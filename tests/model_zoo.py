@@ -12,6 +12,7 @@ They are plain functions, so fixtures and scripts can both call them (scripts: p
 - ALBERT: layer-shared as published (num_hidden_groups 1, embedding_size 16) with a SentencePiece-style Unigram
   tokenizer.json (Metaspace, lowercase, [CLS] ... [SEP]) trained with `tokenizers`: an AlbertTokenizerFast without
   spiece.model, which a user's published ALBERT has beside it (the tokenizer.json is what the fast class reads).
+- MPNet: MPNet's WordPiece tokenizer (<s> ... </s>, pad 1, positions from 2) and its relative-position buckets.
 - `add_st_stack` adds Pooling / Dense / Normalize, written by sentence-transformers' own classes.
 """
 
@@ -182,8 +183,6 @@ def build_albert(directory: Path, head: str | None = None, num_labels: int = 3,
     return _save(directory, config, tokenizer, head, seed)
 
 
-BUILDERS = {"bert": build_bert, "distilbert": build_distilbert, "roberta": build_roberta,
-            "electra": build_electra, "albert": build_albert}
 
 
 def add_st_stack(model_dir: Path, pooling: str = "mean", dense_out: int | None = None,
@@ -258,3 +257,25 @@ def as_transformers4_layout(model_dir: Path, out: Path) -> Path:
     config = json.loads((out / "config.json").read_text())
     (out / "config.json").write_text(json.dumps({**config, "transformers_version": "4.57.6"}, indent=2))
     return out
+
+
+def build_mpnet(directory: Path, head: str | None = None, num_labels: int = 3,
+                id2label: dict[int, str] | None = None, seed: int = 0) -> Path:
+    """A tiny random MPNet (relative-position buckets, positions from pad + 1) with MPNet's WordPiece tokenizer
+    (<s> ... </s>, pad 1)."""
+    from transformers import MPNetConfig, MPNetTokenizerFast
+
+    directory.mkdir(parents=True, exist_ok=True)
+    vocab_file = directory / "vocab.txt"
+    vocab_file.write_text("\n".join(["<s>", "<pad>", "</s>", "<unk>"] + [t for t in _vocab() if t != "[PAD]"] + ["<mask>"]) + "\n")
+    tokenizer = MPNetTokenizerFast(vocab=str(vocab_file), do_lower_case=True, model_max_length=POSITIONS)
+    pad = tokenizer.pad_token_id
+    config = MPNetConfig(vocab_size=len(tokenizer), hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                         num_attention_heads=HEADS, intermediate_size=FFN, max_position_embeddings=POSITIONS + pad + 1,
+                         pad_token_id=pad, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                         relative_attention_num_buckets=32, **_labels(head, num_labels, id2label))
+    return _save(directory, config, tokenizer, head, seed)
+
+
+BUILDERS = {"bert": build_bert, "distilbert": build_distilbert, "roberta": build_roberta,
+            "electra": build_electra, "albert": build_albert, "mpnet": build_mpnet}

@@ -309,3 +309,42 @@ def test_demo_core_picks_the_bucket_in_node(tiny_bert: Path, tmp_path: Path) -> 
         cwd=APP, env={**os.environ, "EDGEBERT_DEMO_BUCKETS": str(fixture)}, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0 and "ℹ pass 2" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_a_weight_named_like_a_node_another_bucket_computes_is_renamed(tmp_path: Path) -> None:
+    """The converter folds a short bucket's shape-dependent subgraph (MPNet's relative-position bias at 16 tokens)
+    into a weight named like the node the long bucket computes; in the manifest both graphs list, that weight must not
+    shadow the node (tfjs: "NodesExecutionOrderError: Input ... is unreachable")."""
+    import json
+
+    import numpy as np
+
+    from edgebert.targets.tfjs.shared_weights import SHARD, merge
+
+    def graph(directory: Path, nodes: list[dict], weights: dict[str, np.ndarray]) -> Path:
+        directory.mkdir()
+        (directory / "w.bin").write_bytes(b"".join(w.tobytes() for w in weights.values()))
+        specs = [{"name": n, "shape": list(w.shape), "dtype": "float32"} for n, w in weights.items()]
+        manifest = [{"paths": ["w.bin"], "weights": specs}]
+        (directory / "model.json").write_text(json.dumps({"modelTopology": {"node": nodes}, "weightsManifest": manifest}))
+        return directory
+
+    shared = np.ones((2, 2), np.float32)
+    short = graph(tmp_path / "16", [{"name": "w", "op": "Const"}, {"name": "bias", "op": "Const"},
+                                    {"name": "add", "op": "Add", "input": ["w", "bias"]}],
+                  {"w": shared, "bias": np.zeros((1, 16), np.float32)})  # fmt: skip
+    long = graph(tmp_path / "128", [{"name": "w", "op": "Const"}, {"name": "shape", "op": "Const"},
+                                    {"name": "bias", "op": "Reshape", "input": ["w", "shape"]},
+                                    {"name": "add", "op": "Add", "input": ["w", "bias"]}],
+                 {"w": shared, "shape": np.array([4.0], np.float32)})  # fmt: skip
+    out = tmp_path / "out"
+    out.mkdir()
+    merge({16: short, 128: long}, out)
+    for name in ("model-16.json", "model.json"):
+        model = json.loads((out / name).read_text())
+        weights = {w["name"] for w in model["weightsManifest"][0]["weights"]}
+        computed = {n["name"] for n in model["modelTopology"]["node"] if n["op"] != "Const"}
+        assert not weights & computed, (name, weights & computed)
+        assert model["weightsManifest"][0]["paths"] == [SHARD]
+    short_graph = json.loads((out / "model-16.json").read_text())["modelTopology"]["node"]
+    assert {"name": "add", "op": "Add", "input": ["w", "bias/seq_16"]} in short_graph and "w" in weights  # w shared once

@@ -49,7 +49,7 @@ def _hidden(model_dir: Path, texts: list[str]) -> torch.Tensor:
         return model(**batch).last_hidden_state
 
 
-@pytest.mark.parametrize("family", ["distilbert", "roberta", "electra"])
+@pytest.mark.parametrize("family", ["distilbert", "roberta", "electra", "mpnet"])
 def test_distill_within_family(family: str, zoo: dict[str, Path], corpus: Path, tmp_path: Path) -> None:
     """A 1-layer student of the family's own teacher: copied layer, trained a few steps, the stock class loads it."""
     from edgebert.distill.api import distill
@@ -240,7 +240,7 @@ def test_a_pruned_teachers_layers_keep_their_heads_in_the_student(tmp_path: Path
     assert torch.equal(student.bert.encoder.layer[0].attention.self.query.weight, teacher.bert.encoder.layer[1].attention.self.query.weight)
 
 
-@pytest.mark.parametrize("family", ["distilbert", "electra", "roberta"])
+@pytest.mark.parametrize("family", ["distilbert", "electra", "roberta", "mpnet"])
 def test_vocab_trim_slices_each_familys_head(family: str, corpus: Path, tmp_path: Path) -> None:
     """WordPiece families (DistilBERT, ELECTRA): the MLM head's vocabulary tensors sliced with the word table, logits
     of the kept ids unchanged. RoBERTa's byte-level BPE is refused with one line."""

@@ -21,7 +21,8 @@ LENGTH = 12
 # (family, saved head, export task, sentence-transformers pooling): each family once, each head once, every pooling.
 CASES = [
     ("bert", None, None, None), ("distilbert", None, None, None), ("electra", None, None, None),
-    ("roberta", None, None, None), ("albert", None, None, None),
+    ("roberta", None, None, None), ("albert", None, None, None), ("mpnet", None, None, None),
+    ("mpnet", "sequence-classification", "text-classification", None),
     ("bert", "sequence-classification", "text-classification", None),
     ("roberta", "token-classification", "token-classification", None),
     ("roberta", "fill-mask", "fill-mask", None),

@@ -3,8 +3,8 @@
 tensorflowjs_converter writes each graph with its own weights. The buckets' graphs hold the same model weights
 under the same names; what differs is small shape-dependent constants (reshape targets, position-embedding slices)
 that may share a name across buckets with other values. `merge` keeps one copy of every weight whose name and
-bytes agree, renames the others per bucket (`<name>/seq_<n>`, in the graph too), and writes one shard that every
-bucket's `model.json` lists. Why not one graph with a free sequence axis: on all-MiniLM-L6-v2 in Node (wasm) it
+bytes agree, renames the others per bucket (`<name>/seq_<n>`, in the graph too) as well as any weight named like a
+node another graph computes, and writes one shard that every bucket's `model.json` lists. Why not one graph with a free sequence axis: on all-MiniLM-L6-v2 in Node (wasm) it
 ran 20-40 % slower at 16 tokens than the static graph (its Dense layers become dynamic Tensordot reshapes; an
 indicative run on a shared machine, 60 alternating calls each: median 97 vs 80 ms, fastest 50 vs 36 ms).
 """
@@ -58,18 +58,28 @@ def _rename(topology: dict[str, Any], renames: dict[str, str]) -> None:
         node["input"] = [renamed(r) for r in node.get("input", [])]
 
 
+def _computed_nodes(model_jsons: Any) -> set[str]:
+    """Names of the nodes some graph computes (not a Const): a weight of another graph under such a name would, in the
+    shared manifest every graph lists, shadow that node (tfjs then finds the node's inputs "unreachable"). Shape-
+    dependent constants do this: the converter folds a 16-token relative-position bias into a weight that the
+    128-token graph computes under the same name."""
+    return {n["name"] for m in model_jsons for n in m["modelTopology"].get("node", []) if n.get("op") != "Const"}
+
+
 def merge(converted: dict[int, Path], out_dir: Path) -> dict[str, Any]:
     """Write one `model*.json` per bucket ({seq_len: converted dir}) and one shard into `out_dir`; a summary."""
     longest = max(converted)
     union: dict[str, tuple[dict[str, Any], bytes]] = {}
     graphs: dict[int, dict[str, Any]] = {}
     renamed = 0
-    for seq_len, directory in sorted(converted.items(), reverse=True):  # the longest first: it keeps the plain names
-        model_json, weights = _weights(directory)
+    loaded = {n: _weights(d) for n, d in converted.items()}
+    computed = _computed_nodes(m for m, _ in loaded.values())
+    for seq_len in sorted(converted, reverse=True):  # the longest first: it keeps the plain names
+        model_json, weights = loaded[seq_len]
         renames = {}
         for spec, data in weights:
             name = spec["name"]
-            if name in union and (union[name][1] != data or union[name][0] != spec):
+            if name in computed or (name in union and (union[name][1] != data or union[name][0] != spec)):
                 renames[name] = f"{name}/seq_{seq_len}"
             if renames.get(name, name) not in union:
                 union[renames.get(name, name)] = ({**spec, "name": renames.get(name, name)}, data)
@@ -84,7 +94,7 @@ def merge(converted: dict[int, Path], out_dir: Path) -> dict[str, Any]:
         name = model_file(seq_len, longest)
         (out_dir / name).write_text(json.dumps(model_json))
         files.append(name)
-    per_graph = {n: sum(len(d) for _, d in _weights(p)[1]) for n, p in converted.items()}
+    per_graph = {n: sum(len(d) for _, d in weights) for n, (_, weights) in loaded.items()}
     return {
         "model_files": files,
         "weight_shards": [SHARD],
