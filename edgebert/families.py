@@ -415,7 +415,43 @@ MPNET = Family(
     verbs=("export", "bench", "distill", "trim"),
 )
 
-FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, ELECTRA, DISTILBERT, MPNET)
+# ModernBERT: pre-norm layers under `layers` (attn_norm before attention, Identity in layer 0; mlp_norm before the
+# GeGLU MLP), fused q/k/v (`attn.Wqkv`: the query, key and value roles name the same module), rotary positions (no
+# position table), alternating sliding-window and global attention, and a final norm. Its norm roles are the norms
+# *before* attention and MLP, which is all export's quantization islands ask of them; the verbs that copy or prune
+# layers by role assume post-LN layers and separate q/k/v, so they refuse it.
+MODERNBERT = Family(
+    name="modernbert",
+    model_types=("modernbert",),
+    uses_token_type_ids=False,
+    layers_path="layers",
+    layer_modules=(
+        ("attention", "attn"),
+        ("query", "attn.Wqkv"),
+        ("key", "attn.Wqkv"),
+        ("value", "attn.Wqkv"),
+        ("attention_output", "attn.Wo"),
+        ("attention_norm", "attn_norm"),
+        ("ffn_input", "mlp.Wi"),
+        ("ffn_output", "mlp.Wo"),
+        ("output_norm", "mlp_norm"),
+    ),
+    embedding_modules=(("word", "embeddings.tok_embeddings"), ("norm", "embeddings.norm")),
+    word_embeddings_key="embeddings.tok_embeddings.weight",
+    optional_modules=(),
+    mlm_class="ModernBertForMaskedLM",
+    mlm_base_attr="model",
+    mlm_head_modules=("head", "decoder"),
+    mlm_head_parts=(("transform", "head.dense"), ("transform_norm", "head.norm")),
+    mlm_head_fit_prefixes=("head.", "decoder.bias"),
+    mlm_bias_key="decoder.bias",
+    mlm_decoder_key="decoder.weight",
+    mlm_vocab_keys=("decoder.weight", "decoder.bias"),
+    prunable=False,
+    verbs=("export", "bench"),
+)
+
+FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, ELECTRA, DISTILBERT, MPNET, MODERNBERT)
 
 
 def supported_model_types() -> list[str]:

@@ -12,6 +12,7 @@ They are plain functions, so fixtures and scripts can both call them (scripts: p
 - ALBERT: layer-shared as published (num_hidden_groups 1, embedding_size 16) with a SentencePiece-style Unigram
   tokenizer.json (Metaspace, lowercase, [CLS] ... [SEP]) trained with `tokenizers`: an AlbertTokenizerFast without
   spiece.model, which a user's published ALBERT has beside it (the tokenizer.json is what the fast class reads).
+- ModernBERT: byte-level BPE with [CLS] ... [SEP]; one global and one sliding-window (16-token) attention layer.
 - MPNet: MPNet's WordPiece tokenizer (<s> ... </s>, pad 1, positions from 2) and its relative-position buckets.
 - `add_st_stack` adds Pooling / Dense / Normalize, written by sentence-transformers' own classes.
 """
@@ -277,5 +278,38 @@ def build_mpnet(directory: Path, head: str | None = None, num_labels: int = 3,
     return _save(directory, config, tokenizer, head, seed)
 
 
+def modernbert_tokenizer(directory: Path, vocab_size: int = 400) -> Any:
+    """A byte-level BPE trained on `training_lines()` with ModernBERT's special tokens and post-processor
+    ([CLS] ... [SEP]), as a PreTrainedTokenizerFast (tokenizer.json)."""
+    from tokenizers import ByteLevelBPETokenizer, processors
+    from transformers import PreTrainedTokenizerFast
+
+    directory.mkdir(parents=True, exist_ok=True)
+    specials = ["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"]
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(training_lines(), vocab_size=vocab_size, min_frequency=1, show_progress=False, special_tokens=specials)
+    bpe.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", 1), ("[SEP]", 2)]
+    )
+    return PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
+                                   unk_token="[UNK]", mask_token="[MASK]", model_max_length=POSITIONS)
+
+
+def build_modernbert(directory: Path, head: str | None = None, num_labels: int = 3,
+                     id2label: dict[int, str] | None = None, seed: int = 0) -> Path:
+    """A tiny random ModernBERT: a global-attention layer and a sliding-window one (16-token window), rotary
+    positions, GeGLU, byte-level BPE with [CLS] ... [SEP]."""
+    from transformers import ModernBertConfig
+
+    tokenizer = modernbert_tokenizer(directory)
+    ids = {name: tokenizer.convert_tokens_to_ids(name) for name in ("[PAD]", "[CLS]", "[SEP]")}
+    config = ModernBertConfig(vocab_size=len(tokenizer), hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                              intermediate_size=FFN, max_position_embeddings=POSITIONS, global_attn_every_n_layers=2,
+                              local_attention=16, pad_token_id=ids["[PAD]"], bos_token_id=ids["[CLS]"],
+                              eos_token_id=ids["[SEP]"], cls_token_id=ids["[CLS]"], sep_token_id=ids["[SEP]"],
+                              **_labels(head, num_labels, id2label))  # fmt: skip
+    return _save(directory, config, tokenizer, head, seed)
+
+
 BUILDERS = {"bert": build_bert, "distilbert": build_distilbert, "roberta": build_roberta,
-            "electra": build_electra, "albert": build_albert, "mpnet": build_mpnet}
+            "electra": build_electra, "albert": build_albert, "mpnet": build_mpnet, "modernbert": build_modernbert}

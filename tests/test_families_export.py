@@ -1,5 +1,5 @@
-"""DistilBERT, RoBERTa (byte-level BPE), ELECTRA (with its embedding projection) and MPNet (relative-position
-buckets) through `export` in every target, and a one-line refusal from the verbs not yet verified on them."""
+"""DistilBERT, RoBERTa (byte-level BPE), ELECTRA (with its embedding projection), MPNet (relative-position
+buckets) and ModernBERT (rotary, GeGLU, sliding-window attention) through `export` in every target, and a one-line refusal from the verbs not yet verified on them."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from model_zoo import add_st_stack, build_distilbert, build_electra, build_mpnet, build_roberta
+from model_zoo import add_st_stack, build_distilbert, build_electra, build_modernbert, build_mpnet, build_roberta
 
 from edgebert.errors import UserError
 
 SEQ_LEN = 32
-BUILD = {"distilbert": build_distilbert, "roberta": build_roberta, "electra": build_electra, "mpnet": build_mpnet}
+BUILD = {"distilbert": build_distilbert, "roberta": build_roberta, "electra": build_electra, "mpnet": build_mpnet,
+         "modernbert": build_modernbert}
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +54,10 @@ def test_unverified_verbs_refuse_with_one_line() -> None:
 
     with pytest.raises(UserError, match="compress does not support mpnet models yet"):  # heads share one bias table
         MPNET.require("compress")
+    from edgebert.families import MODERNBERT
+
+    with pytest.raises(UserError, match="distill does not support modernbert models yet"):  # pre-norm, fused q/k/v
+        MODERNBERT.require("distill")
 
 
 @pytest.mark.parametrize("family", list(BUILD))
@@ -99,7 +104,7 @@ def test_a_roberta_whose_pad_id_is_not_1_exports_faithfully(roberta_pad0: Path, 
     assert report.manifest["parity"]["passed"] and report.manifest["parity"]["min_cosine"] > 0.9999
 
 
-@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "albert", "mpnet"])
+@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "albert", "mpnet", "modernbert"])
 def test_tfjs_with_a_short_and_a_long_bucket(family_models: dict[str, Path], tmp_path: Path, family: str) -> None:
     """Buckets 16 and 128 (batched and per-head attention graphs sharing weights), uint8 as apps ship them: a RoBERTa
     export of these lengths once failed in the Node runner after minutes."""

@@ -40,3 +40,37 @@ def test_relaid_teacher_exports_score_the_teachers_sts(packaged_teacher: Path, s
         item = results[family]
         assert item["status"] == "ok", item.get("error")
         assert abs(item["sts"]["spearman"] - teacher) < 0.01, (family, item["sts"]["spearman"], teacher)  # int8: ~1e-3
+
+
+@pytest.fixture(scope="session")
+def real_mpnet() -> Path:
+    """all-mpnet-base-v2 as benchmarks/fetch_mpnet.py assembles it from PyPI (430 MB, so not in CI): $EDGEBERT_MPNET."""
+    import os
+
+    path = Path(os.environ.get("EDGEBERT_MPNET", "")).expanduser()
+    if not os.environ.get("EDGEBERT_MPNET") or not (path / "config.json").is_file():
+        pytest.skip("set EDGEBERT_MPNET to all-mpnet-base-v2 (benchmarks/fetch_mpnet.py DEST) to run the MPNet tests")
+    return path
+
+
+@pytest.mark.integration
+def test_real_mpnet_embeds_as_sentence_transformers_does_and_exports_at_parity(real_mpnet: Path, tmp_path: Path) -> None:
+    """edgebert's PyTorch embedder of all-mpnet-base-v2 equals SentenceTransformer.encode; its ONNX int8 export passes
+    the parity gate on every kernel path."""
+    import numpy as np
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from edgebert.export import export
+    from edgebert.modelio import load_model
+    from edgebert.parity import PARITY_SENTENCES, encode
+
+    texts = list(PARITY_SENTENCES)
+    expected = SentenceTransformer(str(real_mpnet), device="cpu", trust_remote_code=False).encode(texts, batch_size=len(texts))
+    loaded = load_model(real_mpnet)
+    batch = encode(loaded.tokenizer, texts, 128, pad_to_seq_len=False)
+    with torch.no_grad():
+        got = loaded.embedder(*[torch.from_numpy(batch[n]) for n in loaded.family.input_names()])[0].numpy()
+    assert loaded.family.name == "mpnet" and np.abs(got - expected).max() < 1e-5
+    report = export("onnx", model=real_mpnet, out=tmp_path / "onnx-int8", quantize="int8", quiet=True)
+    assert report.parity["passed"] and report.manifest["model"]["family"] == "mpnet"

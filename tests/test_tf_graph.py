@@ -22,7 +22,8 @@ LENGTH = 12
 CASES = [
     ("bert", None, None, None), ("distilbert", None, None, None), ("electra", None, None, None),
     ("roberta", None, None, None), ("albert", None, None, None), ("mpnet", None, None, None),
-    ("mpnet", "sequence-classification", "text-classification", None),
+    ("mpnet", "sequence-classification", "text-classification", None), ("modernbert", None, None, None),
+    ("modernbert", "sequence-classification", "text-classification", None),
     ("bert", "sequence-classification", "text-classification", None),
     ("roberta", "token-classification", "token-classification", None),
     ("roberta", "fill-mask", "fill-mask", None),

@@ -277,9 +277,16 @@ def permute(ctx: Context, x: Any, dims: list[int]) -> Any:
 
 
 def slice_op(ctx: Context, x: Any, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Any:
+    """x[..., start:end:step, ...]; torch's open ends (2**63 - 1) become open slices: tfjs reads slice bounds as int32,
+    where that sentinel wraps to -1 and drops the last element (ModernBERT's rotary `x[..., d // 2:]`)."""
     x = _tensor(ctx, x)
+    axis = _axis(dim, _rank(x))
+    size = x.shape[axis]
+    if size is not None:
+        end = None if end is not None and end >= size else end
+        start = None if start is not None and start <= -size else start
     index = [slice(None)] * _rank(x)
-    index[_axis(dim, _rank(x))] = slice(start, end, step)
+    index[axis] = slice(start, end, step)
     return x[tuple(index)]
 
 
@@ -306,6 +313,12 @@ def split(ctx: Context, x: Any, sizes: Any, dim: int = 0) -> Any:
         total = x.shape[axis]
         sizes = [min(sizes, total - i) for i in range(0, total, sizes)]
     return tuple(ctx.tf.split(x, sizes, axis=axis))
+
+
+def unbind(ctx: Context, x: Any, dim: int = 0) -> Any:
+    """The slices of `x` along `dim`, that axis removed (ModernBERT's q, k, v from its fused projection)."""
+    x = _tensor(ctx, x)
+    return tuple(ctx.tf.unstack(x, axis=_axis(dim, _rank(x))))
 
 
 def index(ctx: Context, x: Any, indices: list[Any]) -> Any:
@@ -494,6 +507,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "aten.stack.default": stack,
     "aten.split.Tensor": split,
     "aten.split_with_sizes.default": split,
+    "aten.unbind.int": unbind,
     "aten.index.Tensor": index,
     "aten.gather.default": gather,
     "aten.sum.dim_IntList": reduce_sum,
