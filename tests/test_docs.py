@@ -243,3 +243,16 @@ def test_no_tracked_text_names_a_session() -> None:
             if _history_hits(line):
                 found.append(f"{name}:{number}: {line.strip()[:100]}")
     assert not found, "tracked text names a session or a result folder by sitting:\n" + "\n".join(found)
+
+
+def test_the_families_table_is_families_py() -> None:
+    """docs/export.md's Families table names every family with exactly the verbs `Family.verbs` grants it."""
+    from edgebert.families import FAMILIES
+
+    text = (DOCS / "export.md").read_text()
+    rows = {}
+    for line in text.split("## Families", 1)[1].split("\n## ", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[1].startswith("`") and cells[1] != "`model_type`":
+            rows[cells[1].strip("`")] = {v.strip() for v in cells[2].split(",")}
+    assert rows == {t: set(f.verbs) for f in FAMILIES for t in f.model_types}
