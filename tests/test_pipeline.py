@@ -232,6 +232,30 @@ def test_compress_stage_feeds_the_exports(tiny_bert: Path, data: dict[str, Path]
     assert state["stages"]["compress"]["status"] == "done"
 
 
+def test_a_refused_export_is_a_result_not_the_end_of_the_run(tiny_bert: Path, data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parity gate refusing one export (after minutes of distillation) leaves the other exports, the bench and
+    the report: the refusal is in pipeline.json and its targets are not met."""
+    from edgebert.errors import VerificationError
+
+    real_export = pipeline_run.run_export
+
+    def export(target, quant, model, out, *a, **k):  # noqa: ANN001, ANN002, ANN003
+        if quant == "int8":
+            raise VerificationError("parity below the gate: min cosine 0.9812 < 0.99; recipes that hold here: fp16")
+        return real_export(target, quant, model, out, *a, **k)
+
+    monkeypatch.setattr(pipeline_run, "run_export", export)
+    recipe = parse_recipe(tiny_recipe(tiny_bert, data, compress=False))
+    report = run_pipeline(recipe, tmp_path / "out", work=tmp_path / "work", cache_dir=tmp_path / "cache", quiet=True)
+    summary = json.loads((report.out_dir / "pipeline.json").read_text())
+    assert summary["refused_exports"] == {"student-onnx-int8": "parity below the gate: min cosine 0.9812 < 0.99; recipes that hold here: fp16"}
+    rows = {r["label"]: r for r in summary["headline"]}
+    assert rows["student-onnx"]["status"] == "ok" and rows["student-onnx-int8"]["status"] == "refused"
+    assert summary["targets"]["max_mb"]["exports"]["student-onnx-int8"] == {"value": None, "met": False, "status": "refused"}
+    assert summary["targets"]["all_met"] is False
+    assert json.loads((tmp_path / "work" / "pipeline-state.json").read_text())["stages"]["export:student-onnx-int8"]["status"] == "refused"
+
+
 def test_int8_static_exports_calibrate_on_corpus_passages(tiny_bert: Path, data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, object] = {}
     monkeypatch.setattr(pipeline_run, "run_export", lambda target, quant, model, out, *a, **k: seen.update({f"{target}-{quant}": k.get("calibration")}))

@@ -25,7 +25,7 @@ from typing import Any
 from edgebert import __version__
 from edgebert.artifact import atomic_output_dir, check_output_dir, report_json
 from edgebert.config import STUDENT_SHAPE_OPTIONS, BenchConfig, BenchRecipe, PipelineConfig
-from edgebert.errors import UserError, kept_on_interrupt
+from edgebert.errors import UserError, VerificationError, kept_on_interrupt
 from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
 from edgebert.modeldir import MANIFEST, read_manifest
 from edgebert.options import checked, keyword_options
@@ -236,9 +236,14 @@ def _check(value: float | None, limit: float, at_most: bool) -> bool:
     return value is not None and (value <= limit if at_most else value >= limit)
 
 
-def evaluate_targets(recipe: Recipe, report: dict[str, Any], student_labels: dict[tuple[str, str], str], total_wall_s: float) -> dict[str, Any]:
-    """One verdict per target in the recipe's [targets], each with the per-export values behind it; a target that
-    cannot be evaluated (STS retention without --sts) has `met` None and does not count in `all_met`."""
+def evaluate_targets(
+    recipe: Recipe, report: dict[str, Any], student_labels: dict[tuple[str, str], str], total_wall_s: float,
+    refused: dict[str, str] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """One verdict per target in the recipe's [targets], each with the per-export values behind it (an export the
+    parity gate refused is not met, `status` "refused"); a target that cannot be evaluated (STS retention without
+    --sts) has `met` None and does not count in `all_met`."""
+    refused = refused or {}
     t = recipe.targets
     items = _by_label(report)
     verdicts: dict[str, Any] = {}
@@ -250,7 +255,8 @@ def evaluate_targets(recipe: Recipe, report: dict[str, Any], student_labels: dic
                 continue
             item = items.get(label, {})
             value = value_of(item) if item.get("status") == "ok" else None
-            rows[label] = {"value": value, "met": _check(value, limit, at_most), "status": item.get("status", "missing")}
+            status = item.get("status") or ("refused" if label in refused else "missing")
+            rows[label] = {"value": value, "met": _check(value, limit, at_most), "status": status}
         return {"limit": limit, "met": bool(rows) and all(r["met"] for r in rows.values()), "exports": rows}
 
     def size_mb(item: dict[str, Any]) -> float | None:
@@ -811,9 +817,14 @@ def _export_stages(run: _Run, model: Path, data: _Data) -> tuple[list[str], dict
         name = f"student-{target}" + ("" if quant == "none" else f"-{quant}")
         d = work / "export" / name
         calibration = _export_calibration(run, data) if quant in CALIBRATED_QUANTIZATIONS else None
-        run.stage(f"export:{name}", d, lambda t=target, q=quant, d=d, c=calibration: run_export(t, q, model, d, e, quiet, calibration=c))
-        bench_items.append(f"{name}={d}")
         student_labels[(target, quant)] = name
+        try:
+            run.stage(f"export:{name}", d, lambda t=target, q=quant, d=d, c=calibration: run_export(t, q, model, d, e, quiet, calibration=c))
+        except VerificationError as exc:  # a refusal is a result: the other exports and the bench still run
+            run.state.record(f"export:{name}", status="refused", error=str(exc))
+            run.log(f"export:{name}: refused: {exc}")
+            continue
+        bench_items.append(f"{name}={d}")
     return bench_items, student_labels
 
 
@@ -842,6 +853,7 @@ def _summary(
             stage["scores"] = scores
     total = sum(float(s.get("wall_s") or 0) for s in stages)
     failed_items = [i["label"] for i in report.get("items", []) if i.get("status") != "ok"]
+    refused = {name.removeprefix("export:"): entry.get("error") for name, entry in run.state.stages.items() if entry.get("status") == "refused"}
     return {
         "schema": SCHEMA,
         "edgebert_version": __version__,
@@ -855,10 +867,11 @@ def _summary(
         "runs": run.state.data.get("runs"),
         "stages": stages,
         "total_stage_wall_s": round(total, 2),
-        "targets": evaluate_targets(recipe, report, student_labels, total),
+        "targets": evaluate_targets(recipe, report, student_labels, total, refused),
         "skipped": plan.skipped,
+        "refused_exports": refused,  # export label: the refusal (parity below the gate; the recipes that hold)
         "bench": {"reference": report.get("reference"), "failed_items": failed_items, "status": report.get("status")},
-        "headline": _headline(report, student_labels),
+        "headline": _headline(report, student_labels, refused),
     }
 
 
@@ -873,7 +886,7 @@ def _write_report(plan: Plan, force: bool, bench_dir: Path, summary: dict[str, A
         (tmp / "pipeline.json").write_text(report_json(summary))
 
 
-def _headline(report: dict[str, Any], student_labels: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
+def _headline(report: dict[str, Any], student_labels: dict[tuple[str, str], str], refused: dict[str, str]) -> list[dict[str, Any]]:
     """One row per student export: MB, STS retention, latency (ms) and speed-up vs the reference."""
     items = _by_label(report)
     rows = []
@@ -883,7 +896,7 @@ def _headline(report: dict[str, Any], student_labels: dict[tuple[str, str], str]
         rows.append(
             {
                 "label": label,
-                "status": item.get("status", "missing"),
+                "status": item.get("status") or ("refused" if label in refused else "missing"),
                 "mb": round(item["model_bytes"] / 1e6, 3) if item.get("model_bytes") else None,
                 "sts_spearman": (item.get("sts") or {}).get("spearman"),
                 "sts_retention": d.get("sts_retention"),
