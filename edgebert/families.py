@@ -451,7 +451,33 @@ MODERNBERT = Family(
     verbs=("export", "bench"),
 )
 
-FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, ELECTRA, DISTILBERT, MPNET, MODERNBERT)
+# DeBERTa-v2 / v3 (the strongest small classifiers): BERT's post-LN layer with query_proj / key_proj / value_proj,
+# disentangled attention over relative positions (`encoder.rel_embeddings`, log buckets, shared by every layer), no
+# absolute position or token-type table in v3 (position_biased_input false, type_vocab_size 0), a SentencePiece
+# Unigram tokenizer. Export and bench; the layer-copying and pruning verbs refuse it.
+DEBERTA_V2 = Family(
+    name="deberta-v2",
+    model_types=("deberta-v2",),
+    uses_token_type_ids=False,
+    layer_modules=(
+        ("attention", "attention.self"),
+        ("query", "attention.self.query_proj"),
+        ("key", "attention.self.key_proj"),
+        ("value", "attention.self.value_proj"),
+        ("attention_output", "attention.output.dense"),
+        ("attention_norm", "attention.output.LayerNorm"),
+        ("ffn_input", "intermediate.dense"),
+        ("ffn_output", "output.dense"),
+        ("output_norm", "output.LayerNorm"),
+    ),
+    embedding_modules=(("word", "embeddings.word_embeddings"), ("norm", "embeddings.LayerNorm")),
+    mlm_class="DebertaV2ForMaskedLM",
+    mlm_base_attr="deberta",
+    prunable=False,
+    verbs=("export", "bench"),
+)
+
+FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, ELECTRA, DISTILBERT, MPNET, MODERNBERT, DEBERTA_V2)
 
 
 def supported_model_types() -> list[str]:

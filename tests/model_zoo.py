@@ -13,6 +13,8 @@ They are plain functions, so fixtures and scripts can both call them (scripts: p
   tokenizer.json (Metaspace, lowercase, [CLS] ... [SEP]) trained with `tokenizers`: an AlbertTokenizerFast without
   spiece.model, which a user's published ALBERT has beside it (the tokenizer.json is what the fast class reads).
 - ModernBERT: byte-level BPE with [CLS] ... [SEP]; one global and one sliding-window (16-token) attention layer.
+- DeBERTa-v2: the v3 layout (disentangled attention over 32 relative-position buckets, no absolute positions or
+  token types) with the ALBERT builder's Unigram tokenizer as a DebertaV2TokenizerFast.
 - MPNet: MPNet's WordPiece tokenizer (<s> ... </s>, pad 1, positions from 2) and its relative-position buckets.
 - `add_st_stack` adds Pooling / Dense / Normalize, written by sentence-transformers' own classes.
 """
@@ -146,12 +148,13 @@ def build_roberta(directory: Path, head: str | None = None, num_labels: int = 3,
     return _save(directory, config, tokenizer, head, seed)
 
 
-def albert_tokenizer(directory: Path, vocab_size: int = 300) -> Any:
-    """A SentencePiece-style Unigram tokenizer.json trained on `training_lines()`, as an AlbertTokenizerFast."""
+def albert_tokenizer(directory: Path, vocab_size: int = 300, tokenizer_class: str = "AlbertTokenizerFast") -> Any:
+    """A SentencePiece-style Unigram tokenizer.json trained on `training_lines()`, as an AlbertTokenizerFast (or
+    another SentencePiece family's fast class: DebertaV2TokenizerFast)."""
     from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
     from tokenizers.models import Unigram
     from tokenizers.trainers import UnigramTrainer
-    from transformers import AlbertTokenizerFast
+    import transformers
 
     specials = ["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"]
     unigram = Tokenizer(Unigram())
@@ -166,7 +169,10 @@ def albert_tokenizer(directory: Path, vocab_size: int = 300) -> Any:
         special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
     directory.mkdir(parents=True, exist_ok=True)
     unigram.save(str(directory / "tokenizer.json"))
-    return AlbertTokenizerFast(tokenizer_file=str(directory / "tokenizer.json"), model_max_length=POSITIONS)
+    cls_name = getattr(transformers, tokenizer_class)
+    extra = {"pad_token": "<pad>", "unk_token": "<unk>", "cls_token": "[CLS]", "sep_token": "[SEP]", "mask_token": "[MASK]"}
+    return cls_name(tokenizer_file=str(directory / "tokenizer.json"), model_max_length=POSITIONS,
+                    **(extra if tokenizer_class != "AlbertTokenizerFast" else {}))
 
 
 def build_albert(directory: Path, head: str | None = None, num_labels: int = 3,
@@ -311,5 +317,22 @@ def build_modernbert(directory: Path, head: str | None = None, num_labels: int =
     return _save(directory, config, tokenizer, head, seed)
 
 
+def build_deberta_v2(directory: Path, head: str | None = None, num_labels: int = 3,
+                     id2label: dict[int, str] | None = None, seed: int = 0) -> Path:
+    """A tiny random DeBERTa-v3 layout (disentangled attention, p2c + c2p, 32 log position buckets, no absolute
+    positions, no token types) with a SentencePiece-style Unigram tokenizer."""
+    from transformers import DebertaV2Config
+
+    tokenizer = albert_tokenizer(directory, tokenizer_class="DebertaV2TokenizerFast")
+    config = DebertaV2Config(vocab_size=len(tokenizer), hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                             num_attention_heads=HEADS, intermediate_size=FFN, max_position_embeddings=POSITIONS,
+                             relative_attention=True, position_buckets=32, pos_att_type=["p2c", "c2p"],
+                             position_biased_input=False, norm_rel_ebd="layer_norm", share_att_key=True,
+                             max_relative_positions=-1, type_vocab_size=0, pad_token_id=tokenizer.pad_token_id,
+                             **_labels(head, num_labels, id2label))  # fmt: skip
+    return _save(directory, config, tokenizer, head, seed)
+
+
 BUILDERS = {"bert": build_bert, "distilbert": build_distilbert, "roberta": build_roberta,
-            "electra": build_electra, "albert": build_albert, "mpnet": build_mpnet, "modernbert": build_modernbert}
+            "electra": build_electra, "albert": build_albert, "mpnet": build_mpnet, "modernbert": build_modernbert,
+            "deberta-v2": build_deberta_v2}

@@ -1,5 +1,6 @@
 """DistilBERT, RoBERTa (byte-level BPE), ELECTRA (with its embedding projection), MPNet (relative-position
-buckets) and ModernBERT (rotary, GeGLU, sliding-window attention) through `export` in every target, and a one-line refusal from the verbs not yet verified on them."""
+buckets), ModernBERT (rotary, GeGLU, sliding-window attention) and DeBERTa-v3 (disentangled relative attention)
+through `export` in every target, and a one-line refusal from the verbs not yet verified on them."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from model_zoo import add_st_stack, build_distilbert, build_electra, build_modernbert, build_mpnet, build_roberta
+from model_zoo import add_st_stack, build_deberta_v2, build_distilbert, build_electra, build_modernbert, build_mpnet, build_roberta
 
 from edgebert.errors import UserError
 
 SEQ_LEN = 32
 BUILD = {"distilbert": build_distilbert, "roberta": build_roberta, "electra": build_electra, "mpnet": build_mpnet,
-         "modernbert": build_modernbert}
+         "modernbert": build_modernbert, "deberta-v2": build_deberta_v2}
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +105,7 @@ def test_a_roberta_whose_pad_id_is_not_1_exports_faithfully(roberta_pad0: Path, 
     assert report.manifest["parity"]["passed"] and report.manifest["parity"]["min_cosine"] > 0.9999
 
 
-@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "albert", "mpnet", "modernbert"])
+@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "albert", "mpnet", "modernbert", "deberta-v2"])
 def test_tfjs_with_a_short_and_a_long_bucket(family_models: dict[str, Path], tmp_path: Path, family: str) -> None:
     """Buckets 16 and 128 (batched and per-head attention graphs sharing weights), uint8 as apps ship them: a RoBERTa
     export of these lengths once failed in the Node runner after minutes."""

@@ -263,6 +263,16 @@ def expand(ctx: Context, x: Any, *rest: Any, **kwargs: Any) -> Any:
     return x if list(x.shape) == ctx.shape else ctx.tf.broadcast_to(x, ctx.shape)
 
 
+def repeat(ctx: Context, x: Any, repeats: list[int]) -> Any:
+    """torch's `x.repeat(*repeats)`: tiled copies, leading axes added when `repeats` is longer than the rank
+    (DeBERTa's relative-position tables per batch row)."""
+    x = _tensor(ctx, x)
+    extra = len(repeats) - _rank(x)
+    if extra > 0:
+        x = ctx.tf.reshape(x, [1] * extra + list(x.shape))
+    return ctx.tf.tile(x, list(repeats))
+
+
 def transpose(ctx: Context, x: Any, dim0: int, dim1: int) -> Any:
     x = _tensor(ctx, x)
     perm = list(range(_rank(x)))
@@ -498,6 +508,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "aten.flatten.using_ints": reshape,
     "aten.expand.default": expand,
     "aten.expand_as.default": expand,
+    "aten.repeat.default": repeat,
     "aten.transpose.int": transpose,
     "aten.permute.default": permute,
     "aten.t.default": lambda ctx, x: transpose(ctx, x, 0, 1),
