@@ -16,7 +16,7 @@ embedding role when embedding_size != hidden_size).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from edgebert.errors import UserError
@@ -327,6 +327,10 @@ ROBERTA = Family(
     **_LM_HEAD,
 )
 
+# XLM-RoBERTa (multilingual; paraphrase-multilingual-* embedders are BERT bodies with its vocabulary): RoBERTa's
+# layout and classes under their own names, a 250k-piece SentencePiece Unigram vocabulary (trim's main target).
+XLM_ROBERTA = replace(ROBERTA, name="xlm-roberta", model_types=("xlm-roberta",), mlm_class="XLMRobertaForMaskedLM")
+
 # BERT's layout under `electra`; when embedding_size != hidden_size the embeddings pass through `embeddings_project`.
 ELECTRA = Family(
     name="electra",
@@ -477,7 +481,7 @@ DEBERTA_V2 = Family(
     verbs=("export", "bench"),
 )
 
-FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, ELECTRA, DISTILBERT, MPNET, MODERNBERT, DEBERTA_V2)
+FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, XLM_ROBERTA, ELECTRA, DISTILBERT, MPNET, MODERNBERT, DEBERTA_V2)
 
 
 def supported_model_types() -> list[str]:

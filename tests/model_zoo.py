@@ -333,6 +333,49 @@ def build_deberta_v2(directory: Path, head: str | None = None, num_labels: int =
     return _save(directory, config, tokenizer, head, seed)
 
 
+MULTILINGUAL = [
+    "der schnelle braune fuchs springt über den faulen hund", "ein mann spielt gitarre auf der bühne",
+    "le renard brun rapide saute par-dessus le chien paresseux", "un homme joue de la guitare sur scène",
+    "el zorro marrón salta sobre el perro perezoso", "un hombre toca la guitarra en el escenario",
+]
+
+
+def xlmr_tokenizer(directory: Path, vocab_size: int = 500) -> Any:
+    """A SentencePiece-style Unigram tokenizer.json trained on English, German, French and Spanish lines, with
+    XLM-R's specials (<s> 0, <pad> 1, </s> 2, <unk> 3) and its <s> ... </s> template, as an XLMRobertaTokenizerFast."""
+    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
+    from tokenizers.models import Unigram
+    from tokenizers.trainers import UnigramTrainer
+    from transformers import XLMRobertaTokenizerFast
+
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    unigram = Tokenizer(Unigram())
+    unigram.normalizer = normalizers.NFKC()
+    unigram.pre_tokenizer = pre_tokenizers.Metaspace()
+    unigram.decoder = decoders.Metaspace()
+    lines = training_lines() + MULTILINGUAL * 3
+    unigram.train_from_iterator(lines, UnigramTrainer(vocab_size=vocab_size, special_tokens=specials, unk_token="<unk>", show_progress=False))
+    unigram.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)])
+    directory.mkdir(parents=True, exist_ok=True)
+    unigram.save(str(directory / "tokenizer.json"))
+    return XLMRobertaTokenizerFast(tokenizer_file=str(directory / "tokenizer.json"), model_max_length=POSITIONS)
+
+
+def build_xlm_roberta(directory: Path, head: str | None = None, num_labels: int = 3,
+                      id2label: dict[int, str] | None = None, seed: int = 0) -> Path:
+    """A tiny random XLM-RoBERTa (RoBERTa's body, positions from pad + 1) with a multilingual Unigram tokenizer."""
+    from transformers import XLMRobertaConfig
+
+    tokenizer = xlmr_tokenizer(directory)
+    pad = tokenizer.pad_token_id
+    config = XLMRobertaConfig(vocab_size=len(tokenizer), hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                              num_attention_heads=HEADS, intermediate_size=FFN, max_position_embeddings=POSITIONS + pad + 1,
+                              type_vocab_size=1, pad_token_id=pad, bos_token_id=0, eos_token_id=2,
+                              **_labels(head, num_labels, id2label))  # fmt: skip
+    return _save(directory, config, tokenizer, head, seed)
+
+
 BUILDERS = {"bert": build_bert, "distilbert": build_distilbert, "roberta": build_roberta,
             "electra": build_electra, "albert": build_albert, "mpnet": build_mpnet, "modernbert": build_modernbert,
-            "deberta-v2": build_deberta_v2}
+            "deberta-v2": build_deberta_v2, "xlm-roberta": build_xlm_roberta}

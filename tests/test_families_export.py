@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from model_zoo import add_st_stack, build_deberta_v2, build_distilbert, build_electra, build_modernbert, build_mpnet, build_roberta
+from model_zoo import add_st_stack, build_deberta_v2, build_distilbert, build_electra, build_modernbert, build_mpnet, build_roberta, build_xlm_roberta
 
 from edgebert.errors import UserError
 
 SEQ_LEN = 32
 BUILD = {"distilbert": build_distilbert, "roberta": build_roberta, "electra": build_electra, "mpnet": build_mpnet,
-         "modernbert": build_modernbert, "deberta-v2": build_deberta_v2}
+         "modernbert": build_modernbert, "deberta-v2": build_deberta_v2, "xlm-roberta": build_xlm_roberta}
 
 
 @pytest.fixture(scope="module")

@@ -240,10 +240,11 @@ def test_a_pruned_teachers_layers_keep_their_heads_in_the_student(tmp_path: Path
     assert torch.equal(student.bert.encoder.layer[0].attention.self.query.weight, teacher.bert.encoder.layer[1].attention.self.query.weight)
 
 
-@pytest.mark.parametrize("family", ["distilbert", "electra", "roberta", "mpnet"])
+@pytest.mark.parametrize("family", ["distilbert", "electra", "roberta", "mpnet", "albert", "xlm-roberta"])
 def test_vocab_trim_slices_each_familys_head(family: str, corpus: Path, tmp_path: Path) -> None:
-    """WordPiece families (DistilBERT, ELECTRA): the MLM head's vocabulary tensors sliced with the word table, logits
-    of the kept ids unchanged. RoBERTa's byte-level BPE is refused with one line."""
+    """WordPiece (DistilBERT, ELECTRA, MPNet) and SentencePiece Unigram (ALBERT, XLM-R) families: the MLM head's
+    vocabulary tensors sliced with the word table, logits of the kept ids unchanged. RoBERTa's byte-level BPE is
+    refused with one line."""
     import transformers
 
     from edgebert.compress.vocab import trim_vocab
@@ -263,3 +264,25 @@ def test_vocab_trim_slices_each_familys_head(family: str, corpus: Path, tmp_path
     new = transformers.AutoTokenizer.from_pretrained(tmp_path / "trimmed")(text, padding=True, return_tensors="pt")
     with torch.no_grad():
         torch.testing.assert_close(after(**new).logits, before(**old).logits[..., report.kept_ids], atol=1e-5, rtol=1e-5)
+
+
+def test_a_multilingual_vocabulary_trimmed_to_one_language_cuts_that_language_as_before(tmp_path: Path) -> None:
+    """XLM-R's Unigram vocabulary trimmed to German text: German tokenizes into the same pieces (renumbered), the
+    word table shrinks, and the SentencePiece files that would load the old vocabulary are not shipped."""
+    import transformers
+    from model_zoo import MULTILINGUAL, build_xlm_roberta
+
+    from edgebert.compress.vocab import trim_vocab
+
+    model_dir = build_xlm_roberta(tmp_path / "xlmr")
+    german = MULTILINGUAL[:2]
+    corpus = tmp_path / "de.txt"
+    corpus.write_text("\n".join(german * 10) + "\n")
+    report = trim_vocab(model_dir, tmp_path / "de", [corpus], quiet=True)
+    old = transformers.AutoTokenizer.from_pretrained(model_dir)
+    new = transformers.AutoTokenizer.from_pretrained(tmp_path / "de")
+    assert report.vocab_after < report.vocab_before and len(new) == report.vocab_after
+    for text in german:
+        assert new.tokenize(text) == old.tokenize(text)
+        assert new(text).input_ids == [report.kept_ids.index(i) for i in old(text).input_ids]
+    assert not any((tmp_path / "de" / name).exists() for name in ("sentencepiece.bpe.model", "spiece.model"))

@@ -40,7 +40,8 @@ from edgebert.compress.vocab_tokenizer import (
     encode,
     post_processor_tokens,
     tokenization_change,
-    wordpiece_state,
+    piece_prefix,
+    tokenizer_state,
 )
 from edgebert.data import evenly_spaced, load_corpus
 from edgebert.errors import UserError, VerificationError
@@ -129,17 +130,17 @@ def count_tokens(tokenizer: Any, texts: Sequence[str], vocab_size: int, quiet: b
 
 def protected_ids(tokenizer: Any, config: Any, keep_chars: bool) -> tuple[set[int], set[int]]:
     """(special ids, character ids) that are kept whatever the corpus says."""
-    state = wordpiece_state(tokenizer)
+    state = tokenizer_state(tokenizer)
     vocab = tokenizer.get_vocab()
     special = set(tokenizer.all_special_ids) | set(tokenizer.added_tokens_decoder)
     special |= {vocab[t] for t in post_processor_tokens(state.get("post_processor")) if t in vocab}
     special |= {int(v) for f in CONFIG_TOKEN_FIELDS if isinstance(v := getattr(config, f, None), int) and 0 <= v < len(tokenizer)}
     chars: set[int] = set()
     if keep_chars:
-        prefix = state["model"].get("continuing_subword_prefix") or ""
+        prefix = piece_prefix(state)
         for token, i in vocab.items():
             body = token[len(prefix) :] if prefix and token.startswith(prefix) else token
-            if len(body) == 1:
+            if len(body) <= 1:  # a character, or SentencePiece's bare word start
                 chars.add(i)
     return special, chars - special
 

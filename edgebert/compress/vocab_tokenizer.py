@@ -1,5 +1,7 @@
-"""The tokenizer half of vocabulary trimming (edgebert/compress/vocab.py): a WordPiece tokenizer rebuilt on the kept
-tokens (only the vocabulary and the renumbered ids change), and how its output differs from the original's."""
+"""The tokenizer half of vocabulary trimming (edgebert/compress/vocab.py): a WordPiece or SentencePiece Unigram
+tokenizer rebuilt on the kept tokens (only the vocabulary and the renumbered ids change; a Unigram piece keeps its
+score, so text whose best segmentation uses kept pieces only is cut exactly as before), and how its output differs
+from the original's. Byte-level BPE is refused: its merges would have to be rebuilt."""
 
 from __future__ import annotations
 
@@ -58,15 +60,28 @@ class TokenizationChange:
         }
 
 
-def wordpiece_state(tokenizer: Any) -> dict[str, Any]:
-    """The fast tokenizer's serialized state (tokenizer.json); a UserError unless its model is WordPiece."""
+TRIMMABLE = ("WordPiece", "Unigram")
+SENTENCEPIECE_FILES = ("spiece.model", "sentencepiece.bpe.model", "spm.model", "tokenizer.model")
+UNIGRAM_WORD_START = "\u2581"  # SentencePiece's word-start mark
+
+
+def tokenizer_state(tokenizer: Any) -> dict[str, Any]:
+    """The fast tokenizer's serialized state (tokenizer.json); a UserError unless its model can be trimmed."""
     if not getattr(tokenizer, "is_fast", False):
         raise UserError("vocabulary trimming needs a fast (tokenizer.json) tokenizer; re-save the model's tokenizer with transformers")
     state = json.loads(tokenizer.backend_tokenizer.to_str())
     kind = state.get("model", {}).get("type")
-    if kind != "WordPiece":
-        raise UserError(f"vocabulary trimming supports WordPiece (BERT-style) tokenizers; this model's tokenizer is {kind}")
+    if kind not in TRIMMABLE:
+        raise UserError(
+            f"vocabulary trimming supports WordPiece (BERT-style) and SentencePiece Unigram tokenizers; this model's tokenizer is {kind}"
+        )
     return state
+
+
+def piece_prefix(state: dict[str, Any]) -> str:
+    """The mark a piece carries that is not part of its characters: WordPiece's "##" continuation, Unigram's word start."""
+    model = state["model"]
+    return (model.get("continuing_subword_prefix") or "") if model["type"] == "WordPiece" else UNIGRAM_WORD_START
 
 
 def post_processor_tokens(node: Any) -> set[str]:
@@ -104,21 +119,28 @@ def _remap_post_processor(node: Any, token_to_id: dict[str, int]) -> None:
 
 
 def trimmed_tokenizer_state(tokenizer: Any, kept_ids: list[int]) -> tuple[dict[str, Any], list[str]]:
-    """(tokenizer.json state, vocab.txt lines) for the kept ids: same normalizer, pre-tokenizer, decoder and
-    WordPiece settings; the vocabulary, added tokens, post-processor and padding renumbered."""
-    state = copy.deepcopy(wordpiece_state(tokenizer))
+    """(tokenizer.json state, vocab.txt lines: WordPiece only) for the kept ids: same normalizer, pre-tokenizer,
+    decoder and model settings; the vocabulary, added tokens, post-processor and padding renumbered."""
+    state = copy.deepcopy(tokenizer_state(tokenizer))
     old_tokens = tokenizer.convert_ids_to_tokens(kept_ids)
     token_to_id = {t: new for new, t in enumerate(old_tokens)}
-    old_vocab = state["model"]["vocab"]
-    state["model"]["vocab"] = {t: token_to_id[t] for t in old_tokens if t in old_vocab}
     new_ids = dict(zip(kept_ids, range(len(kept_ids))))
+    model = state["model"]
+    if model["type"] == "Unigram":  # [piece, score] in id order; the unknown piece is always kept (a special)
+        pieces = model["vocab"]
+        model["vocab"] = [pieces[i] for i in kept_ids if i < len(pieces)]
+        if model.get("unk_id") is not None:
+            model["unk_id"] = new_ids[model["unk_id"]]
+    else:
+        old_vocab = model["vocab"]
+        model["vocab"] = {t: token_to_id[t] for t in old_tokens if t in old_vocab}
     for added in state.get("added_tokens") or []:
         added["id"] = new_ids[added["id"]]
     _remap_post_processor(state.get("post_processor"), token_to_id)
     padding = state.get("padding")
     if isinstance(padding, dict) and padding.get("pad_token") in token_to_id:
         padding["pad_id"] = token_to_id[padding["pad_token"]]
-    lines = sorted(state["model"]["vocab"], key=state["model"]["vocab"].__getitem__)
+    lines = sorted(model["vocab"], key=model["vocab"].__getitem__) if model["type"] == "WordPiece" else []
     return state, lines
 
 
@@ -131,7 +153,10 @@ def build_trimmed_tokenizer(tokenizer: Any, kept_ids: list[int]) -> Any:
     with tempfile.TemporaryDirectory(prefix="edgebert-vocab-") as tmp:
         tokenizer.save_pretrained(tmp)
         Path(tmp, "tokenizer.json").write_text(json.dumps(state, ensure_ascii=False))
-        Path(tmp, "vocab.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        if lines:
+            Path(tmp, "vocab.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        for name in SENTENCEPIECE_FILES:  # the untrimmed SentencePiece model would load the old vocabulary
+            Path(tmp, name).unlink(missing_ok=True)
         config_path = Path(tmp, "tokenizer_config.json")
         config = json.loads(config_path.read_text())
         if isinstance(config.get("added_tokens_decoder"), dict):
