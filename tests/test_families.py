@@ -52,8 +52,10 @@ def test_lookup_and_unknown_types() -> None:
     assert family_named("bert") is BERT and family_named("albert") is ALBERT
     assert {"bert", "albert"} <= set(supported_model_types())
     assert len({f.name for f in FAMILIES}) == len(FAMILIES)
-    with pytest.raises(UserError, match="not supported yet; supported: bert, albert, roberta, electra, distilbert"):
+    with pytest.raises(UserError, match="not supported yet; supported: bert, albert, roberta, xlm-roberta, electra, distilbert, mpnet"):
         family_for("gpt2")
+    with pytest.raises(UserError, match="XLNet's classifier reads the last token of a left-padded input"):
+        family_for("xlnet")
     with pytest.raises(UserError, match="unknown model family 'gpt2'; known: bert, albert"):
         family_named("gpt2")
 

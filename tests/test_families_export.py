@@ -118,3 +118,18 @@ def test_tfjs_with_a_short_and_a_long_bucket(family_models: dict[str, Path], tmp
     manifest = report.manifest
     assert manifest["parity"]["passed"] and [b["seq_len"] for b in manifest["buckets"]] == [16, 128]
     assert {b["attention"] for b in manifest["buckets"]} == {"batched", "per-head"}
+
+
+def test_an_xlnet_classifier_is_refused_saying_what_cannot_be_reproduced(tiny_bert: Path, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    """XLNet (left padding, last-token classifier): every verb refuses it with one line saying why, nothing written."""
+    import shutil
+
+    from transformers import XLNetConfig, XLNetForSequenceClassification
+
+    model = tmp_path / "xlnet"
+    XLNetForSequenceClassification(XLNetConfig(vocab_size=160, d_model=32, n_layer=2, n_head=4, d_inner=64)).save_pretrained(model)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(tiny_bert / name, model / name)
+    code, _, err = run_cli("export", "--model", str(model), "--target", "onnx", "--out", str(tmp_path / "out"))
+    assert code == 2 and "left-padded input" in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "out").exists()
