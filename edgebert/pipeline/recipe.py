@@ -262,7 +262,7 @@ def _check_distill(d: DistillSection) -> None:
     """The [distill] values, checked by distill()'s own checks (flag names as on the command line)."""
     from edgebert import validate
     from edgebert.config import CE_POSITIONS, COS_LAYERS, PACKINGS
-    from edgebert.distill.api import check_numbers
+    from edgebert.distill.checks import check_numbers
 
     check_numbers(**d.kwargs())
     validate.choice("packing", d.packing, PACKINGS)
