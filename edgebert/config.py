@@ -21,7 +21,7 @@ COS_LAYERS = ("last", "mapped")
 PACKINGS = ("truncate", "pack")
 HEAD_SCOPES = ("global", "layer")
 IMPORTANCE_METHODS = ("auto", "mlm", "output-sensitivity")
-BENCH_TARGETS = ("pytorch", "onnx", "tflite", "tfjs")
+BENCH_TARGETS = ("pytorch", "onnx", "tflite", "tfjs", "executorch")
 
 # Loss weights chosen by distill's "auto" (None): DistilBERT's triple loss when the teacher has its own masked-LM
 # head; cosine-only on unmasked text when it has none (a head fitted to a sentence-embedding teacher such as

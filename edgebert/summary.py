@@ -11,6 +11,11 @@ from edgebert.export import ExportReport
 LOAD_HINTS = {
     "onnx": "onnxruntime: ort.InferenceSession('{dir}/model.onnx') with int64 inputs {inputs}",
     "tflite": "LiteRT: Interpreter('{dir}/model.tflite').get_signature_runner('serving_default') with int32 inputs",
+    "executorch": (
+        "ExecuTorch: Runtime.get().load_program('{dir}/model.pte').load_method('forward').execute(int64 tensors {inputs}); "
+        "React Native: react-native-executorch's useExecutorchModule({{ modelSource: require('{dir}/model.pte') }}), "
+        "forward with the same int64 inputs (tokenizer.json beside it)"
+    ),
 }
 
 

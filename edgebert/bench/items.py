@@ -504,6 +504,8 @@ def _open_export(spec: ItemSpec) -> OpenItem:
     notes = []
     if out_of_process:
         notes.append("TF.js runs in Node (wasm backend, single-threaded); model-call times are measured inside Node")
+    if manifest["target"] == "executorch":
+        notes.append("ExecuTorch sizes XNNPACK's thread pool itself: the threads setting is not applied")
     return OpenItem(
         spec=spec,
         tokenizer=tokenizer,
@@ -538,6 +540,8 @@ def _runtime_name(target: str, manifest: dict[str, Any] | None = None) -> str:
         return f"onnxruntime {version('onnxruntime')} (CPUExecutionProvider)"
     if target == "tflite":
         return f"ai-edge-litert {version('ai-edge-litert')} (LiteRT interpreter)"
+    if target == "executorch":
+        return f"executorch {version('executorch')} (XNNPACK delegate)"
     if target == "tfjs":
         backend = os.environ.get("EDGEBERT_TFJS_BACKEND", "wasm")
         detail = (manifest or {}).get("target_details", {}).get("runtime")

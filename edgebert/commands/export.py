@@ -7,7 +7,7 @@ import argparse
 from edgebert.config import ExportConfig
 from edgebert.options import add_options, from_args
 
-TARGET_CHOICES = ("onnx", "tflite", "tfjs")
+TARGET_CHOICES = ("onnx", "tflite", "tfjs", "executorch")
 
 
 class ExportCommand:

@@ -12,6 +12,7 @@ TARGETS: dict[str, str] = {
     "onnx": "edgebert.targets.onnx.exporter:OnnxExporter",
     "tflite": "edgebert.targets.tflite.exporter:TFLiteExporter",
     "tfjs": "edgebert.targets.tfjs.exporter:TFJSExporter",
+    "executorch": "edgebert.targets.executorch.exporter:ExecuTorchExporter",
 }
 
 

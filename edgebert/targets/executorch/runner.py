@@ -1,0 +1,26 @@
+"""ExecuTorch runner: a `model.pte`'s `forward` method in ExecuTorch's own runtime (its XNNPACK delegate on CPU)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from edgebert.targets.base import Runner, named_output
+
+
+class ExecuTorchRunner(Runner):
+    """The program's `forward` on int64 inputs in the export's input order, outputs named as its manifest lists them."""
+
+    def __init__(self, path: Path, input_names: list[str], output_names: list[str]) -> None:
+        from executorch.runtime import Runtime
+
+        self.program = Runtime.get().load_program(Path(path))
+        self.method = self.program.load_method("forward")
+        self.input_names, self.output_names = list(input_names), list(output_names)
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        import torch
+
+        values = self.method.execute([torch.from_numpy(np.ascontiguousarray(inputs[n], dtype=np.int64)) for n in self.input_names])
+        return {name: named_output(name, value.numpy()) for name, value in zip(self.output_names, values)}

@@ -1,0 +1,73 @@
+"""The ExecuTorch target: one `model.pte` (XNNPACK-delegated, dynamic batch and sequence) checked in ExecuTorch's own
+runtime against PyTorch, for an embedder and a classifier, and benched beside the other targets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from edgebert.export import export
+
+    out = tmp_path_factory.mktemp("et") / "model-executorch"
+    export("executorch", model=tiny_bert, out=out, seq_len=32, quiet=True)
+    return out
+
+
+def test_the_program_computes_the_models_embeddings_at_any_batch_and_length(tiny_bert: Path, exported: Path) -> None:
+    from edgebert.modelio import load_model
+    from edgebert.parity import encode
+    from edgebert.targets import get_exporter
+
+    manifest = json.loads((exported / "edgebert.json").read_text())
+    assert manifest["target"] == "executorch" and manifest["files"] == {"model.pte": (exported / "model.pte").stat().st_size}
+    assert manifest["parity"]["passed"] and manifest["parity"]["min_cosine"] > 0.9999
+    assert manifest["target_details"]["delegate"] == "XNNPACK" and not manifest["static_shape"]
+    loaded = load_model(tiny_bert)
+    runner = get_exporter("executorch").load_runner(exported, manifest)
+    for texts, length in ((["hello world"], 8), (["a man plays the guitar on stage", "the quick brown fox", "why"], 32)):
+        batch = encode(loaded.tokenizer, texts, length, pad_to_seq_len=False)
+        got = runner.run(batch)
+        with torch.no_grad():
+            expected = loaded.embedder(*[torch.from_numpy(batch[n]).long() for n in loaded.family.input_names()])
+        np.testing.assert_allclose(got["sentence_embedding"], expected[0].numpy(), atol=1e-5)
+        assert got["last_hidden_state"].shape == tuple(expected[1].shape)
+
+
+def test_a_classifier_ships_its_head_and_labels(tmp_path: Path) -> None:
+    from model_zoo import build_bert
+
+    from edgebert.export import export
+
+    model = build_bert(tmp_path / "cls", head="sequence-classification", num_labels=2, id2label={0: "negative", 1: "positive"})
+    report = export("executorch", model=model, out=tmp_path / "out", seq_len=32, quiet=True)
+    manifest = report.manifest
+    assert manifest["task"] == "text-classification" and manifest["outputs"][0]["labels"] == ["negative", "positive"]
+    checks = [c for p in manifest["parity"]["kernel_paths"].values() if isinstance(p, dict) for c in p.values() if isinstance(c, dict)]
+    assert all(c.get("agreement") == 1.0 for c in checks if "agreement" in c)
+
+
+def test_integer_recipes_are_refused_with_one_line(run_cli, tiny_bert: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    code, _, err = run_cli("export", "--model", str(tiny_bert), "--target", "executorch", "--quantize", "int8", "--out", str(tmp_path / "o"))
+    assert code == 2 and "--quantize int8 is not offered by target executorch; choose one of: none" in err, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_bench_runs_the_program_beside_pytorch(tiny_bert: Path, exported: Path, tmp_path: Path) -> None:
+    from edgebert.bench.harness import build_config, run_bench
+    from edgebert.bench.measure import MeasureJob
+
+    sts = tmp_path / "sts.csv"
+    sts.write_text("the dog plays,a dog is playing,4.5\nthe cat,hello world,0.5\nmusic on stage,guitar music,3\nthe man,the woman,2\n")
+    job = MeasureJob(seq_lens=[16], batches=[1], threads=[1], warmup=1, repeats=2, sts_max_length=32, sts_path=str(sts))
+    report = run_bench(build_config([f"torch={tiny_bert}", f"pte={exported}"], job=job, isolate=False), tmp_path / "r", echo=lambda m: None).report
+    item = next(i for i in report["items"] if i["label"] == "pte")
+    assert item["status"] == "ok" and item["target"] == "executorch" and item["runtime"].startswith("executorch ")
+    torch_item = next(i for i in report["items"] if i["label"] == "torch")
+    assert item["sts"]["spearman"] == pytest.approx(torch_item["sts"]["spearman"], abs=1e-6)
