@@ -53,9 +53,32 @@ def test_a_classifier_ships_its_head_and_labels(tmp_path: Path) -> None:
     assert all(c.get("agreement") == 1.0 for c in checks if "agreement" in c)
 
 
-def test_integer_recipes_are_refused_with_one_line(run_cli, tiny_bert: Path, tmp_path: Path) -> None:  # noqa: ANN001
-    code, _, err = run_cli("export", "--model", str(tiny_bert), "--target", "executorch", "--quantize", "int8", "--out", str(tmp_path / "o"))
-    assert code == 2 and "--quantize int8 is not offered by target executorch; choose one of: none" in err, err
+@pytest.mark.parametrize("recipe", ["int8", "int4"])
+def test_integer_recipes_hold_parity_and_say_what_they_kept_in_float(tiny_bert: Path, exported: Path, tmp_path: Path, recipe: str) -> None:
+    from edgebert.export import export
+
+    report = export("executorch", model=tiny_bert, out=tmp_path / recipe, seq_len=32, quantize=recipe, quiet=True)
+    manifest = report.manifest
+    details = manifest["target_details"]["quantization"]
+    assert manifest["parity"]["passed"] and details["recipe"] == recipe and details["float_islands"][0] == "ffn_output"
+    assert details["guard"]["min_cosine"] >= details["guard"]["required"]
+    assert (tmp_path / recipe / "model.pte").stat().st_size < (exported / "model.pte").stat().st_size
+
+
+def test_float_islands_name_the_ffn_down_projections_only() -> None:
+    from edgebert.families import BERT, DISTILBERT
+    from edgebert.targets.executorch.quantize import island_pattern
+
+    bert = island_pattern(BERT, ("ffn_output",))
+    assert bert.search("encoder.encoder.layer.3.output.dense") and bert.search("encoder.layer.11.output.dense")
+    assert not bert.search("encoder.encoder.layer.3.attention.output.dense") and not bert.search("encoder.layer.3.intermediate.dense")
+    qkv = island_pattern(DISTILBERT, ("query", "key", "value"))
+    assert qkv.search("encoder.transformer.layer.0.attention.k_lin") and not qkv.search("encoder.transformer.layer.0.attention.out_lin")
+
+
+def test_other_recipes_are_refused_with_one_line(run_cli, tiny_bert: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    code, _, err = run_cli("export", "--model", str(tiny_bert), "--target", "executorch", "--quantize", "int8-static", "--out", str(tmp_path / "o"))
+    assert code == 2 and "--quantize int8-static is not offered by target executorch; choose one of: none, int8, int4" in err, err
     assert not (tmp_path / "o").exists()
 
 

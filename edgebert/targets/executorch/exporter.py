@@ -1,6 +1,7 @@
 """ExecuTorch target exporter: `torch.export` of the module every target exports (the sentence-transformers stack or
 the task head in the graph), with dynamic batch and sequence dimensions up to `--seq-len`, lowered with the XNNPACK
-partitioner into one `model.pte` that react-native-executorch loads. fp32; the integer recipes are not built yet."""
+partitioner into one `model.pte` that react-native-executorch loads; fp32, or the int8 / int4 recipes of
+quantize.py (dynamically quantized Linear layers)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ class ExecuTorchExporter(Exporter):
     """One `model.pte`: the embedder's graph with XNNPACK-delegated kernels, dynamic batch and sequence."""
 
     name = "executorch"
-    quantizations = ()
+    quantizations = ("int8", "int4")
     install_hint = "pip install 'edgebert[executorch]'"
 
     def check_available(self) -> None:
@@ -29,19 +30,28 @@ class ExecuTorchExporter(Exporter):
             raise TargetUnavailable(f"the executorch target needs the 'executorch' package; run {self.install_hint}")
 
     def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
-        import executorch
-        from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-        from executorch.exir import to_edge_transform_and_lower
+        import importlib.metadata
 
         from edgebert.progress import library_chatter_kept_back
 
-        with library_chatter_kept_back():  # torch.export and the lowering's warnings and C++ logs
-            program = to_edge_transform_and_lower(_exported(model, options.seq_len), partitioner=[XnnpackPartitioner()]).to_executorch()
-        (work_dir / MODEL_FILE).write_bytes(program.buffer)
+        names, outputs = model.family.input_names(), list(model.output_names)
         extra: dict[str, Any] = {
-            "runtime": f"executorch {getattr(executorch, '__version__', 'unknown')}", "delegate": "XNNPACK",
+            "runtime": f"executorch {importlib.metadata.version('executorch')}", "delegate": "XNNPACK",
             "method": "forward", "max_batch": MAX_BATCH, "max_seq_len": options.seq_len,
         }  # fmt: skip
+        with library_chatter_kept_back():  # torch.export and the lowering's warnings and C++ logs
+            if options.quantize == "none":
+                program = _lowered(model.embedder, names, options.seq_len)
+            else:
+                from edgebert.parity import guard_inputs
+                from edgebert.targets.executorch.quantize import quantize_with_islands
+
+                program, extra["quantization"] = quantize_with_islands(
+                    model.embedder, model.family, options.quantize, lambda m: _lowered(m, names, options.seq_len),
+                    lambda data, feed: ExecuTorchRunner(data, names, outputs).run(feed),
+                    guard_inputs(model.tokenizer, names, options.seq_len),
+                )  # fmt: skip
+        (work_dir / MODEL_FILE).write_bytes(program)
         return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=False, extra=extra)
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
@@ -50,14 +60,17 @@ class ExecuTorchExporter(Exporter):
         return ExecuTorchRunner(Path(export_dir) / MODEL_FILE, names, outputs)
 
 
-def _exported(model: LoadedModel, seq_len: int) -> Any:
-    """The embedder under torch.export, batch in [1, MAX_BATCH] and sequence in [2, seq_len] left free."""
+def _lowered(module: Any, names: list[str], seq_len: int) -> bytes:
+    """`module` under torch.export (batch in [1, MAX_BATCH], sequence in [2, seq_len] left free), lowered to XNNPACK:
+    the `.pte` bytes."""
     import torch
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
     from torch.export import Dim, export
 
-    names = model.family.input_names()
     batch, sequence = Dim("batch", min=1, max=MAX_BATCH), Dim("sequence", min=2, max=seq_len)
     sample = tuple(torch.ones(2, min(seq_len, 16), dtype=torch.long) for _ in names)
     shapes = tuple({0: batch, 1: sequence} for _ in names)
     with torch.no_grad():
-        return export(model.embedder.eval(), sample, dynamic_shapes=shapes, strict=False)
+        exported = export(module.eval(), sample, dynamic_shapes=shapes, strict=False)
+    return bytes(to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()]).to_executorch().buffer)

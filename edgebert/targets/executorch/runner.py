@@ -10,12 +10,13 @@ from edgebert.targets.base import Runner, named_output
 
 
 class ExecuTorchRunner(Runner):
-    """The program's `forward` on int64 inputs in the export's input order, outputs named as its manifest lists them."""
+    """A program's (a `.pte` path, or its bytes) `forward` on int64 inputs in the export's input order, outputs named
+    as its manifest lists them."""
 
-    def __init__(self, path: Path, input_names: list[str], output_names: list[str]) -> None:
+    def __init__(self, program: Path | bytes, input_names: list[str], output_names: list[str]) -> None:
         from executorch.runtime import Runtime
 
-        self.program = Runtime.get().load_program(Path(path))
+        self.program = Runtime.get().load_program(program if isinstance(program, bytes) else Path(program))
         self.method = self.program.load_method("forward")
         self.input_names, self.output_names = list(input_names), list(output_names)
 
