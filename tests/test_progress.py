@@ -6,6 +6,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from edgebert.progress import Track
@@ -55,8 +56,6 @@ def test_distillation_in_a_log_reports_steps_not_a_bar(tiny_bert: Path, tmp_path
 def test_library_chatter_is_kept_back_and_shown_when_the_block_fails(capfd: Any) -> None:
     import os
 
-    import pytest
-
     from edgebert.progress import library_chatter_kept_back
 
     with library_chatter_kept_back():
@@ -68,13 +67,15 @@ def test_library_chatter_is_kept_back_and_shown_when_the_block_fails(capfd: Any)
     assert "the reason it failed" in capfd.readouterr().err
 
 
-def test_a_tflite_export_prints_its_steps_and_nothing_else(tiny_bert: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("target", "quantize"), [("tflite", "int8"), ("executorch", "int8")])
+def test_an_export_prints_its_steps_and_nothing_else(tiny_bert: Path, tmp_path: Path, target: str, quantize: str) -> None:
+    """TensorFlow's, LiteRT's and ExecuTorch's start-up logs, converter bars and library warnings are kept back."""
     import os
     import subprocess
     import sys
 
     root = Path(__file__).resolve().parents[1]
-    args = [sys.executable, "-m", "edgebert.cli", "export", "--model", str(tiny_bert), "--target", "tflite", "--quantize", "int8",
+    args = [sys.executable, "-m", "edgebert.cli", "export", "--model", str(tiny_bert), "--target", target, "--quantize", quantize,
             "--out", str(tmp_path / "out"), "--seq-len", "16"]  # fmt: skip
     done = subprocess.run(args, capture_output=True, text=True, cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, timeout=600)
     assert done.returncode == 0, done.stderr

@@ -16,8 +16,11 @@ class ExecuTorchRunner(Runner):
     def __init__(self, program: Path | bytes, input_names: list[str], output_names: list[str]) -> None:
         from executorch.runtime import Runtime
 
-        self.program = Runtime.get().load_program(program if isinstance(program, bytes) else Path(program))
-        self.method = self.program.load_method("forward")
+        from edgebert.progress import library_chatter_kept_back
+
+        with library_chatter_kept_back():  # the runtime's CPU probing logs, on its first load in a process
+            self.program = Runtime.get().load_program(program if isinstance(program, bytes) else Path(program))
+            self.method = self.program.load_method("forward")
         self.input_names, self.output_names = list(input_names), list(output_names)
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
