@@ -36,11 +36,19 @@ def _tiny(family_name: str) -> nn.Module:
         return BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2, intermediate_size=32))
     if family_name == "distilbert":
         return AutoModel.from_config(AutoConfig.for_model("distilbert", vocab_size=50, dim=16, n_layers=3, n_heads=2, hidden_dim=32))
-    if family_name in ("roberta", "electra"):
-        extra = {"embedding_size": 8} if family_name == "electra" else {}
-        return AutoModel.from_config(AutoConfig.for_model(
+    if family_name in ("roberta", "electra", "xlm-roberta", "mpnet", "modernbert", "deberta-v2"):
+        extra = {
+            "electra": {"embedding_size": 8},
+            "modernbert": {"global_attn_every_n_layers": 2, "local_attention": 8, "pad_token_id": 0, "bos_token_id": 1,
+                           "eos_token_id": 2, "cls_token_id": 1, "sep_token_id": 2},
+            "deberta-v2": {"relative_attention": True, "position_buckets": 16, "pos_att_type": ["p2c", "c2p"],
+                           "position_biased_input": False, "type_vocab_size": 0},
+        }.get(family_name, {})  # fmt: skip
+        config = AutoConfig.for_model(
             family_name, vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2, intermediate_size=32, **extra
-        ))  # fmt: skip
+        )
+        config._attn_implementation = "eager"  # as edgebert loads every model (MPNet and DeBERTa have no SDPA path)
+        return AutoModel.from_config(config)
     return AlbertModel(AlbertConfig(
         vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=3, num_hidden_groups=3, inner_group_num=1,
         num_attention_heads=2, intermediate_size=32,
@@ -187,7 +195,8 @@ def test_onnx_ffn_down_projection_names(tmp_path) -> None:
 # Module-path segments that are also ordinary words in edgebert's code (role names, edgebert's own attributes such
 # as SentenceEmbedder.encoder, pooling "cls"); a whole dotted path that contains them is still caught.
 COMMON_WORDS = {"attention", "self", "query", "key", "value", "output", "dense", "layer", "encoder", "embeddings",
-                "ffn", "ffn_output", "weight", "bias", "bert", "albert", "distilbert", "roberta", "electra", "cls", "transform", "0", ""}  # fmt: skip
+                "ffn", "ffn_output", "weight", "bias", "bert", "albert", "distilbert", "roberta", "electra", "cls", "transform", "0", "",
+                "model", "layers", "norm", "head", "decoder", "q", "k", "v", "o", "mpnet", "deberta"}  # fmt: skip
 
 
 def _known_module_names() -> tuple[set[str], set[str]]:
