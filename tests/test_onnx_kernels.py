@@ -67,6 +67,21 @@ def test_emulated_matmul_integer_saturates_pairs_exactly_as_numpy(k: int) -> Non
     assert not np.array_equal(got, exact_product(a, b, 7))  # these operands do saturate
 
 
+def test_a_vocabulary_wide_product_is_emulated_in_chunks_of_bounded_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A masked-LM decoder (30k columns) once took 24 GB to emulate and was killed: the pairs of K are now summed a
+    chunk at a time (here forced small), with the same saturating result."""
+    from edgebert.targets.onnx import kernels
+
+    assert kernels.pairs_per_chunk(30522, 192) == 17  # MiniLM's decoder: 17 of its 192 pairs at a time, 266 MB
+    monkeypatch.setattr(kernels, "CHUNK_BYTES", 3 * 128 * 4 * 8)  # 3 pairs a chunk for these 8 columns
+    assert kernels.pairs_per_chunk(8, 8) == 3
+    a, b = saturating_operands(17, 8, seed=3)
+    model = matmul_integer_model(b, a_zp=5)
+    emulate_u8s8_saturation(model)
+    assert sum(node.op_type == "ReduceSum" for node in model.graph.node) == 3 + 1  # three chunks, one row sum
+    np.testing.assert_array_equal(run(model, {"a": a}), saturating_product(a, b, 5))
+
+
 def test_small_products_are_unchanged_by_the_emulation() -> None:
     rng = np.random.default_rng(1)
     a = rng.integers(0, 256, size=(3, 32), dtype=np.uint8)

@@ -70,17 +70,28 @@ def emulate_u8s8_saturation(model: Any) -> int:
     return len(products)
 
 
+# Bytes one int32 pair-product tensor may take for a row of CHUNK_ROWS tokens: the pairs of K are summed a chunk at a
+# time, so that a wide product (a masked-LM decoder's 30k-column vocabulary) does not hold [..., M, K/2, N] at once.
+CHUNK_BYTES = 1 << 28
+CHUNK_ROWS = 128
+
+
+def pairs_per_chunk(n: int, pairs: int) -> int:
+    """How many pairs of K one chunk of a product with `n` output columns takes."""
+    return max(1, min(pairs, CHUNK_BYTES // (CHUNK_ROWS * max(n, 1) * 4)))
+
+
 def _saturating_product(product: _Product, prefix: str) -> tuple[list[Any], dict[str, np.ndarray]]:
-    """Nodes computing `product` with int16 saturation of each pair of K, and the constants they need."""
+    """Nodes computing `product` with int16 saturation of each pair of K (the pairs summed a chunk at a time), and the
+    constants they need."""
     from onnx import TensorProto, helper
 
     p = prefix
     weight = product.weight.astype(np.int32)
-    k = weight.shape[0]
+    k, n = weight.shape
     even_k = k - k % 2
-    inits = {
-        f"{p}_b_even": weight[0:even_k:2][None],  # [1, K/2, N]: broadcasts against [..., M, K/2, 1]
-        f"{p}_b_odd": weight[1:even_k:2][None],
+    step = 2 * pairs_per_chunk(n, even_k // 2)
+    inits: dict[str, np.ndarray] = {
         f"{p}_b_colsum": weight.sum(axis=0, dtype=np.int32),
         f"{p}_b_zp": product.weight_zero_point.astype(np.int32),
         f"{p}_k": np.array(k, np.int32),
@@ -88,29 +99,38 @@ def _saturating_product(product: _Product, prefix: str) -> tuple[list[Any], dict
         f"{p}_hi": np.array(INT16_MAX, np.int32),
         f"{p}_last_axis": np.array([-1], np.int64),
         f"{p}_pair_axis": np.array([-2], np.int64),
-        f"{p}_starts": np.array([0], np.int64),
-        f"{p}_starts_odd": np.array([1], np.int64),
-        f"{p}_ends": np.array([even_k], np.int64),
         f"{p}_two": np.array([2], np.int64),
     }
     a = f"{p}_a"
-    slice_inputs = [f"{p}_ends", f"{p}_last_axis", f"{p}_two"]
-    nodes = [
-        helper.make_node("Cast", [product.activation], [a], to=TensorProto.INT32),
-        helper.make_node("Slice", [a, f"{p}_starts", *slice_inputs], [f"{p}_a_even"]),
-        helper.make_node("Slice", [a, f"{p}_starts_odd", *slice_inputs], [f"{p}_a_odd"]),
-        helper.make_node("Unsqueeze", [f"{p}_a_even", f"{p}_last_axis"], [f"{p}_a_even_col"]),
-        helper.make_node("Unsqueeze", [f"{p}_a_odd", f"{p}_last_axis"], [f"{p}_a_odd_col"]),
-        helper.make_node("Mul", [f"{p}_a_even_col", f"{p}_b_even"], [f"{p}_prod_even"]),
-        helper.make_node("Mul", [f"{p}_a_odd_col", f"{p}_b_odd"], [f"{p}_prod_odd"]),
-        helper.make_node("Add", [f"{p}_prod_even", f"{p}_prod_odd"], [f"{p}_pairs"]),
-        helper.make_node("Max", [f"{p}_pairs", f"{p}_lo"], [f"{p}_pairs_lo"]),
-        helper.make_node("Min", [f"{p}_pairs_lo", f"{p}_hi"], [f"{p}_pairs_sat"]),
-        helper.make_node("ReduceSum", [f"{p}_pairs_sat", f"{p}_pair_axis"], [f"{p}_raw"], keepdims=0),
-    ]
-    raw = f"{p}_raw"
+    nodes = [helper.make_node("Cast", [product.activation], [a], to=TensorProto.INT32)]
+    partials = []
+    for c, lo in enumerate(range(0, even_k, step)):
+        hi, q = min(lo + step, even_k), f"{p}_c{c}"
+        inits.update({
+            f"{q}_b_even": weight[lo:hi:2][None], f"{q}_b_odd": weight[lo + 1 : hi : 2][None],  # [1, pairs, N]
+            f"{q}_start": np.array([lo], np.int64), f"{q}_start_odd": np.array([lo + 1], np.int64), f"{q}_end": np.array([hi], np.int64),
+        })  # fmt: skip
+        ends = [f"{q}_end", f"{p}_last_axis", f"{p}_two"]
+        nodes += [
+            helper.make_node("Slice", [a, f"{q}_start", *ends], [f"{q}_a_even"]),
+            helper.make_node("Slice", [a, f"{q}_start_odd", *ends], [f"{q}_a_odd"]),
+            helper.make_node("Unsqueeze", [f"{q}_a_even", f"{p}_last_axis"], [f"{q}_a_even_col"]),  # [..., M, pairs, 1]
+            helper.make_node("Unsqueeze", [f"{q}_a_odd", f"{p}_last_axis"], [f"{q}_a_odd_col"]),
+            helper.make_node("Mul", [f"{q}_a_even_col", f"{q}_b_even"], [f"{q}_prod_even"]),
+            helper.make_node("Mul", [f"{q}_a_odd_col", f"{q}_b_odd"], [f"{q}_prod_odd"]),
+            helper.make_node("Add", [f"{q}_prod_even", f"{q}_prod_odd"], [f"{q}_pairs"]),
+            helper.make_node("Max", [f"{q}_pairs", f"{p}_lo"], [f"{q}_pairs_lo"]),
+            helper.make_node("Min", [f"{q}_pairs_lo", f"{p}_hi"], [f"{q}_pairs_sat"]),
+            helper.make_node("ReduceSum", [f"{q}_pairs_sat", f"{p}_pair_axis"], [f"{q}_raw"], keepdims=0),
+        ]
+        partials.append(f"{q}_raw")
+    raw = partials[0]
+    for i, partial in enumerate(partials[1:]):  # onnx Sum takes no int32: a chain of Adds
+        nodes.append(helper.make_node("Add", [raw, partial], [f"{p}_acc{i}"]))
+        raw = f"{p}_acc{i}"
     if k % 2:  # the last element of an odd K has no partner (MLAS pads K with zeros): one product, never clipped
         inits[f"{p}_b_last"] = weight[k - 1 :]
+        inits[f"{p}_ends"] = np.array([even_k], np.int64)
         inits[f"{p}_ends_all"] = np.array([k], np.int64)
         nodes += [
             helper.make_node("Slice", [a, f"{p}_ends", f"{p}_ends_all", f"{p}_last_axis"], [f"{p}_a_last"]),
