@@ -51,6 +51,25 @@ def test_distillation_in_a_log_reports_steps_not_a_bar(tiny_bert: Path, tmp_path
     steps = [line for line in err.splitlines() if line.startswith("[distill] step: ")]
     assert len(steps) == 10 and steps[-1].startswith("[distill] step: 10/10 (100 %)") and ", loss " in steps[-1], err
     assert "it/s]" not in err  # no tqdm bar in a log
+    assert "[distill] student: distilbert-shaped bert, 1 layers" in err  # the shape and the family it is built in
+
+
+def test_distillation_prints_its_own_lines_only(tiny_bert: Path, tmp_path: Path) -> None:
+    """No TensorFlow, CUDA or absl start-up lines from a PyTorch distillation: every stderr line is edgebert's."""
+    import os
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(f"the quick brown fox {i} jumps over the lazy dog" for i in range(30)) + "\n")
+    root = Path(__file__).resolve().parents[1]
+    args = [sys.executable, "-m", "edgebert.cli", "distill", "--teacher", str(tiny_bert), "--corpus", str(corpus),
+            "--out", str(tmp_path / "s"), "--steps", "4", "--student-layers", "1", "--batch-size", "4", "--seq-len", "16",
+            "--cache-dir", str(tmp_path / "cache")]  # fmt: skip
+    done = subprocess.run(args, capture_output=True, text=True, cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, timeout=600)
+    assert done.returncode == 0, done.stderr
+    foreign = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("[distill] ")]
+    assert not foreign, foreign
 
 
 def test_library_chatter_is_kept_back_and_shown_when_the_block_fails(capfd: Any) -> None:
