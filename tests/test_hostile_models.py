@@ -220,3 +220,46 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tiny_bert: Path, tmp_path: P
     last = done.stderr.strip().splitlines()[-1]
     assert done.returncode == 1 and "out of disk space" in last and "Traceback" not in done.stderr, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [], "a partial export was left behind"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (lambda d: ["--sts", str((d / "big.csv", (d / "big.csv").write_text("a" * 200_000 + ",b,3\nx,y,2\n"))[0])], "is not a readable CSV"),
+        (lambda d: ["--texts", str((d / "t.txt.gz", (d / "t.txt.gz").write_bytes(__import__("gzip").compress(b"hello world\n" * 10000)[:200]))[0])],
+         "cannot read --texts"),
+    ],
+    ids=["sts-200kB-field", "texts-truncated-gz"],
+)
+def test_bench_refuses_unreadable_data_up_front(run_cli: Cli, tiny_bert: Path, tmp_path: Path, args: Callable[[Path], list[str]], fragment: str) -> None:
+    out = tmp_path / "report"
+    code, _, err = run_cli("bench", str(tiny_bert), "--out", str(out), "--repeats", "1", "--warmup", "0", "--in-process", *args(tmp_path))
+    assert_refused(code, err, fragment, out)
+
+
+def test_a_classifier_teacher_whose_head_does_not_fit_leaves_no_distill_output(classifier: Path, tmp_path: Path, run_cli: Cli) -> None:
+    """config.json says 5 labels (id2label too) while the weights hold a 3-label head: refused at the load, no --out."""
+    model = _copy(classifier, tmp_path)
+    labels = {str(i): f"L{i}" for i in range(5)}
+    _edit_json(model / "config.json", num_labels=5, id2label=labels, label2id={v: int(k) for k, v in labels.items()})
+    out = tmp_path / "student"
+    code, _, err = run_cli("distill", "--teacher", str(model), "--corpus", str(_corpus(tmp_path)), "--out", str(out), "--steps", "2", "--student-layers", "1")
+    assert code == 2 and "edgebert: error:" in err.splitlines()[-1] and "Traceback" not in err, err
+    assert not out.exists()
+
+
+def test_a_damaged_teacher_cache_leaves_no_distill_output(tiny_bert: Path, tmp_path: Path) -> None:
+    """A cache entry whose offsets do not match the corpus (a damaged entry) is refused after --out was made: the
+    refusal removes what this run created."""
+    import numpy as np
+
+    from edgebert.distill import distill
+
+    corpus, cache = _corpus(tmp_path), tmp_path / "teacher-cache"
+    kw = dict(steps=2, batch_size=4, seq_len=16, student_layers=1, cache_dir=tmp_path / "cache", teacher_cache=cache, quiet=True)
+    distill(tiny_bert, corpus, tmp_path / "first", **kw)
+    entry = next(p.parent for p in cache.rglob("meta.json"))
+    np.save(entry / "offsets.npy", np.load(entry / "offsets.npy", allow_pickle=False)[:-1])
+    with pytest.raises(UserError, match="does not match this corpus"):
+        distill(tiny_bert, corpus, tmp_path / "second", **kw)
+    assert not (tmp_path / "second").exists()
