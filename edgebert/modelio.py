@@ -195,11 +195,12 @@ def check_within_positions(flag: str, value: int, config: Any, whose: str = "the
 CLASSIFIER_TASKS = ("text-classification", "token-classification")  # heads compress and trim keep as they are
 
 
-def rewrite_task(model_dir: Path) -> str:
-    """The task of the head `model_dir`'s weights carry (`heads.detect_task`): what a rewrite must keep."""
+def rewrite_task(model_dir: Path, config: dict[str, Any] | None = None) -> str:
+    """The task of the head `model_dir`'s weights carry (`heads.detect_task`; `config`: its config.json when read
+    already): what a rewrite must keep."""
     from edgebert.heads import detect_task, read_sentence_stack
 
-    config, _ = inspect_model_dir(model_dir)
+    config = inspect_model_dir(model_dir)[0] if config is None else config
     return detect_task(config, read_sentence_stack(model_dir) is not None)
 
 
@@ -210,18 +211,10 @@ def load_for_rewrite(model_dir: Path, family: Family) -> tuple[Any, bool]:
     the config (anything missing but an encoder-only model's pooler) are a UserError."""
     import transformers
 
-    task = rewrite_task(model_dir)
+    config, _ = inspect_model_dir(model_dir)
+    task = rewrite_task(model_dir, config)
     if task in CLASSIFIER_TASKS:
-        from edgebert.heads import TASKS
-        from edgebert.task_heads import architecture_class
-
-        config, _ = inspect_model_dir(model_dir)
-        cls = getattr(transformers, architecture_class(config, task), None) or getattr(transformers, TASKS[task][0])
-        model, info = load_weights(cls, model_dir)
-        missing = list(info.get("missing_keys", []))
-        if missing:
-            raise UserError(f"the weights in {model_dir} lack part of its {task} head or encoder (e.g. {missing[0]}); re-save the model")
-        return model.eval(), False
+        return _load_task_head(model_dir, task, config), False
     with_head = family.mlm_class is not None and has_mlm_head(model_dir, family)
     cls = getattr(transformers, family.mlm_class) if with_head else transformers.AutoModel
     model, info = load_weights(cls, model_dir)
@@ -231,24 +224,30 @@ def load_for_rewrite(model_dir: Path, family: Family) -> tuple[Any, bool]:
     return model.eval(), with_head
 
 
-def _load_task_model(path: Path, config: Any, family: Family, task: str, top_k: int) -> Any:
-    """The model's own transformers task class (`edgebert.task_heads`) loaded safely, wrapped as a `TaskModel`.
-
-    Every head tensor must come from the checkpoint: a head transformers would initialise at random is refused."""
+def _load_task_head(path: Path, task: str, arch_config: Any, **kwargs: Any) -> Any:
+    """The model's own transformers class for `task` (`edgebert.task_heads`, named by `arch_config`'s architectures)
+    loaded safely, in eval mode. Every head tensor must come from the checkpoint: a head transformers would
+    initialise at random is refused."""
     import transformers
 
     from edgebert.heads import TASKS
-    from edgebert.pooling import TaskModel
     from edgebert.task_heads import architecture_class
 
-    cls = getattr(transformers, architecture_class(config, task), None) or getattr(transformers, TASKS[task][0])
-    model, info = load_weights(cls, path, config=config)
+    cls = getattr(transformers, architecture_class(arch_config, task), None) or getattr(transformers, TASKS[task][0])
+    model, info = load_weights(cls, path, **kwargs)
     missing = list(info.get("missing_keys", []))  # a task head runs every tensor it has (BERT's pooler too)
     if missing:
         raise UserError(
             f"the weights in {path} lack part of its {task} head or encoder (e.g. {missing[0]}); re-save the model"
         )
-    return TaskModel(model.eval(), task, top_k, family.uses_token_type_ids).eval()
+    return model.eval()
+
+
+def _load_task_model(path: Path, config: Any, family: Family, task: str, top_k: int) -> Any:
+    """The model's own task head (`_load_task_head`) wrapped as a `TaskModel`."""
+    from edgebert.pooling import TaskModel
+
+    return TaskModel(_load_task_head(path, task, config, config=config), task, top_k, family.uses_token_type_ids).eval()
 
 
 def load_model(path: Path, task: str | None = None, top_k: int = 5) -> LoadedModel:

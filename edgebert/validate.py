@@ -11,7 +11,7 @@ from typing import Any
 
 from edgebert.errors import UserError
 
-# Bytes of a text file decoded up front (the readers decode the rest strictly as they go).
+# Bytes of a text file decoded at a time when it is checked up front (to its end: `text_file`).
 TEXT_CHUNK_BYTES = 1 << 20
 SEED_LIMIT = 2**32  # numpy's seed range, which transformers.set_seed feeds
 
@@ -117,12 +117,7 @@ def _check_chunk(name: str, path: Path, decoder: codecs.IncrementalDecoder, chun
 
 def check_text_bytes(name: str, path: Path, data: bytes, final: bool = True) -> None:
     """UserError naming `path` unless `data` is UTF-8 text without NUL bytes (`final=False`: may end mid-character)."""
-    try:
-        codecs.getincrementaldecoder("utf-8")().decode(data, final=final)
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{name} {path} is not UTF-8 text (bad byte at offset {exc.start}); pass a UTF-8 text file") from exc
-    if b"\x00" in data:
-        raise UserError(f"{name} {path} is binary (it holds NUL bytes), not text; pass a UTF-8 text file")
+    _check_chunk(name, path, codecs.getincrementaldecoder("utf-8")(), data, 0, final=final)
 
 
 def read_text(name: str, path: str | Path) -> str:
