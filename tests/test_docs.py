@@ -200,7 +200,7 @@ def test_documented_defaults_are_the_configs(page: str) -> None:
 
 # ---------------------------------------------------------------------------------------- no build history
 
-# The product speaks of what is and what was measured (version, command, CPU, date), never of the sitting it was
+# The product speaks of what is and what was measured (version, command, CPU), never of the sitting it was
 # done in: no "session" with its number, and no result folder named by sitting (a name ending in "-s" and two
 # digits). History lives in git.
 HISTORY = [re.compile(r"\bsessions? \d+\b", re.I), re.compile(r"-s\d\d\b")]
@@ -243,6 +243,31 @@ def test_no_tracked_text_names_a_session() -> None:
             if _history_hits(line):
                 found.append(f"{name}:{number}: {line.strip()[:100]}")
     assert not found, "tracked text names a session or a result folder by sitting:\n" + "\n".join(found)
+
+
+DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
+
+
+def _prose_files() -> list[str]:
+    """The text people read as the project's word: docs, READMEs, presets, benchmark recipes and scripts. A run's own
+    record (a report bench or pipeline wrote) keeps its timestamp."""
+    import subprocess
+
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    kept = []
+    for name in listed.decode().split("\0"):
+        generated = name.startswith("benchmarks/results/") and name.rsplit("/", 1)[-1] in {"report.md", "table.md"}
+        if name.endswith((".md", ".toml", ".sh")) and "node_modules/" not in name and not generated:
+            kept.append(name)
+    return kept
+
+
+def test_no_prose_says_when_it_was_measured() -> None:
+    """Measurements name their version, command and CPU; the day is git's to keep."""
+    found = [f"{name}:{number}: {line.strip()[:100]}" for name in _prose_files()
+             for number, line in enumerate((ROOT / name).read_text(encoding="utf-8").splitlines(), 1)
+             if DATE.search(line)]  # fmt: skip
+    assert not found, "tracked prose dates a measurement:\n" + "\n".join(found)
 
 
 def test_the_families_table_is_families_py() -> None:
