@@ -171,3 +171,30 @@ def test_parity_covers_the_wide_texts_and_records_their_spread(tiny_bert: Path, 
     assert spread["min_cosine"] <= spread["p1_cosine"] <= 1.0 and parity["min_cosine"] <= spread["min_cosine"]
     for path in parity["kernel_paths"].values():
         assert path[WIDE_CHECK]["sentences"] == spread["texts"] and path[WIDE_CHECK]["p1_cosine"] >= spread["min_cosine"]
+
+
+def test_int4_stores_4bit_blocks_computes_in_float_and_holds(tiny_bert: Path, tmp_path: Path) -> None:
+    """int4: every weight MatMul but the float islands is a 4-bit MatMulNBits without activation quantization (so no
+    CPU-dependent kernel path), the word table a 4-bit GatherBlockQuantized; smaller than int8, and it holds."""
+    import onnx
+    from onnx import helper
+
+    from edgebert.targets.onnx.quantize_int4 import BLOCK
+
+    sizes, reports = {}, {}
+    for quantize in ("int8", "int4"):
+        reports[quantize] = export("onnx", model=tiny_bert, out=tmp_path / quantize, quantize=quantize, seq_len=32, quiet=True)
+        sizes[quantize] = reports[quantize].manifest["metrics"]["model_bytes"]
+    report = reports["int4"]
+    graph = onnx.load(str(tmp_path / "int4" / "model.onnx")).graph
+    blocks = [{a.name: helper.get_attribute_value(a) for a in n.attribute} for n in graph.node if n.op_type == "MatMulNBits"]
+    assert blocks and all(b["bits"] == 4 and b["block_size"] == BLOCK and b.get("accuracy_level", 0) == 0 for b in blocks)
+    tables = [n for n in graph.node if n.op_type == "GatherBlockQuantized"]
+    assert any("word_embeddings" in n.input[0] for n in tables)
+    details = report.manifest["target_details"]
+    quantization = details["quantization"]
+    assert quantization["recipe"] == "int4" and quantization["float_islands"] and details["opset"] == 21
+    island_nodes = set(quantization["excluded_nodes"])
+    assert all(n.op_type != "MatMul" or n.name in island_nodes or n.input[1] not in {i.name for i in graph.initializer} for n in graph.node)
+    assert set(report.parity["kernel_paths"]) == {"host"} and report.parity["passed"]
+    assert sizes["int4"] < 0.75 * sizes["int8"]

@@ -20,10 +20,11 @@ MODEL_FILE = "model.onnx"
 
 
 class OnnxExporter(Exporter):
-    """torch.onnx export of the SentenceEmbedder; int8 (dynamic, per-channel), int8-static (QDQ) and fp16 variants."""
+    """torch.onnx export of the SentenceEmbedder; int8 (dynamic, per-channel), int8-static (QDQ), int4 (4-bit blocks)
+    and fp16 variants."""
 
     name = "onnx"
-    quantizations = ("int8", "int8-static", "fp16")
+    quantizations = ("int8", "int8-static", "int4", "fp16")
     install_hint = "pip install 'edgebert[onnx]'"
 
     def check_available(self) -> None:
@@ -46,6 +47,7 @@ class OnnxExporter(Exporter):
 
                 feeds = calibration_feeds(model, options) if options.calibration_texts else None
                 extra["quantization"] = quantize_onnx(fp32, target, options.quantize, model.family, feeds, guard_feeds(model, options))
+            extra["opset"] = file_opset(target)  # int4 moves the file to opset 21 (4-bit tensors)
             extra["fusion_guards"] = guard_file(target)
         return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=False, extra=extra)
 
@@ -80,6 +82,14 @@ class OnnxExporter(Exporter):
     def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
         """The host's kernels, plus the saturating u8 x s8 kernels of x86 CPUs without VNNI when the file has any."""
         return onnx_kernel_paths(Path(export_dir) / MODEL_FILE)
+
+
+def file_opset(path: Path) -> int:
+    """The default-domain opset `path` declares."""
+    import onnx
+
+    imports = onnx.load(str(path), load_external_data=False).opset_import
+    return next(entry.version for entry in imports if entry.domain in ("", "ai.onnx"))
 
 
 def calibration_feeds(model: LoadedModel, options: ExportOptions) -> list[dict[str, np.ndarray]]:

@@ -66,7 +66,7 @@ def quantize_onnx(
 ) -> dict[str, Any]:
     """Write a quantized copy of `src` to `dst`; return what the recipe did (for the export manifest).
 
-    'int8' dynamic per-channel, 'fp16', or 'int8-static' (QDQ), which needs `calibration`: model feeds
+    'int8' dynamic per-channel, 'int4' (`quantize_int4`), 'fp16', or 'int8-static' (QDQ), which needs `calibration`: model feeds
     (input name -> int64 [1, T] array), one per calibration sentence. `guard`: model feeds, one per guard text
     (`onnx.exporter.guard_feeds`), on which 'int8' chooses its float islands and their weights' storage.
     """
@@ -82,6 +82,11 @@ def quantize_onnx(
         if shared:
             info["shared_weights"] = {"identity_nodes_folded": shared, "note": "every pass reads the one quantized copy"}
         return info
+    if recipe == "int4":
+        from edgebert.targets.onnx.quantize_int4 import quantize_int4
+
+        fold_shared_weights(src)
+        return quantize_int4(src, dst, family, guard)
     if recipe == "fp16":
         import onnx
         from onnxruntime.transformers.float16 import convert_float_to_float16
@@ -95,7 +100,7 @@ def quantize_onnx(
 def _quantize_dynamic(src: Path, dst: Path, family: Family, guard: list[dict[str, np.ndarray]] | None) -> dict[str, Any]:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    reference = _guard_reference(src, guard)
+    reference = guard_reference(src, guard)
     for roles in INT8_FLOAT_ISLANDS:
         # Per-channel weights: per-tensor int8 loses ~5 % cosine on MiniLM (STACK.md). Gather is included so the
         # embedding table, the largest tensor of a small BERT, is stored as int8 too.
@@ -105,7 +110,7 @@ def _quantize_dynamic(src: Path, dst: Path, family: Family, guard: list[dict[str
                 str(src), str(dst), weight_type=QuantType.QInt8, per_channel=True, reduce_range=DYNAMIC_REDUCE_RANGE,
                 op_types_to_quantize=["MatMul", "Gather"], nodes_to_exclude=excluded,
             )  # fmt: skip
-        measured = _guard_min_cosine(dst, guard, reference)
+        measured = guard_min_cosine(dst, guard, reference)
         if measured is None or measured >= RECIPE_MIN_COSINE:
             break
     info: dict[str, Any] = {
@@ -117,11 +122,11 @@ def _quantize_dynamic(src: Path, dst: Path, family: Family, guard: list[dict[str
     }
     if measured is not None:
         info["guard"] = {"texts": len(guard), "min_cosine": round(measured, 6), "required": RECIPE_MIN_COSINE}
-    info["float_island_weights"] = _weight_only_if_faithful(dst, excluded, guard, reference)
+    info["float_island_weights"] = weight_only_if_faithful(dst, excluded, guard, reference)
     return info
 
 
-def _guard_reference(src: Path, guard: list[dict[str, np.ndarray]] | None) -> list[dict[str, np.ndarray]] | None:
+def guard_reference(src: Path, guard: list[dict[str, np.ndarray]] | None) -> list[dict[str, np.ndarray]] | None:
     """The fp32 graph's outputs on each guard feed (None without guard feeds)."""
     from edgebert.targets.onnx.runner import OnnxRunner
 
@@ -131,7 +136,7 @@ def _guard_reference(src: Path, guard: list[dict[str, np.ndarray]] | None) -> li
     return [runner.run(feed) for feed in guard]
 
 
-def _guard_min_cosine(path: Path, guard: list[dict[str, np.ndarray]] | None, reference: list[dict[str, np.ndarray]] | None) -> float | None:
+def guard_min_cosine(path: Path, guard: list[dict[str, np.ndarray]] | None, reference: list[dict[str, np.ndarray]] | None) -> float | None:
     """The worst cosine to the fp32 graph over the guard feeds and every kernel path `path` can meet (None: no guard)."""
     from edgebert.parity import compare
     from edgebert.targets.onnx.runner import onnx_kernel_paths
@@ -146,7 +151,7 @@ def _guard_min_cosine(path: Path, guard: list[dict[str, np.ndarray]] | None, ref
     return float(worst)
 
 
-def _weight_only_if_faithful(
+def weight_only_if_faithful(
     dst: Path, nodes: list[str], guard: list[dict[str, np.ndarray]] | None, reference: list[dict[str, np.ndarray]] | None
 ) -> dict[str, Any]:
     """Store the float islands' weights (`nodes`) in `dst` as weight-only int8 if the guard allows it (a third
@@ -162,7 +167,7 @@ def _weight_only_if_faithful(
     candidate = dst.with_name(dst.stem + ".weight-only" + dst.suffix)
     onnx.save(model, str(candidate))
     try:
-        cosine = _guard_min_cosine(candidate, guard, reference)
+        cosine = guard_min_cosine(candidate, guard, reference)
         measured = {"guard_texts": len(guard), "guard_min_cosine": round(float(cosine), 6), "required": RECIPE_MIN_COSINE}
         if cosine < RECIPE_MIN_COSINE:
             return {"storage": "float32", "reason": "weight-only int8 fell below the required cosine", **measured}
