@@ -105,7 +105,7 @@ def _quantize_dynamic(src: Path, dst: Path, family: Family, guard: list[dict[str
         # Per-channel weights: per-tensor int8 loses ~5 % cosine on MiniLM (STACK.md). Gather is included so the
         # embedding table, the largest tensor of a small BERT, is stored as int8 too.
         excluded = module_matmuls(src, family, [family.layer_module(role) for role in roles])
-        with _quiet_ort_logging():
+        with quiet_ort_logging():
             quantize_dynamic(
                 str(src), str(dst), weight_type=QuantType.QInt8, per_channel=True, reduce_range=DYNAMIC_REDUCE_RANGE,
                 op_types_to_quantize=["MatMul", "Gather"], nodes_to_exclude=excluded,
@@ -243,7 +243,7 @@ def _quantize_static(src: Path, dst: Path, family: Family, feeds: list[dict[str,
         raise ValueError("int8-static needs calibration feeds")
     modules = [family.layer_module(role) for role in STATIC_FLOAT_ROLES]
     excluded = module_matmuls(src, family, modules)
-    with _quiet_ort_logging():
+    with quiet_ort_logging():
         quantize_static(
             str(src),
             str(dst),
@@ -292,19 +292,20 @@ def _feed_reader(feeds: list[dict[str, np.ndarray]]) -> Any:
 
 
 @contextmanager
-def _quiet_ort_logging() -> Iterator[None]:
-    """onnxruntime.quantization logs a 'please pre-process' hint on the root logger: not for edgebert users.
+def quiet_ort_logging(name: str = "") -> Iterator[None]:
+    """Errors only from the logger `name` (the root logger by default) while the block runs.
 
-    The pre-processing it means (`quant_pre_process`) does not help here: its symbolic shape inference fails
-    on this graph, and without it (ORT graph optimisation only) the teacher's min cosine was the same (0.9945).
+    onnxruntime.quantization logs a 'please pre-process' hint on the root logger: not for edgebert users. The
+    pre-processing it means (`quant_pre_process`) does not help here: its symbolic shape inference fails on this
+    graph, and without it (ORT graph optimisation only) the teacher's min cosine was the same (0.9945).
     """
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)
+    logger = logging.getLogger(name or None)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
     try:
         yield
     finally:
-        root.setLevel(level)
+        logger.setLevel(level)
 
 
 def fold_shared_weights(path: Path) -> int:

@@ -18,9 +18,6 @@ So the teacher has no 4-bit recipe at the 0.99 gate; the export refuses it and n
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +25,13 @@ import numpy as np
 
 from edgebert.families import Family
 from edgebert.targets.base import INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE
-from edgebert.targets.onnx.quantize import guard_min_cosine, guard_reference, module_matmuls, weight_only_if_faithful
+from edgebert.targets.onnx.quantize import (
+    guard_min_cosine, guard_reference, module_matmuls, quiet_ort_logging, weight_only_if_faithful,
+)  # fmt: skip
 
 INT4 = "int4"
 BLOCK = 32  # input channels per scale: the most faithful of 32, 64 and 128 (module doc)
+# Logs a line per node, and that it moves the file to opset 21 (4-bit tensors need it; parity runs the result).
 QUANTIZER_LOGGER = "onnxruntime.quantization.matmul_nbits_quantizer"
 
 
@@ -66,19 +66,7 @@ def write_int4(src: Path, dst: Path, excluded: list[str]) -> None:
         onnx.load(str(src)), bits=4, block_size=BLOCK, is_symmetric=True, nodes_to_exclude=excluded,
         op_types_to_quantize=("MatMul", "Gather"), quant_axes=(("MatMul", 0), ("Gather", 1)),
     )  # fmt: skip
-    with _quiet(QUANTIZER_LOGGER), np.errstate(invalid="ignore", divide="ignore"):  # all-zero blocks: scale 0 -> 0
+    with quiet_ort_logging(QUANTIZER_LOGGER), np.errstate(invalid="ignore", divide="ignore"):  # all-zero blocks: scale 0 -> 0
         quantizer.process()
     quantizer.model.save_model_to_file(str(dst), use_external_data_format=False)
 
-
-@contextmanager
-def _quiet(name: str) -> Iterator[None]:
-    """The quantizer logs a line per node, and that it moves the file to opset 21 (4-bit tensors need it; the
-    export's parity check runs the result): not for edgebert users."""
-    logger = logging.getLogger(name)
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
