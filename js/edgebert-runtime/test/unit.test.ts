@@ -1,0 +1,102 @@
+/** The core without a model: manifest checks, bucket choice, tokenizer details, adapter refusals, tensor names. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { ManifestError, inputTensors, lowercaseOutside, pickBucket, rankLabels, readManifest, type ExportManifest } from '../src/index.js';
+import { onnxruntime } from '../src/adapters/onnxruntime.js';
+import { outputShape } from '../src/adapters/executorch.js';
+import { namesTensor, tensorIndex } from '../src/adapters/tensor-names.js';
+
+function manifest(overrides: Partial<ExportManifest> = {}): ExportManifest {
+  return {
+    kind: 'export',
+    name: 'tiny',
+    target: 'onnx',
+    task: 'text-classification',
+    seq_len: 32,
+    static_shape: false,
+    inputs: ['input_ids', 'attention_mask', 'token_type_ids'].map((name) => ({ name, dtype: 'int64', shape: ['batch', 'sequence'] })),
+    outputs: [{ name: 'logits', dtype: 'float32', shape: ['batch', 2], labels: ['no', 'yes'] }],
+    model: { hidden_size: 32, do_lower_case: true },
+    ...overrides,
+  };
+}
+
+describe('readManifest', () => {
+  test('reads task, inputs and dtypes, buckets, outputs and labels', () => {
+    const info = readManifest(manifest());
+    assert.equal(info.task, 'text-classification');
+    assert.deepEqual(info.inputs.map((i) => `${i.name}:${i.dtype}`), ['input_ids:int64', 'attention_mask:int64', 'token_type_ids:int64']);
+    assert.equal(info.buckets, null);
+    assert.deepEqual(info.labels, ['no', 'yes']);
+    const tfjs = readManifest(manifest({ target: 'tfjs', static_shape: true, seq_len: 32, buckets: [{ seq_len: 32, model_file: 'model.json' }, { seq_len: 16, model_file: 'model-16.json' }] }));
+    assert.deepEqual(tfjs.buckets?.map((b) => [b.seqLen, b.modelFile]), [[16, 'model-16.json'], [32, 'model.json']]);
+  });
+
+  const refusals: [string, Partial<ExportManifest>, RegExp][] = [
+    ['a task it cannot run', { task: 'token-classification' }, /computes 'token-classification'; edgebert-runtime runs feature-extraction, text-classification, fill-mask exports/],
+    ['a model directory', { kind: 'model' }, /a 'model' directory, not an export/],
+    ['a classifier without labels', { outputs: [{ name: 'logits', shape: ['batch', 2] }] }, /'logits' output has no labels/],
+    ['an embedder without its output', { task: 'feature-extraction' }, /needs the output\(s\) sentence_embedding; this one lists logits/],
+    ['an input dtype it cannot build', { inputs: [{ name: 'input_ids', dtype: 'float32', shape: [1, 32] }] }, /input 'input_ids' has dtype 'float32'; int32 or int64 expected/],
+    ['an input it does not produce', { inputs: [{ name: 'pixel_values', dtype: 'int32', shape: [1, 32] }] }, /input 'pixel_values' is not one of/],
+    ['buckets that do not end at seq_len', { static_shape: true, buckets: [{ seq_len: 16 }] }, /longest bucket is not seq_len 32/],
+  ];
+  for (const [what, overrides, message] of refusals) {
+    test(`refuses ${what} in one line`, () => {
+      assert.throws(() => readManifest(manifest(overrides)), (err: Error) => err instanceof ManifestError && message.test(err.message) && !err.message.includes('\n'));
+    });
+  }
+});
+
+test('an adapter refuses an export of another target, naming both', () => {
+  const session = { inputNames: [], outputNames: [], run: async () => ({}) };
+  const factory = onnxruntime({ session, Tensor: class { constructor() { throw new Error('unused'); } } as never });
+  assert.throws(() => factory(readManifest(manifest({ target: 'tflite' }))), /onnxruntime adapter runs 'onnx' exports \(edgebert export --target onnx\); tiny is a 'tflite' export/);
+});
+
+test('the ONNX adapter refuses a session of another model', () => {
+  const session = { inputNames: ['input_ids', 'attention_mask'], outputNames: ['logits'], run: async () => ({}) };
+  const factory = onnxruntime({ session, Tensor: Object as never });
+  assert.throws(() => factory(readManifest(manifest())), /takes inputs \[input_ids, attention_mask\], tiny's manifest lists \[input_ids, attention_mask, token_type_ids\]/);
+});
+
+test('pickBucket: the smallest bucket that holds the text, else the longest', () => {
+  assert.equal(pickBucket(5, [32, 16, 64]), 16);
+  assert.equal(pickBucket(16, [16, 32]), 16);
+  assert.equal(pickBucket(17, [16, 32]), 32);
+  assert.equal(pickBucket(90, [16, 32]), 32);
+});
+
+test('inputs are built in the manifest order and dtype', () => {
+  const info = readManifest(manifest({ inputs: [{ name: 'attention_mask', dtype: 'int32', shape: [] }, { name: 'input_ids', dtype: 'int64', shape: [] }] }));
+  const encoded = { inputIds: Int32Array.of(2, 7, 3), attentionMask: Int32Array.of(1, 1, 1), tokenTypeIds: Int32Array.of(0, 0, 0), length: 3, truncated: false };
+  const [mask, ids] = inputTensors(encoded, info);
+  assert.ok(mask.data instanceof Int32Array && mask.name === 'attention_mask');
+  assert.ok(ids.data instanceof BigInt64Array && ids.name === 'input_ids');
+  assert.deepEqual([...ids.data], [2n, 7n, 3n]);
+  assert.deepEqual(ids.shape, [1, 3]);
+});
+
+test('lowercasing keeps the special tokens the tokenizer matches first', () => {
+  assert.equal(lowercaseOutside('The [MASK] of ΣΟΦΟΣ', ['[MASK]']), 'the [MASK] of σοφοσ');
+  assert.equal(lowercaseOutside('A.B', []), 'a.b');
+});
+
+test('LiteRT tensor names map to the manifest names', () => {
+  assert.ok(namesTensor('seq_16_input_ids', 'input_ids'));
+  assert.ok(namesTensor('serving_default_sentence_embedding_output:0', 'sentence_embedding'));
+  assert.ok(!namesTensor('seq_16_token_type_ids', 'input_ids'));
+  assert.throws(() => tensorIndex(['a_logits', 'b_logits'], 'logits', 'x'), /several tensor\(s\) named 'logits'/);
+});
+
+test('ExecuTorch output shapes for one text', () => {
+  assert.deepEqual(outputShape({ name: 'last_hidden_state', dtype: 'float32', shape: ['batch', 'sequence', 32] }, 7), [1, 7, 32]);
+  assert.deepEqual(outputShape({ name: 'logits', dtype: 'float32', shape: ['batch', 3] }, 7), [1, 3]);
+});
+
+test('rankLabels: best first, probabilities sum to one', () => {
+  const ranked = rankLabels([0, 2, 1], ['a', 'b', 'c']);
+  assert.deepEqual(ranked.map((r) => r.label), ['b', 'c', 'a']);
+  assert.ok(Math.abs(ranked.reduce((s, r) => s + r.score, 0) - 1) < 1e-6);
+});
