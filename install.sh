@@ -37,10 +37,14 @@ if [ "$PYTHON_ONLY" = 1 ]; then touch "$MARKER"; else rm -f "$MARKER"; fi
 
 # The TF.js runner (Node, @tensorflow/tfjs + wasm backend, and the JS tokenizer bench times) used to verify and
 # benchmark TF.js exports.
+# It and the demo app run exports through edgebert-runtime (js/edgebert-runtime), installed and built first.
 if command -v npm >/dev/null; then
+  npm ci --prefix js/edgebert-runtime --no-audit --no-fund --loglevel=error
+  npm run build --prefix js/edgebert-runtime --silent
   npm ci --prefix edgebert/targets/tfjs/js --no-audit --no-fund --loglevel=error
 elif [ "$PYTHON_ONLY" = 1 ]; then
-  echo "install.sh: npm not found; TF.js exports need Node.js 20+, then: npm ci --prefix edgebert/targets/tfjs/js" >&2
+  echo "install.sh: npm not found; TF.js exports need Node.js 20+, then: npm ci --prefix js/edgebert-runtime" \
+    "&& npm run build --prefix js/edgebert-runtime && npm ci --prefix edgebert/targets/tfjs/js" >&2
 else
   echo "install.sh: npm not found; TF.js exports cannot be verified until Node.js 20+ is installed" \
     "(or run ./install.sh --python-only)" >&2

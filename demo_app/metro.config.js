@@ -3,12 +3,13 @@
 const path = require('path');
 const { getDefaultConfig } = require('expo/metro-config');
 
-// The tokeniser the app shares with edgebert's Node runner (src/core/tokenizer.ts imports it from there).
-const SHARED_JS = path.resolve(__dirname, '../edgebert/targets/tfjs/js/shared');
+// edgebert-runtime (tokenizer, manifest, buckets, task calls, runtime adapters), linked from js/edgebert-runtime by
+// package.json's file: dependency: Metro follows the link to the real folder, so it watches it.
+const RUNTIME_PACKAGE = path.resolve(__dirname, '../js/edgebert-runtime');
 
 /** @type {import('expo/metro-config').MetroConfig} */
 const config = getDefaultConfig(__dirname);
-config.watchFolders = [...(config.watchFolders ?? []), SHARED_JS];
+config.watchFolders = [...(config.watchFolders ?? []), RUNTIME_PACKAGE];
 config.resolver.assetExts = [...config.resolver.assetExts.filter((ext) => ext !== 'bin'), 'bin'];
 // web/ and test/ are not part of the app bundle.
 config.resolver.blockList = [/\/web\/dist\/.*/, /\/test\/.*/];

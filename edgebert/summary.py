@@ -9,13 +9,41 @@ from edgebert import buckets
 from edgebert.export import ExportReport
 
 LOAD_HINTS = {
-    "onnx": "onnxruntime: ort.InferenceSession('{dir}/model.onnx') with int64 inputs {inputs}",
-    "tflite": "LiteRT: Interpreter('{dir}/model.tflite').get_signature_runner('serving_default') with int32 inputs",
-    "executorch": (
-        "ExecuTorch: Runtime.get().load_program('{dir}/model.pte').load_method('forward').execute(int64 tensors {inputs}); "
-        "React Native: react-native-executorch's useExecutorchModule({{ modelSource: require('{dir}/model.pte') }}), "
-        "forward with the same int64 inputs (tokenizer.json beside it)"
+    "onnx": "Python: ort.InferenceSession('{dir}/model.onnx') with int64 inputs {inputs}",
+    "tflite": "Python: LiteRT Interpreter('{dir}/model.tflite').get_signature_runner('serving_default') with int32 inputs",
+    "executorch": "Python: Runtime.get().load_program('{dir}/model.pte').load_method('forward').execute(int64 tensors {inputs})",
+}
+
+# The React Native runtime of each target, as edgebert-runtime's adapter for it (js/edgebert-runtime/README.md):
+# (npm packages, import lines, the lines that make `runtime`). {base}: the export's directory in the app.
+RUNTIME_SNIPPETS = {
+    "onnx": (
+        "onnxruntime-react-native expo-asset",
+        ["import * as ort from 'onnxruntime-react-native';", "import { Asset } from 'expo-asset';",
+         "import { onnxruntime } from 'edgebert-runtime/onnxruntime';"],
+        ["const [onnxFile] = await Asset.loadAsync(require('{base}/model.onnx'));  // add 'onnx' to metro.config.js resolver.assetExts",
+         "const session = await ort.InferenceSession.create(onnxFile.localUri!);",
+         "const runtime = onnxruntime({{ session, Tensor: ort.Tensor }});"],
     ),
+    "tflite": (
+        "react-native-fast-tflite",
+        ["import { loadTensorflowModel } from 'react-native-fast-tflite';", "import { fastTflite } from 'edgebert-runtime/fast-tflite';"],
+        ["// add 'tflite' to metro.config.js resolver.assetExts",
+         "const runtime = fastTflite(await loadTensorflowModel(require('{base}/model.tflite'), []));"],
+    ),
+    "executorch": (
+        "react-native-executorch expo-asset",
+        ["import { loadModel, tensor } from 'react-native-executorch';", "import { Asset } from 'expo-asset';",
+         "import { executorch } from 'edgebert-runtime/executorch';"],
+        ["const [pteFile] = await Asset.loadAsync(require('{base}/model.pte'));  // add 'pte' to metro.config.js resolver.assetExts",
+         "const runtime = executorch({{ model: loadModel(pteFile.localUri!.replace('file://', '')), tensor }});"],
+    ),
+}
+
+TASK_CALLS = {
+    "feature-extraction": "const [embedding] = await model.embed(['a note to search']);  // Float32Array, the export's pooling",
+    "text-classification": "const ranked = await model.classify('a text to label');  // [{ label, score, index }], best first",
+    "fill-mask": "const [{ candidates }] = await model.fillMask('the [MASK] is blue.');  // top-k { token, id, score }",
 }
 
 
@@ -63,21 +91,41 @@ def print_buckets(m: dict, console: Console) -> None:
         console.print("  graphs (one weight shard): " + ", ".join(f"{e['seq_len']} → {e['model_file']}" for e in entries))
 
 
-def _tfjs_graph_lines(m: dict, base: str) -> list[str]:
-    """How an app loads the export's graph, or each bucket's graph (all on the one weight shard) and picks one."""
-    entries = m.get("buckets") or []
-    if len(entries) < 2:
-        return [
-            f"  const modelJson = require('{base}/model.json');",
-            "  const model = await tf.loadGraphModel(bundleResourceIO(modelJson, modelWeights));",
-        ]
-    graphs = ", ".join(f"{e['seq_len']}: require('{base}/{e['model_file']}')" for e in entries)
-    return [
-        f"  const graphs = {{{graphs}}};  // one graph per bucket, one weight shard",
-        "  const models = {};",
-        "  for (const [n, json] of Object.entries(graphs)) models[n] = await tf.loadGraphModel(bundleResourceIO(json, modelWeights));",
-        "  // per text: tokenize, pad to the smallest bucket >= its token count, run models[bucket]",
-    ]
+def _tfjs_runtime(m: dict, base: str) -> tuple[str, list[str], list[str]]:
+    """The TF.js runtime of an export in an app's bundle: its graphs (one per bucket) over its weight shard(s)."""
+    shards = m["target_details"].get("weight_shards", [])
+    weights = ", ".join(f"require('{base}/{s}')" for s in shards)
+    files = [e["model_file"] for e in m.get("buckets") or []] or ["model.json"]
+    graphs = ", ".join(f"'{f}': require('{base}/{f}')" for f in files)
+    lines = [f"const weights = {weights if len(shards) == 1 else '[' + weights + ']'};  // add 'bin' to metro.config.js resolver.assetExts",
+             f"const graphs: Record<string, tf.io.ModelJSON> = {{{graphs}}};" + ("  // one graph per bucket, one weight shard" if len(files) > 1 else "")]  # fmt: skip
+    sources = "{ source: bundleResourceIO(graphs['model.json'], weights)" + (
+        ", bucketSource: (file) => bundleResourceIO(graphs[file], weights) }" if len(files) > 1 else " }"
+    )
+    lines.append(f"const runtime = tfjs({{ tf, GraphModel }}, {sources});")
+    imports = ["import * as tf from '@tensorflow/tfjs-core';", "import { GraphModel } from '@tensorflow/tfjs-converter';",
+               "import { bundleResourceIO } from '@tensorflow/tfjs-react-native';", "import { tfjs } from 'edgebert-runtime/tfjs';"]  # fmt: skip
+    return "@tensorflow/tfjs @tensorflow/tfjs-react-native", imports, lines
+
+
+def app_snippet(m: dict, base: str) -> list[str]:
+    """How a React Native app runs this export with edgebert-runtime and the target's runtime: the adapter, the
+    files, and the task's call. `base`: the export's directory as the app's bundle names it."""
+    if m["target"] == "tfjs":
+        packages, imports, runtime = _tfjs_runtime(m, base)
+    else:
+        packages, imports, runtime = RUNTIME_SNIPPETS[m["target"]]
+        runtime = [line.format(base=base) for line in runtime]
+    lines = [f"React Native with edgebert-runtime (npm install edgebert-runtime {packages}):",
+             "import { EdgeModel } from 'edgebert-runtime';", *imports, *runtime,
+             f"const files = {{ manifest: require('{base}/edgebert.json'), tokenizerJson: require('{base}/tokenizer.json'), "
+             f"tokenizerConfig: require('{base}/tokenizer_config.json') }};",
+             "const model = await EdgeModel.load({ ...files, runtime });",
+             TASK_CALLS.get(m.get("task") or "feature-extraction", "// edgebert-runtime runs feature-extraction, text-classification and fill-mask exports")]  # fmt: skip
+    if m["target"] == "tflite" and len(m.get("buckets") or []) > 1:
+        lines.append("// react-native-fast-tflite runs a .tflite's first signature only (the shortest bucket here): the adapter "
+                     f"refuses this export; for it, export with one length (--seq-len {m['seq_len']})")  # fmt: skip
+    return [lines[0]] + ["  " + line for line in lines[1:]]
 
 
 def print_export_summary(report: ExportReport, console: Console | None = None) -> None:
@@ -102,14 +150,7 @@ def print_export_summary(report: ExportReport, console: Console | None = None) -
     if (m.get("model") or {}).get("head_left_out"):
         console.print(f"[yellow]the model's {m['model']['head_left_out']} head is NOT in this export (--task {m.get('task')})[/yellow]")
     print_buckets(m, console)
-    if m["target"] == "tfjs":
-        shards = m["target_details"].get("weight_shards", [])
-        base = f"./{report.out_dir.name}"
-        weights = ", ".join(f"require('{base}/{s}')" for s in shards)
-        console.print("React Native (@tensorflow/tfjs-react-native), in the app's bundle:")
-        console.print(f"  const modelWeights = {weights if len(shards) == 1 else '[' + weights + ']'};")
-        for line in _tfjs_graph_lines(m, base):
-            console.print(line)
-        console.print("  (add 'bin' to metro.config.js resolver.assetExts so the shard is bundled)")
-    else:
-        console.print("load: " + LOAD_HINTS[m["target"]].format(dir=report.out_dir, inputs=inputs))
+    if m["target"] in LOAD_HINTS:
+        console.print("load in " + LOAD_HINTS[m["target"]].format(dir=report.out_dir, inputs=inputs))
+    for line in app_snippet(m, f"./{report.out_dir.name}"):
+        console.print(line, markup=False, highlight=False)

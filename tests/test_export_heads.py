@@ -201,16 +201,6 @@ def test_summary_prints_task_outputs_and_labels(classifiers: dict[str, Path], tm
     assert found and int(found.group(1)) >= 255, out  # the figure stands on the wide parity texts, and says so
 
 
-def test_the_react_native_snippet_of_a_bucketed_export_loads_every_graph() -> None:
-    from edgebert.summary import _tfjs_graph_lines
-
-    manifest = {"buckets": [{"seq_len": 16, "model_file": "model-16.json"}, {"seq_len": 128, "model_file": "model.json"}]}
-    text = "\n".join(_tfjs_graph_lines(manifest, "./export"))
-    assert "16: require('./export/model-16.json'), 128: require('./export/model.json')" in text
-    assert "models[n] = await tf.loadGraphModel(bundleResourceIO(json, modelWeights))" in text
-    assert "modelJson" in "\n".join(_tfjs_graph_lines({"buckets": [{"seq_len": 128, "model_file": "model.json"}]}, "./e"))
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [

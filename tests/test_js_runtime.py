@@ -164,7 +164,7 @@ def tflite_native_case(name: str, export_dir: Path, model_dir: Path, texts: list
     return {**case, "calls": calls}
 
 
-ET_DTYPES = {"Long": "int64", "Int": "int32", "Float": "float32"}
+ET_DTYPES = {3: "int32", 4: "int64", 6: "float32"}  # ExecuTorch's ScalarType codes (c10's Int, Long, Float)
 
 
 def executorch_native_case(name: str, export_dir: Path, model_dir: Path, texts: list[str]) -> dict[str, Any]:
@@ -181,7 +181,7 @@ def executorch_native_case(name: str, export_dir: Path, model_dir: Path, texts: 
     meta = Runtime.get().load_program(export_dir / "model.pte").load_method("forward").metadata
 
     def describe(info: Any) -> dict[str, Any]:
-        return {"dtype": ET_DTYPES[str(info.dtype()).split(".")[-1]], "max_sizes": list(info.sizes())}
+        return {"dtype": ET_DTYPES[int(info.dtype())], "max_sizes": list(info.sizes())}
 
     inputs = [describe(meta.input_tensor_meta(i)) for i in range(meta.num_inputs())]
     outputs = [describe(meta.output_tensor_meta(i)) for i in range(meta.num_outputs())]
@@ -264,3 +264,59 @@ def test_adapters_type_check_against_the_runtime_packages(npm: str) -> None:
     react-native-fast-tflite and react-native-executorch's published types."""
     proc = _run_npm(npm, "typecheck", timeout=600)
     assert proc.returncode == 0, f"npm run typecheck failed in js/edgebert-runtime:\n{_report(proc)}"
+
+
+# --- the export summary's snippet -------------------------------------------------------------------------------
+
+SNIPPET_MANIFESTS = {
+    "tfjs-buckets": {"target": "tfjs", "task": "feature-extraction", "seq_len": 32, "target_details": {"weight_shards": ["group1-shard1of1.bin"]},
+                     "buckets": [{"seq_len": 16, "model_file": "model-16.json"}, {"seq_len": 32, "model_file": "model.json"}]},
+    "tfjs-one-length": {"target": "tfjs", "task": "text-classification", "seq_len": 32, "target_details": {"weight_shards": ["a.bin", "b.bin"]}},
+    "onnx": {"target": "onnx", "task": "text-classification", "seq_len": 32, "target_details": {}},
+    "tflite": {"target": "tflite", "task": "feature-extraction", "seq_len": 32, "target_details": {}, "buckets": [{"seq_len": 32, "signature": "serving_default"}]},
+    "executorch": {"target": "executorch", "task": "fill-mask", "seq_len": 32, "target_details": {}},
+}  # fmt: skip
+
+# What the snippets use of the app's other packages, with those packages' signatures (expo-asset's Asset.loadAsync,
+# tfjs-react-native's bundleResourceIO): the snippets are checked against edgebert-runtime and the runtimes' own types.
+APP_DECLARATIONS = """
+declare module 'expo-asset' {
+  export class Asset { localUri: string | null; static loadAsync(moduleId: number | number[]): Promise<Asset[]>; }
+}
+declare module '@tensorflow/tfjs-react-native' {
+  import type { io } from '@tensorflow/tfjs-core';
+  export function bundleResourceIO(modelJson: io.ModelJSON, modelWeightsId: number | number[]): io.IOHandler;
+}
+"""
+
+
+def test_the_summarys_app_snippet_type_checks_for_every_target(npm: str, tmp_path: Path) -> None:
+    """The React Native code `edgebert export` prints, for each target's runtime, compiles against edgebert-runtime
+    and the runtime package's published types (tsc, strict)."""
+    from edgebert.summary import app_snippet
+
+    for name, manifest in SNIPPET_MANIFESTS.items():
+        lines = app_snippet(manifest, "./model")
+        code = [line.strip() for line in lines[1:]]
+        (tmp_path / f"{name}.ts").write_text("\n".join(code) + "\nexport {};\n")
+    (tmp_path / "app.d.ts").write_text(APP_DECLARATIONS)
+    modules = PACKAGE / "node_modules"
+    (tmp_path / "tsconfig.json").write_text(json.dumps({
+        "compilerOptions": {"target": "ES2022", "module": "ESNext", "moduleResolution": "Bundler", "strict": True, "noEmit": True,
+                            "skipLibCheck": True, "types": ["node"], "typeRoots": [str(modules / "@types")], "baseUrl": str(modules),
+                            "paths": {"edgebert-runtime": [str(PACKAGE / "src" / "index.ts")],
+                                      "edgebert-runtime/*": [str(PACKAGE / "src" / "adapters" / "*.ts")], "*": [str(modules / "*")]}},
+        "include": [str(tmp_path / "*.ts")],
+    }))  # fmt: skip
+    proc = subprocess.run(["node", str(modules / "typescript" / "bin" / "tsc"), "-p", str(tmp_path / "tsconfig.json")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, f"the summary's snippets do not compile:\n{_report(proc)}"
+
+
+def test_export_prints_the_snippet_for_the_targets_runtime(npm: str, models: dict[str, Path], tmp_path: Path, run_cli) -> None:
+    code, out, err = run_cli("export", "--target", "onnx", "--model", str(models["classifier"]), "--out", str(tmp_path / "cls"), "--seq-len", "32")
+    assert code == 0, err
+    assert "React Native with edgebert-runtime (npm install edgebert-runtime onnxruntime-react-native expo-asset):" in out
+    assert "const runtime = onnxruntime({ session, Tensor: ort.Tensor });" in out
+    assert "tokenizerJson: require('./cls/tokenizer.json')" in out and "await model.classify(" in out
+    assert "load in Python: ort.InferenceSession(" in out

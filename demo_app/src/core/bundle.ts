@@ -6,7 +6,7 @@
  */
 import type * as tf from '@tensorflow/tfjs-core';
 
-import { graphOnly, type ModelFiles } from './model';
+import { graphOnly, type ModelFiles, type ModelSource } from './model';
 import type { ExportManifest } from './types';
 
 export interface BundleTable {
@@ -38,7 +38,7 @@ export function bundledFiles(
   if (missing.length) {
     throw new Error(`the app's bundle table lacks ${missing.join(', ')} of the export's buckets: re-run scripts/prepare.sh`);
   }
-  const source = (file: string): tf.io.IOHandler =>
+  const source = (file: string): ModelSource =>
     file === files[0] ? withWeights(table.graphs[file], table.weights) : graphOnly(table.graphs[file]);
   return { manifest, tokenizerJson, tokenizerConfig, source: source(files[files.length - 1]), bucketSource: source };
 }

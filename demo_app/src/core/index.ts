@@ -1,5 +1,5 @@
 export { EdgeTokenizer, lowercaseCodePoints, normalizerLowercases, type EncodedText, type TokenizerOptions } from './tokenizer';
-export { Classifier, LOGITS_OUTPUT, classifierLabels, rankLabels, softmax, type LabelScore } from './classify';
-export { Embedder, EMBEDDING_OUTPUT, type ModelFiles, type ModelSource } from './model';
+export { Classifier, LOGITS_OUTPUT, rankLabels, softmax, type LabelScore } from './classify';
+export { Embedder, EMBEDDING_OUTPUT, runtimeOf, type ModelFiles, type ModelSource } from './model';
 export { NoteIndex, cosine, noteText, topK, type SearchResult } from './search';
 export type { ExportManifest, Note, NoteEmbeddings, SearchHit } from './types';

@@ -1,23 +1,14 @@
 /** Cosine ranking of notes against a query embedding, and `search(query, k)` on top of an Embedder. */
+import { cosine } from 'edgebert-runtime';
+
 import type { Embedder } from './model';
 import type { Note, NoteEmbeddings, SearchHit } from './types';
+
+export { cosine };
 
 /** The text embedded for a note (the precompute script and the tests use this same function). */
 export function noteText(note: Note): string {
   return `${note.title}. ${note.text}`;
-}
-
-export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) throw new Error(`cannot compare vectors of length ${a.length} and ${b.length}`);
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
 /** The k best (highest cosine) of `vectors` for `query`, as [index, score], best first. */

@@ -10,9 +10,10 @@ import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { fileGraphSource } from 'edgebert-runtime/node';
 
 import { Classifier } from '../core/classify';
-import { Embedder, graphArtifacts, type ModelFiles } from '../core/model';
+import { Embedder, type ModelFiles } from '../core/model';
 import type { ExportManifest, Note, NoteEmbeddings } from '../core/types';
 
 export const APP_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -24,18 +25,8 @@ export const MODEL_DIR = process.env.EDGEBERT_DEMO_MODEL_DIR
 
 const readJson = <T>(file: string): T => JSON.parse(fs.readFileSync(file, 'utf8')) as T;
 
-/** A tf.io.IOHandler that reads a graph's json (default model.json) and concatenates its weight shards from disk. */
-export function fileIOHandler(modelDir: string, modelFile = 'model.json'): tf.io.IOHandler {
-  return {
-    load: async () => {
-      const modelJson = readJson<tf.io.ModelJSON>(path.join(modelDir, modelFile));
-      const paths = modelJson.weightsManifest.flatMap((group) => group.paths);
-      const all = Buffer.concat(paths.map((p) => fs.readFileSync(path.join(modelDir, p))));
-      const weightData = all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer;
-      return { ...graphArtifacts(modelJson), weightData };
-    },
-  };
-}
+/** A graph's IOHandler reading its json and weight shards from disk (edgebert-runtime's, which edgebert's runner uses too). */
+export { fileGraphSource as fileIOHandler };
 
 /** Select the wasm backend (its .wasm files read from node_modules); 'cpu' is the slow pure-JS fallback. */
 export async function useBackend(name: 'wasm' | 'cpu' = 'wasm'): Promise<string> {
@@ -68,8 +59,8 @@ export function readModelFiles(modelDir = MODEL_DIR, options: { buckets?: boolea
     manifest: readManifest(modelDir),
     tokenizerJson: readJson<object>(path.join(modelDir, 'tokenizer.json')),
     tokenizerConfig: readJson<object>(path.join(modelDir, 'tokenizer_config.json')),
-    source: fileIOHandler(modelDir),
-    bucketSource: options.buckets === false ? undefined : (file) => fileIOHandler(modelDir, file),
+    source: fileGraphSource(modelDir),
+    bucketSource: options.buckets === false ? undefined : (file) => fileGraphSource(modelDir, file),
   };
 }
 

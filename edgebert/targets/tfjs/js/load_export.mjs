@@ -3,35 +3,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { EdgeTokenizer } from './shared/edge_tokenizer.mjs';
-import { ownWeights } from './shared/graph_weights.mjs';
+import { EdgeTokenizer } from 'edgebert-runtime';
+import { fileGraphSource as fileHandler } from 'edgebert-runtime/node';
+import { ownWeights } from 'edgebert-runtime/tfjs';
 
-// A tf.io.IOHandler that reads a model json and concatenates its weight shards from disk.
-export function fileHandler(modelDir, modelFile = 'model.json') {
-  return {
-    load: async () => {
-      const modelJson = JSON.parse(fs.readFileSync(path.join(modelDir, modelFile), 'utf8'));
-      const weightSpecs = [];
-      const buffers = [];
-      for (const group of modelJson.weightsManifest) {
-        weightSpecs.push(...group.weights);
-        for (const p of group.paths) buffers.push(fs.readFileSync(path.join(modelDir, p)));
-      }
-      const all = Buffer.concat(buffers);
-      return {
-        modelTopology: modelJson.modelTopology,
-        format: modelJson.format,
-        generatedBy: modelJson.generatedBy,
-        convertedBy: modelJson.convertedBy,
-        signature: modelJson.signature,
-        userDefinedMetadata: modelJson.userDefinedMetadata,
-        modelInitializer: modelJson.modelInitializer,
-        weightSpecs,
-        weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength),
-      };
-    },
-  };
-}
+// The tokenizer, the file IOHandler and the weight map per graph come from edgebert-runtime (js/edgebert-runtime),
+// the package apps run exports with: bench times the apps' own code.
+export { fileHandler };
 
 export function outputNodes(modelDir, modelFile, keys) {
   // Signature keys -> graph node names ("sentence_embedding" -> "Identity_1:0"), as the converter wrote them.
@@ -63,13 +41,13 @@ export function exportGraphs(modelDir) {
   return { manifest, graphs: manifest.buckets ?? [{ seq_len: manifest.seq_len, model_file: 'model.json' }] };
 }
 
-// The export's tokenizer as an app builds it from the manifest (shared/edge_tokenizer.mjs): padding each text to the
+// The export's tokenizer as an app builds it from the manifest (edgebert-runtime's EdgeTokenizer): padding each text to the
 // smallest bucket that holds it, or with `buckets: false` to the longest length (a one-shape app).
 // `TokenizerClass`: @huggingface/tokenizers' Tokenizer.
 export function exportTokenizer(TokenizerClass, modelDir, { buckets = true } = {}) {
   const { manifest, graphs } = exportGraphs(modelDir);
   const read = (name) => JSON.parse(fs.readFileSync(path.join(modelDir, name), 'utf8'));
   const options = { seqLen: manifest.seq_len, buckets: buckets ? graphs.map((g) => g.seq_len) : [],
-    doLowerCase: manifest.model?.do_lower_case ?? undefined };
-  return new EdgeTokenizer(TokenizerClass, read('tokenizer.json'), read('tokenizer_config.json'), options);
+    doLowerCase: manifest.model?.do_lower_case ?? undefined, tokenizerClass: TokenizerClass };
+  return new EdgeTokenizer(read('tokenizer.json'), read('tokenizer_config.json'), options);
 }

@@ -14,7 +14,7 @@
 // or, with "mode": "texts", what an app does per text (`edgebert bench`'s app-like latency of a TF.js export):
 //   {"model_dir", "mode": "texts", "texts": [...], "modes": ["fixed", "buckets"], "warmup": 3, "outputs": [...]}
 //   -> {"backend", "ids": [[...], ...] (each text's real token ids), "times": {mode: {"tokenize_s": [...],
-//       "model_s": [...]}}}: tokenized in JS (shared/edge_tokenizer.mjs, as the demo app does), padded to the
+//       "model_s": [...]}}}: tokenized in JS (edgebert-runtime's EdgeTokenizer, as the demo app does), padded to the
 //       export's longest length (fixed) or to the smallest bucket that holds the text (buckets), then tensors in,
 //       execute and read back; the modes interleaved per text, after `warmup` untimed texts.
 // Each row is one execute() of the static [1, seq_len] graph. Anything else tfjs prints goes to stderr.
@@ -23,7 +23,8 @@
 // `node run_tfjs.mjs --serve` keeps the process (and each loaded model) alive: one JSON request per stdin
 // line, one JSON answer per stdout line, errors answered as {"error": "..."}; it ends when stdin closes.
 //
-// Install: npm ci --prefix edgebert/targets/tfjs/js   (pure JS + wasm from the npm registry; no tfjs-node)
+// Install: npm ci --prefix edgebert/targets/tfjs/js   (pure JS + wasm from the npm registry; no tfjs-node), after
+// js/edgebert-runtime is installed and built (./install.sh does both)
 
 import path from 'node:path';
 import { createRequire } from 'node:module';

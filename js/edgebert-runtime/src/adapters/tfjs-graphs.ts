@@ -8,9 +8,9 @@
 export interface GraphModelJson {
   modelTopology: unknown;
   weightsManifest: { paths: string[]; weights: unknown[] }[];
-  format?: string;
-  generatedBy?: string;
-  convertedBy?: string;
+  format?: unknown;
+  generatedBy?: unknown;
+  convertedBy?: unknown;
   signature?: unknown;
   userDefinedMetadata?: unknown;
   modelInitializer?: unknown;
