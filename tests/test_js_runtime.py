@@ -31,10 +31,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "js" / "edgebert-runtime"
-NODE_PACKAGES = ("tsx", "typescript", "onnxruntime-node", "@tensorflow/tfjs-backend-wasm", "@huggingface/tokenizers",
-                 "react-native-fast-tflite", "react-native-executorch")  # fmt: skip
+NODE_PACKAGES = ("tsx", "typescript", "onnxruntime-node", "onnxruntime-web", "@tensorflow/tfjs-backend-wasm", "@huggingface/tokenizers",
+                 "react-native-fast-tflite", "react-native-executorch", "esbuild", "playwright-core")  # fmt: skip
 INSTALL_HINT = "run ./install.sh (npm ci --prefix js/edgebert-runtime && npm run build --prefix js/edgebert-runtime)"
 PYTHON_ONLY_MARKER = Path(sys.prefix) / "edgebert-python-only"
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 SEQ_LEN = 32
 BUCKETS = [16, 32]
 TOP_K = 4
@@ -245,6 +246,19 @@ def test_node_tests_run_every_export_like_its_reference(npm: str, cases: Path) -
                  "tfjs classifier, one length", "tflite classifier, one length", "tflite embedder, buckets 16 and 32"):  # fmt: skip
         assert f"✔ {name}" in proc.stdout, f"no passing Node test for the {name} export:\n{_report(proc)}"
     assert counts["pass"] >= 20, counts
+
+
+def test_chromium_runs_the_onnx_and_tfjs_exports_like_pytorch(npm: str, cases: Path) -> None:
+    """The same ONNX exports on onnxruntime-web (wasm) and TF.js exports on TF.js's wasm backend in headless Chromium
+    (the package bundled by esbuild, the exports served over HTTP), with the Node tests' checks against PyTorch."""
+    if not CHROMIUM.exists():
+        _missing_dependency(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set CHROMIUM=...)")
+    proc = _run_npm(npm, "test:browser", {"EDGEBERT_RUNTIME_CASES": str(cases)})
+    counts = _passed(proc, "edgebert-runtime's Chromium test (npm run test:browser)")
+    for name in ("onnx embedder on onnxruntime-web", "onnx classifier on onnxruntime-web", "onnx fill-mask on onnxruntime-web",
+                 "tfjs embedder, buckets 16 and 32 on tfjs-wasm", "tfjs classifier, one length on tfjs-wasm"):  # fmt: skip
+        assert f"✔ {name}" in proc.stdout, f"no passing Chromium test for {name}:\n{_report(proc)}"
+    assert counts["pass"] == 5, counts
 
 
 @pytest.mark.integration  # the ExecuTorch export alone takes about a minute on 2 cores

@@ -1,46 +1,44 @@
-/** Checks shared by the runtimes that run here: the package's task calls against PyTorch's outputs. */
+/**
+ * The package's task calls against PyTorch's outputs, for the runtimes that run here: `resultsOf` runs the cases
+ * through a model (in Node, or in Chromium where it is bundled), `checkResults` compares them in Node.
+ */
 import assert from 'node:assert/strict';
 
-import { softmax, type EdgeModel } from '../src/index.js';
+import { softmax } from '../src/index.js';
 import { assertClose, cosine, type TorchExport } from './helpers.js';
+import type { CaseResult } from './results.js';
 
-/** Every case of `exp` through the model: ids equal Python's, outputs within the export's parity of PyTorch. */
-export async function checkAgainstTorch(model: EdgeModel, exp: TorchExport): Promise<void> {
-  for (const c of exp.cases) {
-    assert.deepEqual(model.tokenizer.ids(c.text), c.input_ids, `token ids of ${JSON.stringify(c.text)}`);
+export { resultsOf, type CaseResult } from './results.js';
+
+/** Every case: ids equal Python's, outputs within the export's parity of PyTorch, padded to the expected length. */
+export function checkResults(exp: TorchExport, results: CaseResult[], lengths: readonly number[] | null): void {
+  assert.equal(results.length, exp.cases.length);
+  exp.cases.forEach((c, i) => {
+    const got = results[i];
+    const what = JSON.stringify(c.text);
+    assert.deepEqual(got.ids, c.input_ids, `token ids of ${what}`);
     if (exp.task === 'feature-extraction') {
-      const [got] = await model.embed([c.text]);
-      const cos = cosine(got, c.outputs.sentence_embedding as number[]);
-      assert.ok(cos >= exp.min_cosine, `cosine ${cos} < ${exp.min_cosine} for ${JSON.stringify(c.text)}`);
+      const cos = cosine(got.embedding!, c.outputs.sentence_embedding as number[]);
+      assert.ok(cos >= exp.min_cosine, `cosine ${cos} < ${exp.min_cosine} for ${what}`);
     } else if (exp.task === 'text-classification') {
-      const ranked = await model.classify(c.text);
       const want = softmax(c.outputs.logits as number[]);
-      const byIndex = [...ranked].sort((a, b) => a.index - b.index);
-      assertClose(byIndex.map((r) => r.score), want, 1e-4, `label scores of ${JSON.stringify(c.text)}`);
-      assert.equal(ranked[0].index, want.indexOf(Math.max(...want)));
-      assert.deepEqual(byIndex.map((r) => r.label), model.info.labels);
+      assertClose(got.scores!, want, 1e-4, `label scores of ${what}`);
+      assert.equal(got.best, want.indexOf(Math.max(...want)), `top label of ${what}`);
     } else {
-      await checkFillMask(model, c);
+      checkFillMask(c, got);
     }
-    assert.equal(model.lastSeqLen, expectedLength(model, c.input_ids.length), `padded length of ${JSON.stringify(c.text)}`);
-  }
+    const tokens = c.input_ids.length;
+    assert.equal(got.seqLen, lengths === null ? tokens : lengths.find((l) => l >= tokens), `padded length of ${what}`);
+  });
 }
 
-function expectedLength(model: EdgeModel, tokens: number): number {
-  const lengths = model.lengths;
-  return lengths === null ? tokens : lengths.find((l) => l >= tokens)!;
-}
-
-async function checkFillMask(model: EdgeModel, c: TorchExport['cases'][number]): Promise<void> {
-  const predictions = await model.fillMask(c.text);
-  const maskId = model.tokenizer.tokenToId('[MASK]');
-  const positions = c.input_ids.flatMap((id, i) => (id === maskId ? [i] : []));
-  assert.deepEqual(predictions.map((p) => p.position), positions);
+function checkFillMask(c: TorchExport['cases'][number], got: CaseResult): void {
+  const positions = c.input_ids.flatMap((id, i) => (id === got.maskId ? [i] : []));
+  assert.deepEqual(got.masks!.map((m) => m.position), positions);
   const topIds = c.outputs.top_ids as number[][];
   const topScores = c.outputs.top_scores as number[][];
-  for (const p of predictions) {
-    assert.equal(p.candidates[0].id, topIds[p.position][0], `top-1 token at ${p.position}`);
-    assertClose(p.candidates.map((t) => t.score), topScores[p.position], 1e-4, `top-k scores at ${p.position}`);
-    assert.equal(p.candidates[0].token, model.tokenizer.idToToken(topIds[p.position][0]));
+  for (const m of got.masks!) {
+    assert.equal(m.ids[0], topIds[m.position][0], `top-1 token at ${m.position}`);
+    assertClose(m.scores, topScores[m.position], 1e-4, `top-k scores at ${m.position}`);
   }
 }
