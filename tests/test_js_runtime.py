@@ -1,8 +1,9 @@
 """edgebert-runtime (js/edgebert-runtime), the JavaScript package that runs every edgebert export: its Node tests and
 type checks, run from pytest on tiny exports made here.
 
-Where a runtime runs here (onnxruntime-node; TF.js on the wasm backend) the package's `embed` / `classify` /
-`fillMask` are compared with PyTorch on the same texts, for an embedder and a classifier, with buckets and without.
+Where a runtime runs here (onnxruntime-node and TF.js wasm in Node; onnxruntime-web and TF.js wasm and WebGL in
+headless Chromium) the package's `embed` / `classify` / `fillMask` are compared with PyTorch on the same texts, for
+an embedder, a classifier and a masked LM, with buckets and without.
 Where it cannot (react-native-fast-tflite, react-native-executorch: native modules), this file writes what the
 export's own Python runtime sees and returns (edgebert's TFLite and ExecuTorch runners): the model's input and
 output tensors (order, names, dtypes, shapes), the input bytes of each text and the outputs. The Node tests then
@@ -249,16 +250,18 @@ def test_node_tests_run_every_export_like_its_reference(npm: str, cases: Path) -
 
 
 def test_chromium_runs_the_onnx_and_tfjs_exports_like_pytorch(npm: str, cases: Path) -> None:
-    """The same ONNX exports on onnxruntime-web (wasm) and TF.js exports on TF.js's wasm backend in headless Chromium
-    (the package bundled by esbuild, the exports served over HTTP), with the Node tests' checks against PyTorch."""
+    """The same ONNX exports on onnxruntime-web (wasm) and TF.js exports on TF.js's wasm and WebGL (SwiftShader)
+    backends in headless Chromium (the package bundled by esbuild, the exports served over HTTP), with the Node tests'
+    checks against PyTorch."""
     if not CHROMIUM.exists():
         _missing_dependency(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set CHROMIUM=...)")
     proc = _run_npm(npm, "test:browser", {"EDGEBERT_RUNTIME_CASES": str(cases)})
     counts = _passed(proc, "edgebert-runtime's Chromium test (npm run test:browser)")
     for name in ("onnx embedder on onnxruntime-web", "onnx classifier on onnxruntime-web", "onnx fill-mask on onnxruntime-web",
-                 "tfjs embedder, buckets 16 and 32 on tfjs-wasm", "tfjs classifier, one length on tfjs-wasm"):  # fmt: skip
+                 "tfjs embedder, buckets 16 and 32 on tfjs-wasm", "tfjs classifier, one length on tfjs-wasm",
+                 "tfjs embedder, buckets 16 and 32 on tfjs-webgl", "tfjs classifier, one length on tfjs-webgl"):  # fmt: skip
         assert f"✔ {name}" in proc.stdout, f"no passing Chromium test for {name}:\n{_report(proc)}"
-    assert counts["pass"] == 5, counts
+    assert counts["pass"] == 7, counts
 
 
 @pytest.mark.integration  # the ExecuTorch export alone takes about a minute on 2 cores

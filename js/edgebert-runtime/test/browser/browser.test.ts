@@ -1,7 +1,8 @@
 /**
  * edgebert-runtime in headless Chromium (Debian `chromium`, driven by playwright-core): the ONNX exports of the
- * cases file on onnxruntime-web (wasm) and the TF.js exports on TF.js's wasm backend, against PyTorch, with the same
- * checks as in Node. CHROMIUM=/path/to/chromium overrides /usr/bin/chromium.
+ * cases file on onnxruntime-web (wasm) and the TF.js exports on TF.js's wasm and WebGL backends (WebGL on Chromium's
+ * software GPU, SwiftShader: float32 shaders), against PyTorch, with the same checks as in Node.
+ * CHROMIUM=/path/to/chromium overrides /usr/bin/chromium.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -20,7 +21,10 @@ import { serve, type Server } from './server.js';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const PACKAGE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const RUNTIMES: Record<string, PageRequest['runtime']> = { 'onnxruntime-node': 'onnxruntime-web', 'tfjs-wasm': 'tfjs-wasm' };
+const RUNTIMES: Record<string, PageRequest['runtime'][]> = { 'onnxruntime-node': ['onnxruntime-web'], 'tfjs-wasm': ['tfjs-wasm', 'tfjs-webgl'] };
+const NAMES: Record<PageRequest['runtime'], string> = { 'onnxruntime-web': 'onnxruntime-web', 'tfjs-wasm': 'tfjs (wasm)', 'tfjs-webgl': 'tfjs (webgl)' };
+// WebGL without a GPU: SwiftShader (software Vulkan under ANGLE), as in the demo app's browser test.
+const FLAGS = ['--headless', '--no-sandbox', '--no-first-run', '--use-gl=angle', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'];
 const exports = [...exportsFor<TorchExport>('onnxruntime-node'), ...exportsFor<TorchExport>('tfjs-wasm')];
 
 async function bundle(dir: string): Promise<void> {
@@ -45,7 +49,7 @@ describe('headless Chromium vs PyTorch', { skip: exports.length ? false : 'no ex
     const mounts: Record<string, string> = { '/page/': dir, '/pkg/': PACKAGE };
     exports.forEach((e, i) => (mounts[`/exports/${i}/`] = e.dir));
     server = await serve(mounts);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
     page = await browser.newPage();
     page.on('console', (m) => console_.push(`${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => console_.push(`pageerror: ${e.message}`));
@@ -60,14 +64,15 @@ describe('headless Chromium vs PyTorch', { skip: exports.length ? false : 'no ex
   });
 
   exports.forEach((exp, i) => {
-    const runtime = RUNTIMES[exp.runtime];
-    test(`${exp.name} on ${runtime}`, async () => {
-      const request: PageRequest = { base: `/exports/${i}/`, runtime, texts: exp.cases.map((c) => c.text) };
-      const answer = await page
-        .evaluate((r) => (window as unknown as { runExport: (r: PageRequest) => Promise<PageAnswer> }).runExport(r), request)
-        .catch((err: Error) => assert.fail(`${err.message}\n${console_.join('\n')}`));
-      assert.equal(answer.runtime, runtime === 'onnxruntime-web' ? 'onnxruntime-web' : 'tfjs (wasm)');
-      checkResults(exp, answer.results, answer.lengths);
-    });
+    for (const runtime of RUNTIMES[exp.runtime]) {
+      test(`${exp.name} on ${runtime}`, async () => {
+        const request: PageRequest = { base: `/exports/${i}/`, runtime, texts: exp.cases.map((c) => c.text) };
+        const answer = await page
+          .evaluate((r) => (window as unknown as { runExport: (r: PageRequest) => Promise<PageAnswer> }).runExport(r), request)
+          .catch((err: Error) => assert.fail(`${err.message}\n${console_.join('\n')}`));
+        assert.equal(answer.runtime, NAMES[runtime]);
+        checkResults(exp, answer.results, answer.lengths);
+      });
+    }
   });
 });

@@ -1,11 +1,12 @@
 /**
  * The browser half of browser.test.ts, bundled by esbuild: `window.runExport` loads an export over HTTP and runs its
- * cases with edgebert-runtime on onnxruntime-web (wasm) or TF.js (wasm backend), returning the results as JSON.
+ * cases with edgebert-runtime on onnxruntime-web (wasm) or TF.js (wasm or WebGL backend), returning the results as JSON.
  */
 import * as ort from 'onnxruntime-web';
 import * as tf from '@tensorflow/tfjs-core';
 import { GraphModel } from '@tensorflow/tfjs-converter';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import '@tensorflow/tfjs-backend-webgl';
 
 import { EdgeModel, type RuntimeFactory } from '../../src/index.js';
 import { onnxruntime } from '../../src/adapters/onnxruntime.js';
@@ -15,7 +16,7 @@ import { resultsOf, type CaseResult } from '../results.js';
 export interface PageRequest {
   /** The export's URL, ending in '/'. */
   base: string;
-  runtime: 'onnxruntime-web' | 'tfjs-wasm';
+  runtime: 'onnxruntime-web' | 'tfjs-wasm' | 'tfjs-webgl';
   texts: string[];
 }
 
@@ -40,8 +41,9 @@ async function runtimeFor(request: PageRequest): Promise<RuntimeFactory> {
     const session = await ort.InferenceSession.create(`${request.base}model.onnx`, { executionProviders: ['wasm'] });
     return onnxruntime({ session, Tensor: ort.Tensor, name: 'onnxruntime-web' });
   }
+  const backend = request.runtime === 'tfjs-webgl' ? 'webgl' : 'wasm';
   setWasmPaths(`${MODULES}@tensorflow/tfjs-backend-wasm/dist/`);
-  if (!(await tf.setBackend('wasm'))) throw new Error('the TF.js wasm backend failed to start');
+  if (!(await tf.setBackend(backend))) throw new Error(`the TF.js ${backend} backend failed to start`);
   return tfjs({ tf, GraphModel }, { source: `${request.base}model.json`, bucketSource: (file) => `${request.base}${file}` });
 }
 
