@@ -1,11 +1,16 @@
 /** The core without a model: manifest checks, bucket choice, tokenizer details, adapter refusals, tensor names. */
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 
 import { ManifestError, inputTensors, lowercaseOutside, pickBucket, rankLabels, readManifest, type ExportManifest } from '../src/index.js';
 import { onnxruntime } from '../src/adapters/onnxruntime.js';
-import { outputShape } from '../src/adapters/executorch.js';
+import { executorch, outputShape } from '../src/adapters/executorch.js';
+import { fastTflite } from '../src/adapters/fast-tflite.js';
 import { namesTensor, tensorIndex } from '../src/adapters/tensor-names.js';
+import { readExportFiles } from '../src/node.js';
 
 function manifest(overrides: Partial<ExportManifest> = {}): ExportManifest {
   return {
@@ -99,4 +104,43 @@ test('rankLabels: best first, probabilities sum to one', () => {
   const ranked = rankLabels([0, 2, 1], ['a', 'b', 'c']);
   assert.deepEqual(ranked.map((r) => r.label), ['b', 'c', 'a']);
   assert.ok(Math.abs(ranked.reduce((s, r) => s + r.score, 0) - 1) < 1e-6);
+});
+
+describe('native adapters refuse a model that is not the export', () => {
+  const tflite = readManifest(manifest({ target: 'tflite', static_shape: true, inputs: ['input_ids', 'attention_mask'].map((name) => ({ name, dtype: 'int32', shape: [1, 32] })) }));
+  const tensors = (dataType: string, length = 32) => ['serving_default_input_ids', 'serving_default_attention_mask'].map((name) => ({ name, dataType, shape: [1, length] }));
+  const tfliteModel = (inputs: { name: string; dataType: string; shape: number[] }[]) => ({
+    inputs,
+    outputs: [{ name: 'serving_default_logits_output', dataType: 'float32', shape: [1, 2] }],
+    run: async () => [],
+  });
+
+  test('fast-tflite: an input dtype other than the manifest says', () => {
+    assert.throws(() => fastTflite(tfliteModel(tensors('int64')))(tflite), /input 'serving_default_input_ids' is int64, the manifest says int32/);
+  });
+
+  test('fast-tflite: an input the manifest does not list', () => {
+    const inputs = [...tensors('int32'), { name: 'serving_default_position_ids', dataType: 'int32', shape: [1, 32] }];
+    assert.throws(() => fastTflite(tfliteModel(inputs))(tflite), /input 'serving_default_position_ids' is none of input_ids, attention_mask/);
+  });
+
+  test('executorch: a program with another number of outputs', () => {
+    const et = readManifest(manifest({ target: 'executorch' }));
+    const model = {
+      schema: { forward: { inputs: [], outputs: [{ kind: 'Tensor', dtype: 'float32' as const }, { kind: 'Tensor', dtype: 'float32' as const }] } },
+      execute: () => [],
+      dispose: () => {},
+    };
+    assert.throws(() => executorch({ model, tensor: () => { throw new Error('unused'); } })(et), /'forward' returns 2 outputs, tiny's manifest lists 1: is it this export's model.pte\?/);
+  });
+});
+
+test('reading a directory that is not an export names the missing files', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'not-an-export-'));
+  fs.writeFileSync(path.join(dir, 'edgebert.json'), '{}');
+  try {
+    assert.throws(() => readExportFiles(dir), new RegExp(`${dir} is not an edgebert export: tokenizer.json, tokenizer_config.json missing`));
+  } finally {
+    fs.rmSync(dir, { recursive: true });
+  }
 });
