@@ -27,11 +27,11 @@ def tiny_exports(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> d
     base = tmp_path_factory.mktemp("tflite")
     return {
         q: export("tflite", model=tiny_bert, out=base / f"tiny-{q}", quantize=q, seq_len=SEQ_LEN, quiet=True)
-        for q in ("none", "int8", "fp16")
+        for q in ("none", "int8", "int4", "fp16")
     }
 
 
-@pytest.mark.parametrize("quantize", ["none", "int8", "fp16"])
+@pytest.mark.parametrize("quantize", ["none", "int8", "int4", "fp16"])
 def test_export_writes_a_verified_model(tiny_exports: dict, quantize: str) -> None:
     report = tiny_exports[quantize]
     manifest = report.manifest
@@ -74,6 +74,11 @@ def test_quantized_weights_and_sizes(tiny_exports: dict) -> None:
     assert set(dtypes["int8"]["FULLY_CONNECTED"]) == {"int8"}
     assert set(dtypes["fp16"]["EMBEDDING_LOOKUP"]) == {"float16"}
     assert set(dtypes["fp16"]["FULLY_CONNECTED"]) == {"float16"}
+    # int4: 4-bit blocks for every dense layer but the float islands (int8 weight-only) and for the tables.
+    assert sizes["int4"] < sizes["int8"]
+    assert dtypes["int4"]["EMBEDDING_LOOKUP"] == {"int4": 2}
+    islands = tiny_exports["int4"].manifest["target_details"]["quantization"]["float_islands"]
+    assert islands and dtypes["int4"]["FULLY_CONNECTED"] == {"int4": 12 - 2 * len(islands), "int8": 2 * len(islands)}
 
 
 def test_runner_batches_and_pads_short_inputs(tiny_exports: dict, tiny_bert: Path) -> None:
@@ -107,12 +112,12 @@ def test_missing_toolchain_is_reported_with_a_hint(monkeypatch: pytest.MonkeyPat
         TFLiteExporter().check_available()
 
 
-def test_quantize_offers_int8_static_and_fp16_only(tiny_bert: Path, tmp_path: Path) -> None:
+def test_quantize_offers_int8_int8_static_int4_and_fp16_only(tiny_bert: Path, tmp_path: Path) -> None:
     from edgebert.errors import UserError
 
-    assert TFLiteExporter.quantizations == ("int8", "int8-static", "fp16")
+    assert TFLiteExporter.quantizations == ("int8", "int8-static", "int4", "fp16")
     with pytest.raises(UserError, match="not offered"):
-        export("tflite", model=tiny_bert, out=tmp_path / "x", quantize="int4", seq_len=SEQ_LEN, quiet=True)
+        export("tflite", model=tiny_bert, out=tmp_path / "x", quantize="uint8", seq_len=SEQ_LEN, quiet=True)
     assert not (tmp_path / "x").exists()
 
 

@@ -111,7 +111,7 @@ def test_recipe_parses_sections_and_defaults() -> None:
         ("colour = 'red'\n", "colour"),
         ("[targets]\nmax_megabytes = 4\n", "targets.max_megabytes"),
         ("[distill]\nsteps = 'many'\n", "distill.steps"),
-        ("[export]\ntargets = { onnx = ['int4'] }\n", "int4"),
+        ("[export]\ntargets = { onnx = ['int3'] }\n", "int3"),
         ("[export]\ntargets = { coreml = ['none'] }\n", "coreml"),
         ("[distill\n", "not valid TOML"),
         ("[distill]\nwarmup_ratio = 5.0\n", r"distill.warmup_ratio must be a finite number in \[0, 1\)"),

@@ -5,7 +5,7 @@ inputs and returns a dict of the two named outputs. Fallback (only when the prim
 `EDGEBERT_TFLITE_CONVERTER=tensorflow`): the same module's graph captured by torch.export
 (`edgebert.targets.torch_graph`), written in TensorFlow ops (`edgebert.targets.tf_graph`) -> SavedModel ->
 `tf.lite.TFLiteConverter`, in a TensorFlow subprocess (`edgebert.targets.tf_subprocess`).
-Quantization (int8 dynamic range, fp16 weights, int8-static calibrated on `--calibration` sentences) is a
+Quantization (int8 and int4 dynamic range, fp16 weights, int8-static calibrated on `--calibration` sentences) is a
 post-conversion rewrite of the flatbuffer by ai-edge-quantizer (`edgebert.targets.tflite.quantize`), the same
 for both paths.
 """
@@ -35,10 +35,11 @@ TENSORFLOW = "tensorflow"
 
 
 class TFLiteExporter(Exporter):
-    """litert-torch conversion of the SentenceEmbedder; int8 (dynamic range), int8-static and fp16 variants."""
+    """litert-torch conversion of the SentenceEmbedder; int8 (dynamic range), int8-static, int4 (4-bit weight blocks,
+    dynamic-range) and fp16 variants."""
 
     name = "tflite"
-    quantizations = ("int8", "int8-static", "fp16")
+    quantizations = ("int8", "int8-static", "int4", "fp16")
     install_hint = "pip install 'edgebert[tflite]'"
 
     def check_available(self) -> None:
@@ -109,7 +110,11 @@ class TFLiteExporter(Exporter):
             return tq.quantize_tflite_static(data, model.family, samples, model.output_names)
         if options.quantize == "int8":
             extra["quantizer"] = "ai-edge-quantizer dynamic_wi8_afp32, inputs quantized per row with a zero point"
-            return _dynamic_int8(data, model, options, extra)
+            return _dynamic(data, model, options, extra)
+        if options.quantize == tq.INT4:
+            extra["quantizer"] = (f"ai-edge-quantizer dynamic_wi4b32_afp32 (4-bit weights in blocks of {tq.INT4_BLOCK}), "
+                                  "inputs quantized per row with a zero point")  # fmt: skip
+            return _dynamic(data, model, options, extra)
         extra["quantizer"] = "litert_torch full_fp16_recipe"
         return tq.quantize_tflite(data, options.quantize)
 
@@ -180,9 +185,10 @@ def _signatures(manifest: dict[str, Any]) -> dict[int, str]:
     return {n: entry.get("signature", default) for n, entry in buckets.from_manifest(manifest).items()}
 
 
-def _dynamic_int8(data: bytes, model: LoadedModel, options: ExportOptions, extra: dict[str, Any]) -> bytes:
-    """The int8 recipe with the first float islands (`INT8_FLOAT_ISLANDS`) that hold on the guard texts, measured
-    against PyTorch on both kernel paths; what was chosen goes into `extra["quantization"]`."""
+def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dict[str, Any]) -> bytes:
+    """The dynamic recipe `options.quantize` (int8, int4) with the first float islands (`INT8_FLOAT_ISLANDS`) that
+    hold on the guard texts, measured against PyTorch on both kernel paths; what was chosen goes into
+    `extra["quantization"]`."""
     from edgebert.parity import guard_inputs, torch_reference
     from edgebert.targets import base
     from edgebert.targets.tflite import quantize as tq
@@ -192,7 +198,7 @@ def _dynamic_int8(data: bytes, model: LoadedModel, options: ExportOptions, extra
     signatures = signature_names(options.lengths)
     for roles in base.INT8_FLOAT_ISLANDS:
         modules = tuple(dict.fromkeys(model.family.layer_module(role) for role in roles))
-        quantized = tq.quantize_tflite(data, "int8", float_modules=modules)
+        quantized = tq.quantize_tflite(data, options.quantize, float_modules=modules)
         measured = _guard_min_cosine(quantized, signatures, guard, reference)
         if measured >= base.RECIPE_MIN_COSINE:
             break

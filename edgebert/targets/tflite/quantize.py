@@ -41,7 +41,9 @@ from edgebert.families import Family
 from edgebert.targets.tflite.runner import _set_env
 
 STATIC = "int8-static"
-RECIPES = ("int8", "fp16", STATIC)
+INT4 = "int4"
+RECIPES = ("int8", INT4, "fp16", STATIC)
+INT4_BLOCK = 32  # input channels per scale of the int4 recipe (ai-edge-quantizer dynamic_wi4b32_afp32)
 LAYER_NORM_OPS = ("MEAN", "SQUARED_DIFFERENCE", "RSQRT", "ADD", "SUB", "MUL", "RESHAPE")
 # (ai_edge_quantizer's op names; its REDUCE_MAX has none: max pooling runs on int8 activations under int8-static)
 HEAD_OPS = ("RESHAPE", "MUL", "SUM", "MAXIMUM", "DIV", "SQRT", "SUB", "ADD", "CONCATENATION", "GATHER", "GATHER_ND",
@@ -81,6 +83,10 @@ def quantization_recipe(recipe: str) -> Any:
         # ALL_SUPPORTED under the dynamic_wi8_afp32 policy includes EMBEDDING_LOOKUP, so the embedding
         # tables are stored as int8 too (checked by `weight_dtypes` in the tests).
         return aeq_recipe.dynamic_wi8_afp32()
+    if recipe == INT4:
+        from ai_edge_quantizer import recipe as aeq_recipe
+
+        return aeq_recipe.dynamic_wi4b32_afp32()
     if recipe == "fp16":
         from litert_torch.generative.quantize import quant_recipes
         from litert_torch.quantize import translate_recipe
@@ -92,9 +98,9 @@ def quantization_recipe(recipe: str) -> Any:
 
 
 def quantize_tflite(model: bytes, recipe: str, float_modules: tuple[str, ...] = ()) -> bytes:
-    """A quantized copy of the float32 TFLite flatbuffer `model` under `recipe` ('int8' or 'fp16'). `float_modules`
-    (module paths inside a layer; int8 only): their FULLY_CONNECTED ops compute in float on int8 weights dequantized
-    at load (ai-edge-quantizer weight-only), so the file is as small and their activations are not quantized."""
+    """A quantized copy of the float32 TFLite flatbuffer `model` under `recipe` ('int8', 'int4' or 'fp16').
+    `float_modules` (module paths inside a layer; int8 and int4): their FULLY_CONNECTED ops compute in float on int8
+    weights dequantized at load (ai-edge-quantizer weight-only), so their activations are not quantized."""
     _set_env()
     from ai_edge_quantizer import qtyping, quantizer
 
@@ -103,7 +109,7 @@ def quantize_tflite(model: bytes, recipe: str, float_modules: tuple[str, ...] = 
         qt.add_weight_only_config(module_scope(module, True), qtyping.TFLOperationName.FULLY_CONNECTED, 8)
     result = qt.quantize(enable_progress_bar=False, enable_progress_report=False)
     quantized = bytes(result.quantized_model)
-    return asymmetric_inputs(quantized)[0] if recipe == "int8" else quantized
+    return asymmetric_inputs(quantized)[0] if recipe in ("int8", INT4) else quantized
 
 
 # Hybrid ops (float input, int8 weights) whose options carry `asymmetricQuantizeInputs`.
@@ -128,7 +134,7 @@ def asymmetric_inputs(model: bytes) -> tuple[bytes, int]:
             if max(code.builtinCode, code.deprecatedBuiltinCode) not in wanted or op.builtinOptions is None:
                 continue
             data, weight = (subgraph.tensors[i] for i in op.inputs[:2])
-            if data.type == schema.TensorType.FLOAT32 and weight.type == schema.TensorType.INT8:
+            if data.type == schema.TensorType.FLOAT32 and weight.type in (schema.TensorType.INT8, schema.TensorType.INT4):
                 op.builtinOptions.asymmetricQuantizeInputs = True
                 marked += 1
     return bytes(flatbuffer_utils.convert_object_to_bytearray(tree)), marked
@@ -240,6 +246,7 @@ def weight_dtypes(model_path: str) -> dict[str, dict[str, int]]:
 
     interpreter = Interpreter(model_path=model_path)
     tensors = {t["index"]: t for t in interpreter.get_tensor_details()}
+    stored = _stored_types(model_path)
     ops = interpreter._get_ops_details()  # noqa: SLF001 - the public API has no op listing
     dequantized_from = {op["outputs"][0]: op["inputs"][0] for op in ops if op["op_name"] == "DEQUANTIZE"}
     summary: dict[str, dict[str, int]] = {}
@@ -247,10 +254,19 @@ def weight_dtypes(model_path: str) -> dict[str, dict[str, int]]:
         if op["op_name"] not in ("FULLY_CONNECTED", "EMBEDDING_LOOKUP"):
             continue
         weight = dequantized_from.get(op["inputs"][1], op["inputs"][1])
-        dtype = tensors[weight]["dtype"].__name__ if weight in tensors else "unknown"
+        dtype = stored.get(weight) or (tensors[weight]["dtype"].__name__ if weight in tensors else "unknown")
         counts = summary.setdefault(op["op_name"], {})
         counts[dtype] = counts.get(dtype, 0) + 1
     return summary
+
+
+def _stored_types(model_path: str) -> dict[int, str]:
+    """{tensor index: "int4"} for the first subgraph's 4-bit tensors (the interpreter reports them as int8)."""
+    from ai_edge_litert import schema_py_generated as schema
+    from ai_edge_litert.tools import flatbuffer_utils
+
+    tensors = flatbuffer_utils.read_model(model_path).subgraphs[0].tensors
+    return {index: "int4" for index, tensor in enumerate(tensors) if tensor.type == schema.TensorType.INT4}
 
 
 def activation_dtypes(model_path: str) -> dict[str, dict[str, int]]:
