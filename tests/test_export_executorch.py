@@ -63,6 +63,28 @@ def test_integer_recipes_hold_parity_and_say_what_they_kept_in_float(tiny_bert: 
     assert manifest["parity"]["passed"] and details["recipe"] == recipe and details["float_islands"][0] == "ffn_output"
     assert details["guard"]["min_cosine"] >= details["guard"]["required"]
     assert (tmp_path / recipe / "model.pte").stat().st_size < (exported / "model.pte").stat().st_size
+    assert "embedding_4bit" in details["tables"] if recipe == "int4" else "embedding_byte" in details["tables"]
+
+
+@pytest.mark.parametrize("bits", [8, 4])
+def test_quantized_tables_store_what_executorch_kernels_read(bits: int) -> None:
+    """A table stored by `table_storage` and looked up by ExecuTorch's own op (its Python reference) gives the rows
+    back within half a step of each group's scale; 4 bits pack two to a byte."""
+    import torch
+
+    from edgebert.targets.executorch.quantize import INT4_GROUP, QuantizedTable
+
+    table = torch.nn.Embedding(50, 2 * INT4_GROUP)
+    torch.nn.init.normal_(table.weight, std=0.5)
+    quantized = QuantizedTable(table, bits)
+    ids = torch.tensor([[0, 7, 49, 7]])
+    rows = quantized(ids)
+    assert quantized.weight.dtype == (torch.uint8 if bits == 4 else torch.int8)
+    assert quantized.weight.shape == (50, table.embedding_dim // (2 if bits == 4 else 1))
+    groups = quantized.scales.shape[1]
+    step = quantized.scales[ids[0]].repeat_interleave(table.embedding_dim // groups, dim=1)
+    error = (rows[0] - table.weight[ids[0]]).abs()
+    assert torch.all(error <= step / 2 + 1e-6) and error.max() > 0
 
 
 def test_float_islands_name_the_ffn_down_projections_only() -> None:

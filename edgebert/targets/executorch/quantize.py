@@ -4,8 +4,9 @@ XNNPACK's dynamically quantized linear kernels:
 - `int8` (ExecuTorch's 8da8w): int8 activations quantized per call and row, int8 weights per output channel;
 - `int4` (8da4w): the same activations, 4-bit weights in groups of `INT4_GROUP` input channels.
 
-Only Linear layers are quantized (the word table stays float: its quantized lookup is not an XNNPACK kernel). As in
-the ONNX and TFLite int8 recipes, the layers of `INT8_FLOAT_ISLANDS` stay float, trying the islands in order until the
+The embedding tables (the word table is most of a small student's bytes) are stored as `QuantizedTable`s: int8 rows
+(`int8`) or 4-bit groups of `INT4_GROUP` (`int4`), looked up by ExecuTorch's quantized kernels (`embedding_byte`,
+`embedding_4bit`; not an XNNPACK op, they run on ExecuTorch's own CPU kernels). As in the ONNX and TFLite int8 recipes, the layers of `INT8_FLOAT_ISLANDS` stay float, trying the islands in order until the
 model holds `RECIPE_MIN_COSINE` on the guard texts in ExecuTorch's runtime; the parity check on other texts follows.
 """
 
@@ -17,6 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import torch
+from torch import nn
 
 from edgebert.families import Family
 from edgebert.targets.base import INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE
@@ -27,10 +30,14 @@ RECIPES = {
     "int4": f"int8 dynamic activations (per row), 4-bit weights in groups of {INT4_GROUP} (ExecuTorch 8da4w)",
 }
 
+TABLES = {
+    "int8": "int8 per row (ExecuTorch embedding_byte)",
+    "int4": f"4-bit symmetric, groups of {INT4_GROUP} (ExecuTorch embedding_4bit)",
+}
+
 
 def quantize_config(recipe: str) -> Any:
     """torchao's config for `recipe` (`RECIPES`)."""
-    import torch
     from torchao.quantization import Int8DynamicActivationIntxWeightConfig
     from torchao.quantization.granularity import PerAxis, PerGroup
 
@@ -50,7 +57,6 @@ def island_pattern(family: Family, roles: tuple[str, ...]) -> re.Pattern[str]:
 
 def quantized_module(module: Any, family: Family, recipe: str, roles: tuple[str, ...]) -> Any:
     """A copy of `module` with every Linear but the `roles` islands quantized by `recipe`."""
-    from torch import nn
     from torchao.quantization import quantize_
 
     islands = island_pattern(family, roles)
@@ -60,7 +66,52 @@ def quantized_module(module: Any, family: Family, recipe: str, roles: tuple[str,
         return isinstance(layer, nn.Linear) and not islands.search(name)
 
     quantize_(copied, quantize_config(recipe), filter_fn=chosen)
+    tables = [name for name, layer in copied.named_modules() if isinstance(layer, nn.Embedding)]
+    for name in tables:
+        parent, _, attribute = name.rpartition(".")
+        owner = copied.get_submodule(parent) if parent else copied
+        setattr(owner, attribute, QuantizedTable(getattr(owner, attribute), 4 if recipe == "int4" else 8))
     return copied
+
+
+def quantized_table_ops() -> None:
+    """Register ExecuTorch's quantized embedding ops with torch (for export) and their CPU kernels with the runtime."""
+    import executorch.exir.passes._quant_patterns_and_replacements  # noqa: F401 - defines quantized_decomposed::embedding_*
+    import executorch.kernels.quantized  # noqa: F401 - loads their kernels into the Python runtime
+
+
+def table_storage(weight: torch.Tensor, bits: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(quantized weight, scales) of a [rows, dim] float table: symmetric int8 per row, or 4-bit per group of
+    `INT4_GROUP` (per row when dim is not a multiple) packed two to a byte as `embedding_4bit` reads them (the even
+    element in the high nibble, each stored as q + 8)."""
+    rows, dim = weight.shape
+    group = INT4_GROUP if bits == 4 and dim % INT4_GROUP == 0 else dim
+    qmax = 7 if bits == 4 else 127
+    blocks = weight.detach().float().reshape(rows, dim // group, group)
+    scales = (blocks.abs().amax(dim=-1) / qmax).clamp(min=torch.finfo(torch.float32).tiny)
+    quantized = torch.clamp(torch.round(blocks / scales[..., None]), -qmax - 1, qmax).to(torch.int8).reshape(rows, dim)
+    if bits == 8:
+        return quantized, scales
+    stored = (quantized + 8).to(torch.uint8)
+    return (stored[:, 0::2] * 16 + stored[:, 1::2]).to(torch.uint8), scales
+
+
+class QuantizedTable(nn.Module):
+    """An nn.Embedding as int8 rows or 4-bit groups (`table_storage`), looked up with ExecuTorch's quantized ops."""
+
+    def __init__(self, table: nn.Embedding, bits: int) -> None:
+        super().__init__()
+        quantized_table_ops()
+        self.bits = bits
+        weight, scales = table_storage(table.weight, bits)
+        self.register_buffer("weight", weight)
+        self.register_buffer("scales", scales)
+
+    def forward(self, indices: torch.Tensor) -> torch.Tensor:
+        ops = torch.ops.quantized_decomposed
+        if self.bits == 4:
+            return ops.embedding_4bit.dtype(self.weight, self.scales, None, -8, 7, indices, dtype=torch.float32)
+        return ops.embedding_byte.dtype(self.weight, self.scales, None, -128, 127, indices, dtype=torch.float32)
 
 
 def quantize_with_islands(
@@ -68,8 +119,6 @@ def quantize_with_islands(
     guard: list[dict[str, np.ndarray]],
 ) -> tuple[bytes, dict[str, Any]]:
     """The lowered program of the first float-island set that holds on the guard texts, and what was chosen."""
-    import torch
-
     from edgebert.parity import compare
 
     with torch.no_grad():
@@ -84,7 +133,7 @@ def quantize_with_islands(
         if worst >= RECIPE_MIN_COSINE:
             break
     info = {
-        "recipe": recipe, "scheme": RECIPES[recipe], "float_islands": list(roles),
+        "recipe": recipe, "scheme": RECIPES[recipe], "tables": TABLES[recipe], "float_islands": list(roles),
         "guard": {"texts": len(guard), "min_cosine": round(float(worst), 6), "required": RECIPE_MIN_COSINE},
     }  # fmt: skip
     return program, info

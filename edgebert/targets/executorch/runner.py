@@ -14,6 +14,7 @@ class ExecuTorchRunner(Runner):
     as its manifest lists them."""
 
     def __init__(self, program: Path | bytes, input_names: list[str], output_names: list[str]) -> None:
+        import executorch.kernels.quantized  # noqa: F401 - the quantized tables' lookup kernels (int8 / int4 exports)
         from executorch.runtime import Runtime
 
         from edgebert.progress import library_chatter_kept_back
