@@ -18,7 +18,7 @@ config.resolver.assetExts = [...config.resolver.assetExts.filter((ext) => ext !=
 config.resolver.blockList = [
   /\/web\/dist\/.*/,
   /\/test\/.*/,
-  new RegExp(`^${escape(RUNTIME_PACKAGE)}/node_modules/(?!@huggingface/).*`),
+  new RegExp(`^${escape(RUNTIME_PACKAGE)}/node_modules/(?!@huggingface(/|$)).*`),
 ];
 
 module.exports = config;
