@@ -330,10 +330,21 @@ def test_the_summarys_app_snippet_type_checks_for_every_target(npm: str, tmp_pat
     assert proc.returncode == 0, f"the summary's snippets do not compile:\n{_report(proc)}"
 
 
-def test_export_prints_the_snippet_for_the_targets_runtime(npm: str, models: dict[str, Path], tmp_path: Path, run_cli) -> None:
-    code, out, err = run_cli("export", "--target", "onnx", "--model", str(models["classifier"]), "--out", str(tmp_path / "cls"), "--seq-len", "32")
-    assert code == 0, err
+def test_export_summary_prints_the_snippet_for_the_targets_runtime(cases: Path) -> None:
+    """`edgebert export`'s summary (print_export_summary) on the ONNX classifier exported above."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from edgebert.export import ExportReport
+    from edgebert.summary import print_export_summary
+
+    export = next(e for e in json.loads(cases.read_text())["exports"] if e["name"] == "onnx classifier")
+    out_dir = Path(export["dir"])
+    buffer = StringIO()
+    print_export_summary(ExportReport(out_dir, json.loads((out_dir / "edgebert.json").read_text())), Console(file=buffer, width=400))
+    out = buffer.getvalue()
     assert "React Native with edgebert-runtime (npm install edgebert-runtime onnxruntime-react-native expo-asset):" in out
     assert "const runtime = onnxruntime({ session, Tensor: ort.Tensor });" in out
-    assert "tokenizerJson: require('./cls/tokenizer.json')" in out and "await model.classify(" in out
+    assert f"tokenizerJson: require('./{out_dir.name}/tokenizer.json')" in out and "await model.classify(" in out
     assert "load in Python: ort.InferenceSession(" in out
