@@ -100,6 +100,9 @@ class Family:
     mlm_vocab_keys: tuple[str, ...] = ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias", "cls.predictions.bias")
     # Config fields for the student's shape: (layers, hidden, heads, ffn).
     size_fields: tuple[str, str, str, str] = ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size")
+    # Config fields holding one entry per layer (ModernBERT's `layer_types`: global or sliding-window attention): a
+    # student takes the entries of the teacher layers it copies, so each copied layer attends as it did.
+    per_layer_fields: tuple[str, ...] = ()
     # Config field naming the FFN activation ("gelu", ...).
     activation_field: str = "hidden_act"
     # State-dict prefix (within the base model) of the embeddings, and of the word-embedding table.
@@ -422,8 +425,9 @@ MPNET = Family(
 # ModernBERT: pre-norm layers under `layers` (attn_norm before attention, Identity in layer 0; mlp_norm before the
 # GeGLU MLP), fused q/k/v (`attn.Wqkv`: the query, key and value roles name the same module), rotary positions (no
 # position table), alternating sliding-window and global attention, and a final norm. Its norm roles are the norms
-# *before* attention and MLP, which is all export's quantization islands ask of them; the verbs that copy or prune
-# layers by role assume post-LN layers and separate q/k/v, so they refuse it.
+# *before* attention and MLP, which is all export's quantization islands ask of them. Distillation copies whole layers
+# (with their attention kind, `per_layer_fields`); the verbs that prune or re-lay layers by role assume post-LN
+# layers and separate q/k/v, so they refuse it.
 MODERNBERT = Family(
     name="modernbert",
     model_types=("modernbert",),
@@ -451,14 +455,16 @@ MODERNBERT = Family(
     mlm_bias_key="decoder.bias",
     mlm_decoder_key="decoder.weight",
     mlm_vocab_keys=("decoder.weight", "decoder.bias"),
+    per_layer_fields=("layer_types",),
     prunable=False,
-    verbs=("export", "bench"),
+    verbs=("export", "bench", "distill"),
 )
 
 # DeBERTa-v2 / v3 (the strongest small classifiers): BERT's post-LN layer with query_proj / key_proj / value_proj,
 # disentangled attention over relative positions (`encoder.rel_embeddings`, log buckets, shared by every layer), no
 # absolute position or token-type table in v3 (position_biased_input false, type_vocab_size 0), a SentencePiece
-# Unigram tokenizer. Export and bench; the layer-copying and pruning verbs refuse it.
+# Unigram tokenizer. Export, bench and distill (whole layers copied; the shared relative-position table comes along);
+# pruning refuses it.
 DEBERTA_V2 = Family(
     name="deberta-v2",
     model_types=("deberta-v2",),
@@ -478,7 +484,7 @@ DEBERTA_V2 = Family(
     mlm_class="DebertaV2ForMaskedLM",
     mlm_base_attr="deberta",
     prunable=False,
-    verbs=("export", "bench"),
+    verbs=("export", "bench", "distill"),
 )
 
 FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, XLM_ROBERTA, ELECTRA, DISTILBERT, MPNET, MODERNBERT, DEBERTA_V2)

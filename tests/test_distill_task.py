@@ -132,3 +132,28 @@ def test_eval_labels_need_a_classifier_and_known_labels(classifier: Path, corpus
     with pytest.raises(UserError, match="label 'neutral' is neither a label of the model"):
         distill(classifier, corpus, tmp_path / "b", eval_labels=str(labels), **FAST)
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize(
+    ("family", "kept"),
+    [("deberta-v2", ("classifier.weight", "pooler.dense.weight", "deberta.encoder.rel_embeddings.weight")),
+     ("modernbert", ("classifier.weight", "head.dense.weight", "model.final_norm.weight"))],
+)  # fmt: skip
+def test_a_2026_family_classifier_distils_into_a_smaller_classifier_of_its_family(
+    corpus: Path, labelled: Path, tmp_path: Path, family: str, kept: tuple[str, ...]
+) -> None:
+    """DeBERTa-v2/v3 (relative positions shared by every layer, a ContextPooler head) and ModernBERT (pre-norm, a final
+    norm, its own head): the 1-layer student keeps the teacher's shared tables and head, and exports at parity."""
+    from safetensors.torch import load_file
+
+    from edgebert.export import export
+    from model_zoo import BUILDERS
+
+    teacher = BUILDERS[family](tmp_path / "teacher", head="sequence-classification", num_labels=2, id2label=ID2LABEL, seed=3)
+    report = distill(teacher, corpus, tmp_path / "s", student_layers=1, lr=1e-12, eval_labels=str(labelled), **FAST)
+    assert report.manifest["model"]["family"] == family and report.manifest["model"]["layers"] == 1
+    student, source = load_file(str(tmp_path / "s" / "model.safetensors")), load_file(str(teacher / "model.safetensors"))
+    for key in kept:
+        assert torch.allclose(student[key], source[key], atol=1e-6), key
+    exported = export("onnx", model=tmp_path / "s", out=tmp_path / "onnx", quiet=True)
+    assert exported.manifest["task"] == "text-classification" and exported.parity["passed"]

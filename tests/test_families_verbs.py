@@ -49,7 +49,7 @@ def _hidden(model_dir: Path, texts: list[str]) -> torch.Tensor:
         return model(**batch).last_hidden_state
 
 
-@pytest.mark.parametrize("family", ["distilbert", "roberta", "electra", "mpnet"])
+@pytest.mark.parametrize("family", ["distilbert", "roberta", "electra", "mpnet", "deberta-v2", "modernbert"])
 def test_distill_within_family(family: str, zoo: dict[str, Path], corpus: Path, tmp_path: Path) -> None:
     """A 1-layer student of the family's own teacher: copied layer, trained a few steps, the stock class loads it."""
     from edgebert.distill.api import distill
@@ -60,6 +60,18 @@ def test_distill_within_family(family: str, zoo: dict[str, Path], corpus: Path, 
     assert report.manifest["distill"]["init"]["random_tensors"] == 0
     hidden = _hidden(tmp_path / "student", ["hello world", "a man plays the guitar"])
     assert hidden.shape[-1] == 32 and torch.isfinite(hidden).all()
+
+
+@pytest.mark.parametrize("layer_map", [[0], [1]])
+def test_a_modernbert_student_keeps_each_copied_layers_attention_kind(zoo: dict[str, Path], corpus: Path, tmp_path: Path, layer_map: list[int]) -> None:
+    """ModernBERT alternates global and sliding-window attention by layer: a copied layer attends as it did."""
+    from edgebert.distill.api import distill
+
+    teacher = json.loads((zoo["modernbert"] / "config.json").read_text())["layer_types"]
+    assert teacher[0] != teacher[1]
+    distill(zoo["modernbert"], corpus, tmp_path / "student", student_layers=1, layer_map=layer_map, **STEPS)
+    student = json.loads((tmp_path / "student" / "config.json").read_text())
+    assert student["layer_types"] == [teacher[layer_map[0]]] and student["num_hidden_layers"] == 1
 
 
 def test_narrow_electra_student_keeps_its_factorised_embeddings(zoo: dict[str, Path], corpus: Path, tmp_path: Path) -> None:

@@ -168,6 +168,9 @@ def student_config(teacher_config: Any, shape: StudentShape, family: Family) -> 
     config = copy.deepcopy(teacher_config)
     for name, value in zip(family.size_fields, (shape.layers, shape.hidden, shape.heads, shape.ffn)):
         setattr(config, name, value)
+    for name in family.per_layer_fields:  # each copied layer keeps its own entry (ModernBERT: its attention kind)
+        if getattr(teacher_config, name, None) is not None:
+            setattr(config, name, [getattr(teacher_config, name)[i] for i in shape.layer_map])
     if family.layer_groups_field:  # keep a shared layer shared; otherwise one layer module per student layer
         setattr(config, family.layer_groups_field, 1 if shared_layout(teacher_config, family) else shape.layers)
     config.pruned_heads = {}
