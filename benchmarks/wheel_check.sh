@@ -30,6 +30,10 @@ say() { echo "[wheel_check] $*"; }
 say "source copy + wheel build ($ROOT)"
 mkdir -p "$T/src" "$T/dist"
 (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -xf - -C "$T/src"
+# edgebert-runtime (js/edgebert-runtime, linked into the TF.js runner) goes into the wheel built: build it in the copy.
+(npm ci --prefix "$T/src/js/edgebert-runtime" --prefer-offline --no-audit --no-fund --loglevel=error \
+  && npm run build --prefix "$T/src/js/edgebert-runtime" --silent) >"$T/runtime.log" 2>&1 \
+  || { cat "$T/runtime.log"; say "FAIL: edgebert-runtime did not build"; exit 1; }
 (cd "$T/src" && "$PY" -m pip wheel --quiet --no-deps --no-build-isolation -w "$T/dist" . >"$T/build.log" 2>&1) \
   || { cat "$T/build.log"; say "FAIL: the wheel did not build"; exit 1; }
 WHEEL=$(ls "$T"/dist/edgebert-*.whl)
@@ -37,6 +41,7 @@ say "built $(basename "$WHEEL")"
 # The listing goes to a file first: `unzip | grep -q` under pipefail fails at random (grep exits, unzip gets SIGPIPE).
 unzip -l "$WHEEL" >"$T/listing"
 grep -q "edgebert/pipeline/presets/tiny.toml" "$T/listing" || { say "FAIL: the wheel has no presets"; exit 1; }
+grep -q "edgebert/targets/tfjs/js/edgebert-runtime/dist/index.js" "$T/listing" || { say "FAIL: the wheel has no edgebert-runtime"; exit 1; }
 
 say "fresh venv outside the checkout, seeing $DEV's packages"
 "$PY" -m venv "$T/venv"

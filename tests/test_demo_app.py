@@ -33,7 +33,7 @@ from conftest import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "demo_app"
-SHARED_JS = ROOT / "edgebert" / "targets" / "tfjs" / "js" / "shared"  # the tokenizer the app imports from edgebert
+RUNTIME_JS = ROOT / "js" / "edgebert-runtime"  # the package the app runs exports with (a file: dependency)
 # What prepare.sh writes, relative to the app dir.
 PREPARED = (
     "assets/model/model.json",
@@ -72,15 +72,15 @@ def _ignore_generated(directory: str, names: list[str]) -> set[str]:
 
 
 def copy_app(dest: Path) -> Path:
-    """demo_app's sources copied to `dest`, node_modules linked, and the JS the app shares with edgebert's runner
-    linked where its imports find it (beside the copy, as in the repository)."""
+    """demo_app's sources copied to `dest`, node_modules linked, and edgebert-runtime linked where the app's file:
+    dependency finds it (beside the copy, as in the repository)."""
     shutil.copytree(APP, dest, ignore=_ignore_generated)
     if (APP / "node_modules").is_dir():
         (dest / "node_modules").symlink_to(APP / "node_modules", target_is_directory=True)
-    shared = dest.parent / SHARED_JS.relative_to(ROOT)
-    if not shared.exists():
-        shared.parent.mkdir(parents=True, exist_ok=True)
-        shared.symlink_to(SHARED_JS, target_is_directory=True)
+    runtime = dest.parent / RUNTIME_JS.relative_to(ROOT)
+    if not runtime.exists():
+        runtime.parent.mkdir(parents=True, exist_ok=True)
+        runtime.symlink_to(RUNTIME_JS, target_is_directory=True)
     return dest
 
 

@@ -36,6 +36,9 @@ JS_DIR = Path(__file__).resolve().parent / "js"
 JS_RUNNER = JS_DIR / "run_tfjs.mjs"
 JS_PACKAGES = ("@tensorflow/tfjs", "@tensorflow/tfjs-backend-wasm", "@huggingface/tokenizers")
 JS_TOKENIZER = "@huggingface/tokenizers (JS, in Node), as the demo app"
+# edgebert-runtime, the JS package apps use (js/edgebert-runtime), as the runner imports it: linked in a checkout
+# (built by ./install.sh), a built copy in the wheel.
+RUNTIME_ENTRY = "edgebert-runtime/dist/index.js"
 NPM_HINT = f"npm ci --prefix {JS_DIR}"
 TFJS_VERSION = "4.22.0"
 CONVERT_TIMEOUT_S = 3600
@@ -58,12 +61,16 @@ def find_node() -> str:
 
 
 def check_js_packages() -> None:
-    """TargetUnavailable unless edgebert/targets/tfjs/js/node_modules holds tfjs, its wasm backend and the JS tokenizer."""
+    """TargetUnavailable unless edgebert/targets/tfjs/js/node_modules holds tfjs, its wasm backend and the JS tokenizer,
+    and edgebert-runtime is built."""
     missing = [p for p in JS_PACKAGES if not (JS_DIR / "node_modules" / p / "package.json").exists()]
+    hint = NPM_HINT
+    if not (JS_DIR / RUNTIME_ENTRY).exists():
+        missing.append(f"edgebert-runtime's build ({RUNTIME_ENTRY})")
+        package = (JS_DIR / RUNTIME_ENTRY).parents[1].resolve()
+        hint = f"npm ci --prefix {package} && npm run build --prefix {package} && {NPM_HINT} (./install.sh does all three)"
     if missing:
-        raise TargetUnavailable(
-            f"the tfjs target's Node packages are not installed ({', '.join(missing)} missing); run: {NPM_HINT}"
-        )
+        raise TargetUnavailable(f"the tfjs target's Node packages are not installed ({', '.join(missing)} missing); run: {hint}")
 
 
 def _bundle_resource_line(shards: list[str]) -> str:
@@ -173,7 +180,7 @@ class TFJSRunner(Runner):
         return [float(t) for t in answer["times_s"]]
 
     def time_texts(self, texts: list[str], modes: list[str], warmup: int) -> dict[str, Any] | None:
-        """Tokenized in JS by the tokenizer the demo app uses (js/shared/edge_tokenizer.mjs), timed in Node."""
+        """Tokenized in JS by the tokenizer the demo app uses (edgebert-runtime's EdgeTokenizer), timed in Node."""
         request = {"model_dir": str(self.export_dir), "mode": "texts", "texts": list(texts), "modes": list(modes),
                    "warmup": int(warmup), "outputs": self.output_names, "backend": self.backend}  # fmt: skip
         answer = self._exchange(request)

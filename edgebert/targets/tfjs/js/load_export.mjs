@@ -3,9 +3,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { EdgeTokenizer } from 'edgebert-runtime';
-import { fileGraphSource as fileHandler } from 'edgebert-runtime/node';
-import { ownWeights } from 'edgebert-runtime/tfjs';
+import { EdgeTokenizer } from '#edgebert-runtime';
+import { fileGraphSource as fileHandler } from '#edgebert-runtime/node';
+import { ownWeights } from '#edgebert-runtime/tfjs';
 
 // The tokenizer, the file IOHandler and the weight map per graph come from edgebert-runtime (js/edgebert-runtime),
 // the package apps run exports with: bench times the apps' own code.
