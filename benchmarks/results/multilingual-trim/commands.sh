@@ -16,7 +16,7 @@ run() { nice -n 19 .venv/bin/python benchmarks/multilingual_trim.py --data "$D" 
 run --work "$W/none" --normaliser none --out "$R/main" --langs de es fr it nl --combined --no-chars --onnx base de
 run --work "$W/none" --normaliser none --out "$R/pt" --langs pt --combined --no-chars --onnx
 run --work "$W/none" --normaliser none --out "$R/ru" --langs ru --combined --no-chars --onnx
-run --work "$W/none" --normaliser none --out "$R/zh" --langs zh --combined --no-chars --onnx
+run --work "$W/none" --normaliser none --out "$R/zh" --langs zh --combined --no-chars --onnx zh
 run --work "$W/none" --normaliser none --out "$R/extra" --langs --combined de+fr --no-chars de --onnx
 run --data "$D" --xlmr x --work x --out "$OUT" --merge "$R"/{main,pt,ru,zh,extra}/report.json
 # XLM-R's own normaliser (a SentencePiece nmt_nfkc Precompiled charsmap), zh and ja
