@@ -20,3 +20,8 @@ edgebert bench before-student=$A/before-student after-student=$A/after-student b
   after-teacher=$A/after-teacher --texts benchmarks/results/buckets-student/texts.txt --texts-limit 300 \
   --seq-len 128 --repeats 30 --out $OUT/report --force
 # Runs 2 and 3 (runs.txt): the same bench with the after-* items first, --out elsewhere.
+# The small preset's own student in its final shape (its compress stage's pruned student, S = A/small.work/compress/student),
+# exported with this code and timed tokenized by edgebert-runtime (runs.txt, last section; three runs):
+#   edgebert export --target tfjs --quantize uint8 --buckets --model $S --out $A/tfjs-b --force
+#   edgebert bench small-tfjs=$A/tfjs-b --texts benchmarks/results/buckets-student/texts.txt --texts-limit 300 \
+#     --seq-len 128 --repeats 30 --out $A/bucket-runN --force
