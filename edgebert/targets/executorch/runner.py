@@ -14,12 +14,12 @@ class ExecuTorchRunner(Runner):
     as its manifest lists them."""
 
     def __init__(self, program: Path | bytes, input_names: list[str], output_names: list[str]) -> None:
-        import executorch.kernels.quantized  # noqa: F401 - the quantized tables' lookup kernels (int8 / int4 exports)
-        from executorch.runtime import Runtime
-
         from edgebert.progress import library_chatter_kept_back
 
         with library_chatter_kept_back():  # the runtime's CPU probing logs, on its first load in a process
+            import executorch.kernels.quantized  # noqa: F401 - the quantized tables' lookup kernels (int8 / int4)
+            from executorch.runtime import Runtime
+
             self.program = Runtime.get().load_program(program if isinstance(program, bytes) else Path(program))
             self.method = self.program.load_method("forward")
         self.input_names, self.output_names = list(input_names), list(output_names)
