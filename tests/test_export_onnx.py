@@ -179,7 +179,7 @@ def test_int4_stores_4bit_blocks_computes_in_float_and_holds(tiny_bert: Path, tm
     import onnx
     from onnx import helper
 
-    from edgebert.targets.onnx.quantize_int4 import BLOCK
+    from edgebert.targets.onnx.quantize import INT4_BLOCK as BLOCK
 
     sizes, reports = {}, {}
     for quantize in ("int8", "int4"):

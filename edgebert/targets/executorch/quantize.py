@@ -6,8 +6,9 @@ XNNPACK's dynamically quantized linear kernels:
 
 The embedding tables (the word table is most of a small student's bytes) are stored as `QuantizedTable`s: int8 rows
 (`int8`) or 4-bit groups of `INT4_GROUP` (`int4`), looked up by ExecuTorch's quantized kernels (`embedding_byte`,
-`embedding_4bit`; not an XNNPACK op, they run on ExecuTorch's own CPU kernels). As in the ONNX and TFLite int8 recipes, the layers of `INT8_FLOAT_ISLANDS` stay float, trying the islands in order until the
-model holds `RECIPE_MIN_COSINE` on the guard texts in ExecuTorch's runtime; the parity check on other texts follows.
+`embedding_4bit`; not an XNNPACK op, they run on ExecuTorch's own CPU kernels). As in the ONNX and TFLite int8
+recipes, the layers of `INT8_FLOAT_ISLANDS` stay float, trying the islands in order until the model holds
+`RECIPE_MIN_COSINE` on the guard texts in ExecuTorch's runtime; the parity check on other texts follows.
 """
 
 from __future__ import annotations
