@@ -4,10 +4,8 @@
  * name. Structural types only: the app passes its own tfjs, so the backend it set up is the one that runs.
  */
 
-/** A model.json as the converter writes it (tf.io.ModelJSON). */
-export interface GraphModelJson {
-  modelTopology: unknown;
-  weightsManifest: { paths: string[]; weights: unknown[] }[];
+/** What a model.json and the artifacts loaded from it both carry besides the topology and the weights. */
+interface GraphMetadata {
   format?: unknown;
   generatedBy?: unknown;
   convertedBy?: unknown;
@@ -16,17 +14,17 @@ export interface GraphModelJson {
   modelInitializer?: unknown;
 }
 
+/** A model.json as the converter writes it (tf.io.ModelJSON). */
+export interface GraphModelJson extends GraphMetadata {
+  modelTopology: unknown;
+  weightsManifest: { paths: string[]; weights: unknown[] }[];
+}
+
 /** tf.io.ModelArtifacts, as far as this module reads them. */
-export interface GraphArtifacts {
+export interface GraphArtifacts extends GraphMetadata {
   modelTopology?: unknown;
   weightSpecs?: unknown[];
   weightData?: unknown;
-  format?: unknown;
-  generatedBy?: unknown;
-  convertedBy?: unknown;
-  signature?: unknown;
-  userDefinedMetadata?: unknown;
-  modelInitializer?: unknown;
 }
 
 /** tf.io.IOHandler (load only). */
