@@ -33,6 +33,8 @@ class DistillCommand:
         from edgebert.options import from_args
 
         report = distill(teacher=args.teacher, corpus=args.corpus, out=args.out, **from_args(DistillConfig, args))
+        if not report.main:  # one of several launched processes: the main one reports
+            return 0
         m = report.metrics
         print(f"student: {report.out_dir}")
         sts = m.get("sts_spearman") or {}

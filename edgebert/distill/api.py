@@ -43,6 +43,7 @@ class DistillReport:
 
     out_dir: Path
     manifest: dict[str, Any]
+    main: bool = True  # False in the other processes of a launched run (the main one wrote the student)
 
     @property
     def metrics(self) -> dict[str, Any]:
@@ -99,14 +100,18 @@ def distill(teacher: str | Path | None, corpus: str | Path | list[str | Path], o
     training (so `resume=True` continues an interrupted run); on success the student, its tokenizer, the
     sentence-transformers pooling config and `edgebert.json` are written to `out`.
     """
+    from edgebert.distill.processes import current
+
     args = _Args(teacher=teacher, corpus=corpus, out=out, **checked(DistillConfig, options, "distill"))
-    run = _Run(args, _Log(args.quiet), time.perf_counter())
+    procs = current()
+    run = _Run(args, _Log(args.quiet or not procs.main), time.perf_counter(), procs)
     _check_arguments(run)
     _resolve_models(run)
     _load_data(run)
     _plan_output(run)
+    procs.wait()  # every process has checked --out before the main one changes it
     # ---- every check passed: from here on we write
-    if run.out_action == "replace":
+    if run.out_action == "replace" and procs.main:
         shutil.rmtree(run.out)
     with kept_on_interrupt(f"interrupted; checkpoints kept in {run.checkpoint_dir}: rerun with --resume to continue"), _removed_on_refusal(run):
         _write_recipe(run)
@@ -120,9 +125,11 @@ def distill(teacher: str | Path | None, corpus: str | Path | list[str | Path], o
             train_metrics = trainer.train(resume_from_checkpoint=run.resume_from).metrics
         _keep_best(run, trainer)
         manifest = _manifest(run, trainer, train_metrics)
-        _save(run, manifest)
+        if procs.main:
+            _save(run, manifest)
+        procs.wait()  # the student is written before any process returns
     run.log(f"student written to {run.out} ({manifest['metrics']['wall_time_s']} s)")
-    return DistillReport(out_dir=run.out, manifest=manifest)
+    return DistillReport(out_dir=run.out, manifest=manifest, main=procs.main)
 
 
 @dataclass
@@ -132,6 +139,7 @@ class _Run:
     a: _Args
     log: _Log
     started: float
+    procs: Any = None  # edgebert.distill.processes.Processes: this one among those launched
     out: Path = Path()
     out_action: str | None = None
     loss_choice: str = ""
@@ -328,15 +336,17 @@ def _removed_on_refusal(run: _Run) -> Iterator[None]:
     try:
         yield
     except UserError:
-        if run.out_action != "resume" and not any(run.checkpoint_dir.glob("checkpoint-*")):
+        if run.procs.main and run.out_action != "resume" and not any(run.checkpoint_dir.glob("checkpoint-*")):
             shutil.rmtree(run.out, ignore_errors=True)
         raise
 
 
 def _write_recipe(run: _Run) -> None:
-    """Create the checkpoint dir and record the recipe in it (what --resume compares against)."""
-    run.checkpoint_dir.mkdir(parents=True, exist_ok=True)
-    (run.checkpoint_dir / RECIPE_FILE).write_text(json.dumps({"recipe": run.recipe, "corpus": run.corpus_fp}, indent=2) + "\n")
+    """Create the checkpoint dir and record the recipe in it (what --resume compares against), on the main process."""
+    if run.procs.main:
+        run.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        (run.checkpoint_dir / RECIPE_FILE).write_text(json.dumps({"recipe": run.recipe, "corpus": run.corpus_fp}, indent=2) + "\n")
+    run.procs.wait()
 
 
 def _recipe(run: _Run) -> dict[str, Any]:
@@ -537,6 +547,10 @@ def _distillation_model(run: _Run) -> Any:
         cos_pairs = [(shape.layers, shape.teacher_layers)]
     need_hidden = bool(a.alpha_cos or a.alpha_pooled or a.alpha_sim)
     projections = make_projections(shape.hidden, shape.teacher_hidden, len(cos_pairs)) if need_hidden else None
+    if not run.classifier and not (a.alpha_mlm or a.alpha_ce):
+        from edgebert.distill.student import freeze_unused_head
+
+        freeze_unused_head(run.student, run.s_family)
     if run.classifier:
         from edgebert.distill.task import TaskDistillationModel
 
@@ -554,7 +568,8 @@ def _open_teacher_cache(run: _Run, model: Any) -> None:
     token_layers, pooled_layer = needed_layers(run.weights, model.cos_pairs)
     run.teacher_cache, run.cache_info = open_or_build(
         run.a.teacher_cache, run.teacher_mlm, run.family, run.dataset, padding_collator(run.tokenizer),
-        _fingerprint(run.teacher_dir), token_layers, pooled_layer, log=run.log, quiet=run.a.quiet,
+        _fingerprint(run.teacher_dir), token_layers, pooled_layer, log=run.log, quiet=run.a.quiet or not run.procs.main,
+        procs=run.procs,
     )  # fmt: skip
 
 
@@ -600,7 +615,8 @@ def _make_trainer(run: _Run, model: Any) -> Any:
         from edgebert.distill.trainer import StepLines
 
         trainer.add_callback(StepLines(run.log, a.steps))
-    run.log(f"training {a.steps} steps × batch {a.batch_size}×{a.grad_accum} (seq ≤ {a.seq_len}); checkpoints every {args.save_steps} steps in {run.checkpoint_dir}")
+    processes = f" × {run.procs.count} processes" if run.procs.count > 1 else ""
+    run.log(f"training {a.steps} steps × batch {a.batch_size}×{a.grad_accum}{processes} (seq ≤ {a.seq_len}); checkpoints every {args.save_steps} steps in {run.checkpoint_dir}")
     return trainer
 
 
@@ -697,6 +713,7 @@ def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[st
         "corpus": run.corpus_info,
         "steps": trainer.state.global_step,
         "resumed_from": str(run.resume_from) if run.resume_from else None,
+        "processes": run.procs.count,  # data parallel: each step trains on batch_size × grad_accum × processes sequences
         "init": run.init_info,
         **({"teacher_cache": run.cache_info} if run.cache_info else {}),
     }

@@ -402,3 +402,16 @@ def freeze_embedding_parameters(student: nn.Module, family: Family) -> int:
             p.requires_grad_(False)
             frozen += p.numel()
     return frozen
+
+
+def freeze_unused_head(student: nn.Module, family: Family) -> int:
+    """Stop training the MLM head when no loss reads its logits (its tensors tied to the word embeddings stay
+    trainable): no gradient reaches it anyway, and DistributedDataParallel refuses parameters without one.
+    Returns the frozen count."""
+    tied = {id(p) for p in family.embedding_parts(getattr(student, family.mlm_base_attr))["word"].parameters()}
+    frozen = 0
+    for p in family.mlm_head(student).parameters():
+        if id(p) not in tied and p.requires_grad:
+            p.requires_grad_(False)
+            frozen += p.numel()
+    return frozen

@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ import numpy as np
 import torch
 
 from edgebert.distill.losses import mean_pool
+from edgebert.distill.processes import Processes
 from edgebert.errors import UserError
 from edgebert.families import Family
 
@@ -115,14 +115,17 @@ class TeacherCache:
 def open_or_build(
     root: str | Path, teacher: Any, family: Family, dataset: Any, collator: Callable[[list[dict[str, Any]]], dict[str, Any]],
     teacher_fp: str, token_layers: Sequence[int], pooled_layer: int | None, log: Callable[[str], None] = print,
-    quiet: bool = True,
+    quiet: bool = True, procs: Processes | None = None,
 ) -> tuple[TeacherCache, dict[str, Any]]:
     """The cache entry for (teacher, training sequences, layers) under `root`, built first when missing.
     Returns it and a record for the manifest (directory, key, hit, build time, bytes); a build shows its progress
-    unless `quiet`."""
+    unless `quiet`. Under several processes (`procs`) each computes its share of a build, and all of them must call
+    this together; `root` must then be on storage every process sees."""
+    procs = procs or Processes()
     text_fp = sequences_fingerprint(dataset.sequences)
     key_parts = {"teacher_fingerprint": teacher_fp, "text_fingerprint": text_fp}
     root = Path(root).expanduser().absolute()
+    procs.wait()  # no process looks for the entry while another one is completing it
     directory = root / cache_key(teacher_fp, text_fp, token_layers, pooled_layer)
     if not (directory / "meta.json").is_file():
         directory = _covering_entry(root, key_parts, token_layers, pooled_layer) or directory
@@ -132,13 +135,14 @@ def open_or_build(
     if hit:
         log(f"teacher outputs: reusing the cache in {directory}")
     else:
-        log(f"teacher outputs: computing them once for {len(dataset)} sequences into {directory}")
-        _build(directory, teacher, family, dataset, collator, token_layers, pooled_layer, key_parts, quiet)
+        shares = f" in {procs.count} shares, one per process" if procs.count > 1 else ""
+        log(f"teacher outputs: computing them once for {len(dataset)} sequences{shares} into {directory}")
+        _build(directory, teacher, family, dataset, collator, token_layers, pooled_layer, key_parts, quiet, procs)
     cache = TeacherCache(directory, token_layers, pooled_layer)
     if cache.meta["sequences"] != len(dataset) or cache.offsets[-1] != dataset.num_tokens:
         raise UserError(f"the teacher-output cache {directory} does not match this corpus (a damaged entry); delete it and rerun")
     size = sum(f.stat().st_size for f in directory.iterdir())
-    record = {"dir": str(directory), "key": key, "hit": hit, "seconds": round(time.perf_counter() - started, 2), "bytes": size,
+    record = {"dir": str(directory), "key": key, "hit": hit, "seconds": round(time.perf_counter() - started, 2), "bytes": size, "built_by_processes": None if hit else procs.count,
               "token_layers": list(token_layers), "pooled_layer": pooled_layer, "token_dtype": np.dtype(TOKEN_DTYPE).name}  # fmt: skip
     return cache, record
 
@@ -160,46 +164,72 @@ def _covering_entry(root: Path, key_parts: dict[str, str], token_layers: Sequenc
 
 def _build(
     directory: Path, teacher: Any, family: Family, dataset: Any, collator: Callable[[list[dict[str, Any]]], dict[str, Any]],
-    token_layers: Sequence[int], pooled_layer: int | None, key_parts: dict[str, str], quiet: bool = True,
+    token_layers: Sequence[int], pooled_layer: int | None, key_parts: dict[str, str], quiet: bool, procs: Processes,
 ) -> None:
-    """Run the teacher over `dataset` (length-sorted batches) and write a complete entry to `directory`."""
-    from edgebert.progress import Track
-
+    """Run the teacher over `dataset` (length-sorted batches; each process its share of the rows) and write a
+    complete entry to `directory`: the main process lays out the files in a building directory beside it, every
+    process fills its rows, and the main one completes the entry with meta.json and renames it into place."""
     lengths = np.asarray([len(s) for s in dataset.sequences], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     hidden = int(teacher.config.hidden_size)
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.tmp-", dir=directory.parent))
+    building = directory.parent / f".{directory.name}.building"
+    shapes = {f"layer-{i}.npy": ((int(offsets[-1]), hidden), TOKEN_DTYPE) for i in token_layers}
+    if pooled_layer is not None:
+        shapes["pooled.npy"] = ((len(dataset), hidden), np.float32)
+    if procs.main:
+        _lay_out(building, offsets, shapes)
+    procs.wait()
     try:
-        np.save(tmp / "offsets.npy", offsets)
-        open_mm = np.lib.format.open_memmap
-        tables = {i: open_mm(tmp / f"layer-{i}.npy", mode="w+", dtype=TOKEN_DTYPE, shape=(int(offsets[-1]), hidden)) for i in token_layers}
-        pooled = open_mm(tmp / "pooled.npy", mode="w+", dtype=np.float32, shape=(len(dataset), hidden)) if pooled_layer is not None else None
-        teacher.eval()
-        order = np.argsort(lengths, kind="stable")
-        with Track("teacher outputs", len(order), "sequences", quiet=quiet) as track:
-            for start in range(0, len(order), BUILD_BATCH):
-                rows = [int(i) for i in order[start : start + BUILD_BATCH]]
-                batch = collator([{k: v for k, v in dataset[i].items() if k != INDEX_KEY} for i in rows])
-                t = live_targets(teacher, family, batch, token_layers, pooled_layer)
-                for layer, table in tables.items():
-                    states = t.hidden[layer].float().cpu().numpy()
-                    for b, i in enumerate(rows):
-                        table[offsets[i] : offsets[i + 1]] = states[b, : lengths[i]]
-                if pooled is not None:
-                    pooled[rows] = t.pooled.cpu().numpy()
-                track.advance(len(rows))
-        for table in [*tables.values(), *([pooled] if pooled is not None else [])]:
-            table.flush()
-        del tables, pooled
-        meta = {"format": FORMAT, **key_parts, "sequences": len(dataset), "tokens": int(offsets[-1]), "hidden": hidden,
-                "token_layers": list(token_layers), "pooled_layer": pooled_layer}  # fmt: skip
-        (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-        if directory.exists():  # an incomplete entry (no meta.json) left by a killed run
-            shutil.rmtree(directory)
-        os.replace(tmp, directory)
+        tables = {name: np.load(building / name, mmap_mode="r+", allow_pickle=False) for name in shapes}
+        rows = procs.share([int(i) for i in np.argsort(lengths, kind="stable")])
+        _fill(tables, rows, offsets, lengths, teacher, family, dataset, collator, token_layers, pooled_layer, quiet)
+        del tables
+        procs.wait()
+        if procs.main:
+            meta = {"format": FORMAT, **key_parts, "sequences": len(dataset), "tokens": int(offsets[-1]), "hidden": hidden,
+                    "token_layers": list(token_layers), "pooled_layer": pooled_layer}  # fmt: skip
+            (building / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+            if directory.exists():  # an incomplete entry (no meta.json) left by a killed run
+                shutil.rmtree(directory)
+            os.replace(building, directory)
+        procs.wait()  # the entry is in place before any process opens it
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if procs.main:  # after a failure: nothing half written stays (a success has renamed it already)
+            shutil.rmtree(building, ignore_errors=True)
+
+
+def _lay_out(building: Path, offsets: np.ndarray, shapes: dict[str, tuple[tuple[int, int], Any]]) -> None:
+    """A fresh building directory holding the offsets and a zero-filled table per file of `shapes`."""
+    shutil.rmtree(building, ignore_errors=True)  # left by a killed run
+    building.mkdir(parents=True)
+    np.save(building / "offsets.npy", offsets)
+    for name, (shape, dtype) in shapes.items():
+        np.lib.format.open_memmap(building / name, mode="w+", dtype=dtype, shape=shape).flush()
+
+
+def _fill(
+    tables: dict[str, np.ndarray], rows: list[int], offsets: np.ndarray, lengths: np.ndarray, teacher: Any, family: Family,
+    dataset: Any, collator: Callable[[list[dict[str, Any]]], dict[str, Any]], token_layers: Sequence[int],
+    pooled_layer: int | None, quiet: bool,
+) -> None:
+    """Write the teacher's targets for `rows` into the memory-mapped `tables`, BUILD_BATCH sequences at a time."""
+    from edgebert.progress import Track
+
+    teacher.eval()
+    with Track("teacher outputs", len(rows), "sequences", quiet=quiet) as track:
+        for start in range(0, len(rows), BUILD_BATCH):
+            batch_rows = rows[start : start + BUILD_BATCH]
+            batch = collator([{k: v for k, v in dataset[i].items() if k != INDEX_KEY} for i in batch_rows])
+            t = live_targets(teacher, family, batch, token_layers, pooled_layer)
+            for layer in token_layers:
+                states, table = t.hidden[layer].float().cpu().numpy(), tables[f"layer-{layer}.npy"]
+                for b, i in enumerate(batch_rows):
+                    table[offsets[i] : offsets[i + 1]] = states[b, : lengths[i]]
+            if pooled_layer is not None:
+                tables["pooled.npy"][batch_rows] = t.pooled.cpu().numpy()
+            track.advance(len(batch_rows))
+    for table in tables.values():
+        table.flush()
 
 
 class IndexedCorpus:
