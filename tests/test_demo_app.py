@@ -39,12 +39,13 @@ PREPARED = (
     "assets/model/model.json",
     "assets/model/edgebert.json",
     "assets/model/tokenizer.json",
+    "assets/model-onnx/model.onnx",
     "assets/reference.json",
     "assets/note_embeddings.json",
     "web/dist/main.js",
 )
 # Not copied: installed packages (linked instead), prepare.sh's output, the student's pipeline run, build output.
-GENERATED = {"node_modules", "model", "note_embeddings.json", "reference.json", ".student", "dist", ".expo", "android", "ios"}
+GENERATED = {"node_modules", "model", "model-onnx", "note_embeddings.json", "reference.json", ".student", "dist", ".expo", "android", "ios"}
 # The demo student's distillation text (../shared/data, see its README) and the STS pairs its checkpoint is chosen on.
 DEMO_CORPUS = (SHARED_DATA / "corpus" / "sotu.txt.gz", SHARED_DATA / "stsb" / "train.csv", SHARED_DATA / "sst2" / "train.tsv")
 DEMO_EVAL_STS = SHARED_DATA / "stsb" / "train.csv"

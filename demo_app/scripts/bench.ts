@@ -1,7 +1,10 @@
 /**
  * Query latency of an export with the shared core: Node (wasm backend) and/or headless Chromium (the web page).
- *   node --import tsx scripts/bench.ts [--model-dir DIR] [--runs 20] [--node] [--browser] [--isolate] [--texts FILE]
- * DIR defaults to assets/model. In Chromium the page loads DIR through the test server's /ext/ mount.
+ *   node --import tsx scripts/bench.ts [--model-dir DIR] [--onnx-dir DIR] [--runs 20] [--node] [--browser] [--isolate] [--texts FILE]
+ * DIR defaults to assets/model (TF.js) and assets/model-onnx (ONNX, when present). In Chromium the page loads
+ * them through the test server's /ext/ mount. With an ONNX export beside the TF.js one, the runtimes run side by
+ * side in one run: TF.js wasm with buckets and fixed, onnxruntime-web wasm (each text at its own length), each
+ * query = tokenise + embed + rank the bundled notes, and the five queries' top-5 notes are compared across them.
  * --texts FILE (one text per line): Node runs --runs of its lines, evenly spaced over the file, once per mode
  * instead of the five queries below (e.g. STS-B sentences: the latency of a median-length sentence).
  * "Query latency" = tokenise + one execute of the [1, bucket] graph + read back (what search() waits for); with
@@ -14,7 +17,9 @@ import { performance } from 'node:perf_hooks';
 
 import { chromium } from 'playwright-core';
 
-import { MODEL_DIR, loadEmbedder, readManifest, useBackend } from '../src/node';
+import { NoteIndex, noteText } from '../src/core/search';
+import type { Embedder } from '../src/core/model';
+import { ASSETS_DIR, MODEL_DIR, loadEmbedder, loadOnnxEmbedder, readManifest, readNotes, useBackend } from '../src/node';
 import { startServer } from './serve-web.mjs';
 
 const QUERIES = [
@@ -90,7 +95,56 @@ async function benchNode(modelDir: string, runs: number, texts: string[]): Promi
   Object.values(embedders).forEach((e) => e.dispose());
 }
 
-async function benchBrowser(modelDir: string, runs: number, isolate: boolean, buckets: boolean): Promise<void> {
+/** A search index over the bundled notes, their vectors embedded by `embedder` itself (each runtime its own). */
+async function indexFor(embedder: Embedder): Promise<NoteIndex> {
+  const notes = readNotes(path.join(ASSETS_DIR, 'notes.json'));
+  const m = embedder.manifest;
+  const vectors = await embedder.embed(notes.map(noteText));
+  const model = { name: m.name, quantization: m.quantization, seq_len: m.seq_len, hidden_size: m.model.hidden_size };
+  return new NoteIndex(embedder, notes, { model, dim: embedder.dim, ids: notes.map((n) => n.id), embeddings: vectors.map((v) => Array.from(v)) });
+}
+
+/** Whether every runtime ranks each query's top-5 notes as the first one does; the differences, named. */
+function topFiveAgreement(tops: Record<string, string[][]>): string {
+  const [first, ...others] = Object.keys(tops);
+  const differ = QUERIES.flatMap((q, i) =>
+    others.filter((o) => tops[o][i].join() !== tops[first][i].join()).map((o) => `"${q}": ${o} [${tops[o][i]}] vs ${first} [${tops[first][i]}]`),
+  );
+  return differ.length ? `  top-5 notes differ:\n    ${differ.join('\n    ')}` : `  top-5 notes of the ${QUERIES.length} queries: identical in every runtime (order included)`;
+}
+
+/**
+ * The runtimes side by side in Node, interleaved query by query: TF.js wasm (buckets, fixed) on the TF.js export,
+ * onnxruntime-web wasm on the ONNX export. A query = tokenise + embed + rank the notes (NoteIndex.search).
+ */
+async function benchRuntimesNode(tfjsDir: string, onnxDir: string, runs: number): Promise<void> {
+  await useBackend('wasm');
+  const embedders: Record<string, Embedder> = {
+    'tfjs wasm, buckets': await loadEmbedder(tfjsDir),
+    'tfjs wasm, fixed': await loadEmbedder(tfjsDir, { buckets: false }),
+    'onnxruntime-web wasm': await loadOnnxEmbedder(onnxDir),
+  };
+  const indexes = Object.fromEntries(await Promise.all(Object.entries(embedders).map(async ([k, e]) => [k, await indexFor(e)] as const)));
+  const ms: Record<string, number[]> = Object.fromEntries(Object.keys(indexes).map((k) => [k, []]));
+  const tops: Record<string, string[][]> = Object.fromEntries(Object.keys(indexes).map((k) => [k, []]));
+  for (const [label, index] of Object.entries(indexes)) {
+    for (const q of QUERIES) tops[label].push((await index.search(q, 5)).hits.map((h) => h.note.id)); // also warms up
+  }
+  for (let i = 0; i < runs; i++) {
+    for (const [label, index] of Object.entries(indexes)) {
+      const start = performance.now();
+      await index.search(QUERIES[i % QUERIES.length], 5);
+      ms[label].push(performance.now() - start);
+    }
+  }
+  const notes = Object.values(indexes)[0].notes.length;
+  console.log(`node ${process.version}, one thread each: query = tokenise + embed + rank ${notes} notes`);
+  for (const [label, values] of Object.entries(ms)) console.log(`  ${label.padEnd(22)} ${summary(values, 2)}`);
+  console.log(topFiveAgreement(tops));
+  Object.values(embedders).forEach((e) => e.dispose());
+}
+
+async function benchBrowser(modelDir: string, runs: number, isolate: boolean, label: string, query: string): Promise<string[][]> {
   const server = await startServer({ port: 0, isolate, ext: modelDir });
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
@@ -98,20 +152,21 @@ async function benchBrowser(modelDir: string, runs: number, isolate: boolean, bu
   });
   try {
     const page = await browser.newPage();
-    await page.goto(`${server.url}web/dist/index.html?model=/ext/${buckets ? '' : '&buckets=0'}`);
+    await page.goto(`${server.url}web/dist/index.html?model=/ext/${query}`);
     await page.waitForFunction(() => window.edgebertDemo?.ready || window.edgebertDemo?.error, null, { timeout: 600_000 });
     const state = await page.evaluate(() => window.edgebertDemo);
     if (state.error) throw new Error(state.error);
-    for (let i = 0; i < runs + 2; i++) {
+    const tops: string[][] = [];
+    for (let i = 0; i < runs + QUERIES.length; i++) {
       await page.fill('#query', QUERIES[i % QUERIES.length]);
       await page.click('#search');
       await page.waitForFunction((n) => window.edgebertDemo.queryMs.length === n, i + 1, { timeout: 60_000 });
+      if (i < QUERIES.length) tops.push((await page.evaluate(() => window.edgebertDemo.lastHits)).map((h) => h.id));
     }
     const { queryMs, backend, loadMs } = await page.evaluate(() => window.edgebertDemo);
-    const version = browser.version();
     const threads = isolate ? 'cross-origin isolated (threaded wasm)' : 'not isolated';
-    const mode = buckets ? 'buckets' : 'fixed';
-    console.log(`chromium ${version} ${backend}, ${threads}, ${mode}: load ${(loadMs / 1000).toFixed(1)} s; query ${summary(queryMs.slice(2))}`);
+    console.log(`  ${label.padEnd(22)} ${backend}, ${threads}: load ${(loadMs / 1000).toFixed(1)} s; query ${summary(queryMs.slice(QUERIES.length), 2)}`);
+    return tops;
   } finally {
     await browser.close();
     await server.close();
@@ -120,18 +175,31 @@ async function benchBrowser(modelDir: string, runs: number, isolate: boolean, bu
 
 async function main(): Promise<void> {
   const modelDir = path.resolve(arg('--model-dir') ?? MODEL_DIR);
+  const onnxDir = path.resolve(arg('--onnx-dir') ?? path.join(ASSETS_DIR, 'model-onnx'));
+  const onnx = fs.existsSync(path.join(onnxDir, 'model.onnx'));
   const runs = Number(arg('--runs') ?? 20);
   const texts = readTexts(arg('--texts'), runs);
   const both = !process.argv.includes('--node') && !process.argv.includes('--browser');
   const m = readManifest(modelDir);
   console.log(`${m.name}: ${m.model.layers} layers, hidden ${m.model.hidden_size}, ${m.quantization}, seq_len ${m.seq_len}`);
-  if (both || process.argv.includes('--node')) await benchNode(modelDir, runs, texts);
+  if (onnx) console.log(`beside ${readManifest(onnxDir).name} (onnx, ${readManifest(onnxDir).quantization})`);
+  if (both || process.argv.includes('--node')) {
+    await benchNode(modelDir, runs, texts);
+    if (onnx) await benchRuntimesNode(modelDir, onnxDir, runs);
+  }
   if (both || process.argv.includes('--browser')) {
     if (!fs.existsSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'web', 'dist', 'main.js'))) {
       console.error('web/dist is not built (the page Chromium loads): run npm run build:web, then bench again');
       process.exit(2);
     }
-    for (const buckets of [true, false]) await benchBrowser(modelDir, runs, process.argv.includes('--isolate'), buckets);
+    const isolate = process.argv.includes('--isolate');
+    console.log(`chromium, the web page: query = tokenise + embed + rank the notes`);
+    const tops: Record<string, string[][]> = {
+      'tfjs wasm, buckets': await benchBrowser(modelDir, runs, isolate, 'tfjs wasm, buckets', ''),
+      'tfjs wasm, fixed': await benchBrowser(modelDir, runs, isolate, 'tfjs wasm, fixed', '&buckets=0'),
+    };
+    if (onnx) tops['onnxruntime-web wasm'] = await benchBrowser(onnxDir, runs, isolate, 'onnxruntime-web wasm', '&runtime=onnx');
+    console.log(topFiveAgreement(tops));
   }
 }
 

@@ -1,4 +1,4 @@
-// Bundle the web page (web/main.ts + the shared core + TF.js wasm backend) into web/dist/ with esbuild.
+// Bundle the web page (web/main.ts + the shared core + TF.js wasm backend + onnxruntime-web) into web/dist/ with esbuild.
 //   node scripts/build-web.mjs        (run by scripts/prepare.sh; serve with `npm run web`)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,5 +30,8 @@ const wasmDir = path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist
 for (const f of fs.readdirSync(wasmDir).filter((f) => f.endsWith('.wasm'))) {
   fs.copyFileSync(path.join(wasmDir, f), path.join(outDir, f));
 }
+// onnxruntime-web's wasm binary and its loader (?runtime=onnx), which it fetches from the page's directory.
+const ortDir = path.dirname(require.resolve('onnxruntime-web/ort-wasm-simd-threaded.wasm'));
+for (const f of ['ort-wasm-simd-threaded.wasm', 'ort-wasm-simd-threaded.mjs']) fs.copyFileSync(path.join(ortDir, f), path.join(outDir, f));
 const bytes = Object.values(result.metafile.outputs).reduce((s, o) => s + o.bytes, 0);
 console.error(`build-web: ${path.relative(appDir, outDir)}/ (main.js + sourcemap ${(bytes / 1e6).toFixed(1)} MB, wasm files)`);

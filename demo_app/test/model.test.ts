@@ -1,5 +1,6 @@
 /**
- * The exported TF.js model (Node, wasm backend, shared core) against PyTorch, and search on top of it.
+ * The exported TF.js model (Node, wasm backend, shared core) against PyTorch, and search on top of it; the same
+ * student's ONNX export on onnxruntime-web against PyTorch and against TF.js's search.
  * Needs the export in assets/model (scripts/prepare.sh); without it the run fails with the reason
  * (EDGEBERT_DEMO_ALLOW_SKIP=1: skips instead).
  */
@@ -10,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { Embedder } from '../src/core/model';
 import { NoteIndex, cosine, noteText, topK } from '../src/core/search';
 import type { Note } from '../src/core/types';
-import { loadEmbedder, readJson, readNoteEmbeddings, readNotes, useBackend } from '../src/node';
+import { ONNX_MODEL_DIR, loadEmbedder, loadOnnxEmbedder, readJson, readNoteEmbeddings, readNotes, useBackend } from '../src/node';
 import { FIXTURES, NO_MODEL, failUnlessReady, fixtureMismatch, reference } from './helpers';
 
 interface SearchFixture {
@@ -81,6 +82,38 @@ describe('exported model', { skip: NO_MODEL }, () => {
       assert.equal(result.hits[0].note.id, q.top, `"${q.query}" -> ${result.hits.map((h) => h.note.id).join(', ')}`);
       assert.ok(result.hits[0].score >= result.hits[1].score);
       assert.ok(result.embedMs > 0);
+    }
+  });
+});
+
+describe('the same student on onnxruntime-web (the ONNX export in assets/model-onnx)', { skip: NO_MODEL }, () => {
+  let onnx: Embedder;
+  before(async () => {
+    onnx = await loadOnnxEmbedder(ONNX_MODEL_DIR); // prepare.sh writes it beside the TF.js export: missing fails, not skips
+  });
+  after(() => onnx?.dispose());
+
+  test('embeddings match PyTorch within the ONNX export\'s own bound', { skip: fixtureMismatch() }, async () => {
+    for (const { text, embedding } of reference.embeddings) {
+      const c = cosine(await onnx.embedOne(text), embedding);
+      assert.ok(c >= minCosine(onnx.manifest), `"${text}": cos ${c} < ${minCosine(onnx.manifest)}`);
+    }
+  });
+
+  test('the search finds the same top-5 notes, in the same order, as TF.js', async () => {
+    await useBackend('wasm');
+    const tfjs = await loadEmbedder();
+    try {
+      const notes = readNotes();
+      const texts = notes.map(noteText);
+      const [onnxNotes, tfjsNotes] = [await onnx.embed(texts), await tfjs.embed(texts)]; // each runtime its own vectors
+      const topFive = async (e: Embedder, vectors: Float32Array[], query: string) =>
+        topK(await e.embedOne(query), vectors, 5).map(([i]) => notes[i].id);
+      for (const q of searchFixture.app_queries) {
+        assert.deepEqual(await topFive(onnx, onnxNotes, q.query), await topFive(tfjs, tfjsNotes, q.query), `"${q.query}"`);
+      }
+    } finally {
+      tfjs.dispose();
     }
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The web page: the same core module as the app and the Node tests, on TF.js's wasm backend in the browser
- * (?backend=webgl: the WebGL backend, the browser twin of the app's rn-webgl; ?backend=cpu: plain JS).
+ * (?backend=webgl: the WebGL backend, the browser twin of the app's rn-webgl; ?backend=cpu: plain JS), or with
+ * ?runtime=onnx on onnxruntime-web's wasm backend, running the ONNX export in ../../assets/model-onnx/.
  * The model, tokenizer, notes and their embeddings are fetched over HTTP from ../../assets/ (override the model
  * directory with ?model=URL-of-the-export-directory/). Build: node scripts/build-web.mjs; serve: npm run web.
  */
@@ -9,7 +10,8 @@ import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-webgl';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 
-import { Embedder } from '../src/core/model';
+import { Embedder, type ModelFiles } from '../src/core/model';
+import { ONNX_MODEL_FILE, onnxWebRuntime, type OrtWebModule } from '../src/core/onnx';
 import { NoteIndex, noteText } from '../src/core/search';
 import type { ExportManifest, Note, NoteEmbeddings, SearchHit } from '../src/core/types';
 
@@ -19,7 +21,7 @@ interface DemoState {
   backend: string;
   model: string;
   loadMs: number;
-  /** Query embedding time (tokenise + model) of every search, milliseconds. */
+  /** Time of every search (tokenise + model + rank the notes), milliseconds. */
   queryMs: number[];
   lastHits: { id: string; score: number }[];
 }
@@ -36,7 +38,8 @@ window.edgebertDemo = state;
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const params = new URLSearchParams(location.search);
 const assets = new URL('../../assets/', location.href);
-const modelBase = new URL(params.get('model') ?? 'model/', assets);
+const onnx = params.get('runtime') === 'onnx';
+const modelBase = new URL(params.get('model') ?? (onnx ? 'model-onnx/' : 'model/'), assets);
 
 async function getJson<T>(url: URL): Promise<T> {
   const res = await fetch(url);
@@ -65,30 +68,38 @@ function render(hits: SearchHit[]): void {
   );
 }
 
-async function main(): Promise<void> {
-  const start = performance.now();
-  setWasmPaths(new URL('./', location.href).href); // the .wasm files sit next to main.js
+/** The runtime setting: onnxruntime-web on the ONNX export (?runtime=onnx), else TF.js on the TF.js export. */
+async function runtimeFiles(): Promise<Pick<ModelFiles, 'source' | 'bucketSource' | 'runtime'>> {
+  const here = new URL('./', location.href).href; // the .wasm files sit next to main.js
+  if (onnx) {
+    const ort = (await import('onnxruntime-web/wasm')) as unknown as OrtWebModule;
+    return { runtime: await onnxWebRuntime(ort, new URL(ONNX_MODEL_FILE, modelBase).href, here) };
+  }
+  setWasmPaths(here);
   const backend = params.get('backend') ?? 'wasm';
   if (!(await tf.setBackend(backend))) throw new Error(`the ${backend} backend failed to initialise`);
   await tf.ready();
+  return {
+    source: new URL('model.json', modelBase).href,
+    // ?buckets=0: every query padded to the export's longest length (what a one-length export costs)
+    bucketSource: params.get('buckets') === '0' ? undefined : (file) => new URL(file, modelBase).href,
+  };
+}
+
+async function main(): Promise<void> {
+  const start = performance.now();
+  const files = await runtimeFiles();
   const [manifest, tokenizerJson, tokenizerConfig, notes, embeddings] = await Promise.all([
     getJson<ExportManifest>(new URL('edgebert.json', modelBase)),
     getJson<object>(new URL('tokenizer.json', modelBase)),
     getJson<object>(new URL('tokenizer_config.json', modelBase)),
     getJson<Note[]>(new URL('notes.json', assets)),
-    getJson<NoteEmbeddings>(new URL('note_embeddings.json', assets)),
+    getJson<NoteEmbeddings>(new URL('note_embeddings.json', assets)).catch(() => null),
   ]);
-  const embedder = await Embedder.load({
-    manifest,
-    tokenizerJson,
-    tokenizerConfig,
-    source: new URL('model.json', modelBase).href,
-    // ?buckets=0: every query padded to the export's longest length (what a one-length export costs)
-    bucketSource: params.get('buckets') === '0' ? undefined : (file) => new URL(file, modelBase).href,
-  });
+  const embedder = await Embedder.load({ manifest, tokenizerJson, tokenizerConfig, ...files });
   let noteVectors = embeddings;
-  const mismatch = NoteIndex.mismatch(embedder, embeddings);
-  if (mismatch) {
+  const mismatch = embeddings ? NoteIndex.mismatch(embedder, embeddings) : 'no precomputed note embeddings';
+  if (mismatch || !noteVectors) {
     // Another export than the prepared one (?model=…): embed the notes here with it, so the ranking is meaningful.
     $('status').textContent = `${mismatch}: embedding the ${notes.length} notes in the page…`;
     const m = embedder.manifest;
@@ -105,7 +116,7 @@ async function main(): Promise<void> {
 
   Object.assign(state, {
     ready: true,
-    backend: tf.getBackend(),
+    backend: onnx ? embedder.runtimeName : tf.getBackend(),
     model: `${manifest.name} (${manifest.quantization}, ${manifest.model.layers} layers)`,
     loadMs: performance.now() - start,
   });
@@ -124,7 +135,7 @@ async function main(): Promise<void> {
     button.disabled = true;
     try {
       const result = await index.search(query, 5);
-      state.queryMs.push(result.embedMs);
+      state.queryMs.push(result.embedMs + result.rankMs);
       state.lastHits = result.hits.map((h) => ({ id: h.note.id, score: h.score }));
       render(result.hits);
       $('status').textContent =

@@ -3,3 +3,4 @@ export { Classifier, LOGITS_OUTPUT, rankLabels, softmax, type LabelScore } from 
 export { Embedder, EMBEDDING_OUTPUT, runtimeOf, type ModelFiles, type ModelSource } from './model';
 export { NoteIndex, cosine, noteText, topK, type SearchResult } from './search';
 export type { ExportManifest, Note, NoteEmbeddings, SearchHit } from './types';
+export { onnxWebRuntime, ONNX_MODEL_FILE, ONNX_RUNTIME_NAME, type OrtWebModule } from './onnx';

@@ -10,10 +10,11 @@ import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
-import { fileGraphSource } from 'edgebert-runtime/node';
+import { fileGraphSource, readExportFiles } from 'edgebert-runtime/node';
 
 import { Classifier } from '../core/classify';
 import { Embedder, type ModelFiles } from '../core/model';
+import { ONNX_MODEL_FILE, onnxWebRuntime, type OrtWebModule } from '../core/onnx';
 import type { ExportManifest, Note, NoteEmbeddings } from '../core/types';
 
 export const APP_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -22,6 +23,8 @@ export const ASSETS_DIR = path.join(APP_DIR, 'assets');
 export const MODEL_DIR = process.env.EDGEBERT_DEMO_MODEL_DIR
   ? path.resolve(process.env.EDGEBERT_DEMO_MODEL_DIR)
   : path.join(ASSETS_DIR, 'model');
+/** The same model's ONNX export (prepare.sh writes it beside the TF.js one), for onnxruntime-web. */
+export const ONNX_MODEL_DIR = path.join(MODEL_DIR, '..', 'model-onnx');
 
 const readJson = <T>(file: string): T => JSON.parse(fs.readFileSync(file, 'utf8')) as T;
 
@@ -70,6 +73,24 @@ export function readModelFiles(modelDir = MODEL_DIR, options: { buckets?: boolea
  */
 export async function loadEmbedder(modelDir = MODEL_DIR, options: { buckets?: boolean } = {}): Promise<Embedder> {
   return Embedder.load(readModelFiles(modelDir, options));
+}
+
+/** The runtimes the demo runs here: TF.js (wasm backend) on a TF.js export, onnxruntime-web (wasm) on an ONNX one. */
+export type RuntimeChoice = 'tfjs' | 'onnx';
+
+/** Load the ONNX export in `modelDir` on onnxruntime-web's wasm backend (one thread). */
+export async function loadOnnxEmbedder(modelDir: string): Promise<Embedder> {
+  const file = path.join(modelDir, ONNX_MODEL_FILE);
+  if (!fs.existsSync(file)) throw new Error(`no ONNX export in ${modelDir} (${ONNX_MODEL_FILE} missing)`);
+  const { manifest, tokenizerJson, tokenizerConfig } = readExportFiles(modelDir);
+  const ort = (await import('onnxruntime-web')) as unknown as OrtWebModule;
+  const runtime = await onnxWebRuntime(ort, new Uint8Array(fs.readFileSync(file)));
+  return Embedder.load({ manifest: manifest as ExportManifest, tokenizerJson, tokenizerConfig, runtime });
+}
+
+/** Load the export in `modelDir` on `runtime` (TF.js: call useBackend() first). */
+export async function loadEmbedderOn(runtime: RuntimeChoice, modelDir: string, options: { buckets?: boolean } = {}): Promise<Embedder> {
+  return runtime === 'onnx' ? loadOnnxEmbedder(modelDir) : loadEmbedder(modelDir, options);
 }
 
 /** Load a text-classification export (edgebert export --target tfjs of a …ForSequenceClassification model). */

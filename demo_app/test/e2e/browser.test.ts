@@ -1,7 +1,8 @@
 /**
  * End to end in headless Chromium (Debian `chromium`, driven by playwright-core): the web page loads the export
  * with the shared core on the wasm backend, we type a query and see the expected top result. On the WebGL backend
- * (Chromium's software GPU, SwiftShader) the page must rank as on wasm, with the same scores.
+ * (Chromium's software GPU, SwiftShader) the page must rank as on wasm, with the same scores; on onnxruntime-web
+ * (?runtime=onnx, the same student's ONNX export) it must find the same top-5 notes, in the same order.
  * CHROMIUM=/path/to/chromium overrides /usr/bin/chromium. Needs the export and web/dist (scripts/prepare.sh).
  */
 import assert from 'node:assert/strict';
@@ -99,6 +100,24 @@ describe('web page in headless Chromium', { skip: skipReason() }, () => {
       }
     } finally {
       await gl.close();
+    }
+  });
+
+  test('onnxruntime-web on the ONNX export finds the top-5 notes TF.js wasm finds', { timeout: 600_000 }, async () => {
+    assert.ok(fs.existsSync(path.join(APP_DIR, 'assets', 'model-onnx', 'model.onnx')), 'no assets/model-onnx: run scripts/prepare.sh');
+    const ortPage = await browser.newPage();
+    ortPage.on('console', (m) => consoleLines.push(`onnx ${m.type()}: ${m.text()}`));
+    try {
+      await open(ortPage, '?runtime=onnx', 300_000);
+      await open(page, '', 300_000);
+      assert.equal(await ortPage.evaluate(() => window.edgebertDemo.backend), 'onnxruntime-web (wasm)');
+      for (const q of QUERIES) {
+        const [onOrt, onTfjs] = [await search(ortPage, q.query), await search(page, q.query)];
+        assert.deepEqual(onOrt.map((h) => h.id), onTfjs.map((h) => h.id), `"${q.query}": onnxruntime-web and TF.js rank differently`);
+        assert.equal(onOrt[0].id, q.top, `"${q.query}" on onnxruntime-web -> ${onOrt[0].id}`);
+      }
+    } finally {
+      await ortPage.close();
     }
   });
 
