@@ -146,6 +146,11 @@ class DistillRecipe:
     )  # fmt: skip
     seed: int = option(42, "random seed", group="training")
     threads: int | None = option(None, "CPU threads for torch", group="training")
+    weight_grid: str | None = option(
+        None, "quantization-aware training: the student's Linear and embedding weights are seen on this runtime "
+        "quantizer's 4-bit grid and saved on it, so `export --quantize int4` to that target computes the student "
+        "exactly (edgebert/weight_grids.py): onnx-int4", group="student", metavar="GRID",
+    )  # fmt: skip
 
 
 @dataclass

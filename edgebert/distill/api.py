@@ -196,6 +196,10 @@ def _check_arguments(run: _Run) -> None:
         raise UserError(f"--ce-positions {a.ce_positions} is unknown; choose one of: {', '.join(CE_POSITIONS)}")
     if a.cos_layers not in COS_LAYERS:
         raise UserError(f"--cos-layers {a.cos_layers} is unknown; choose one of: {', '.join(COS_LAYERS)}")
+    if a.weight_grid is not None:
+        from edgebert.weight_grids import grid_named
+
+        grid_named(a.weight_grid)  # an unknown name is refused here, before anything loads
     run.out = Path(a.out).expanduser().absolute()
     run.out_action = check_out(run.out, a.force, a.resume)
     check_precision(a.precision)
@@ -377,6 +381,7 @@ def _recipe(run: _Run) -> dict[str, Any]:
         **({"teacher_outputs": "cache"} if a.teacher_cache is not None else {}),
         **({"student_init": {"path": str(init_dir), "fingerprint": _fingerprint(init_dir)}} if init_dir else {}),
         **({"freeze_embeddings": True} if a.freeze_embeddings else {}),
+        **({"weight_grid": a.weight_grid} if a.weight_grid else {}),
         **({"student_family": a.student_family} if a.student_family not in (None, run.family.name) else {}),
         **({"task": TEXT_CLASSIFICATION, "eval_labels": a.eval_labels} if run.classifier else {}),
     }
@@ -472,6 +477,19 @@ def _make_student(run: _Run) -> None:
         run.init_info["head"] = _fit_student_head(run.student, run.s_family, run.dataset, run.head_collator, run.head_cfg, s_head_steps, run.log)
     if a.freeze_embeddings:
         run.init_info["frozen_embedding_parameters"] = freeze_embedding_parameters(run.student, run.s_family)
+    if a.weight_grid is not None:
+        _put_student_on_grid(run)
+
+
+def _put_student_on_grid(run: _Run) -> None:
+    """--weight-grid: the student (its MLM head aside, which no export of an embedder or classifier runs) trains on the
+    runtime's 4-bit grid; `_save` bakes the snapped weights in."""
+    from edgebert.weight_grids import grid_named, put_on_grid
+
+    grid = grid_named(run.a.weight_grid)
+    trained = run.student if run.classifier else getattr(run.student, run.s_family.mlm_base_attr)
+    run.init_info["weight_grid"] = {**grid.record(), "weights": put_on_grid(trained, grid)}
+    run.log(f"training on the {grid.name} weight grid ({run.init_info['weight_grid']['weights']} weights, blocks of {grid.block})")
 
 
 def _relaid_teacher(run: _Run) -> tuple[Any, Any, dict[str, Any] | None]:
@@ -674,6 +692,7 @@ def _model_record(run: _Run) -> dict[str, Any]:
         "vocab_size": int(run.teacher_config.vocab_size),
         "parameters": sum(p.numel() for p in base.parameters()),
         "embedding_parameters": _embedding_parameters(base, s_family),
+        **({"weight_grid": run.init_info["weight_grid"]} if "weight_grid" in run.init_info else {}),
     }
 
 
@@ -722,6 +741,10 @@ def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[st
 
 def _save(run: _Run, manifest: dict[str, Any]) -> None:
     """Write the student (with or without its MLM head) and its manifest to --out; drop the checkpoints unless kept."""
+    if run.a.weight_grid is not None:
+        from edgebert.weight_grids import bake
+
+        bake(run.student)  # the weights as trained: on the grid
     saved = run.student if run.save_head or run.classifier else getattr(run.student, run.s_family.mlm_base_attr)
     tokenizer = run.tokenizer
     if not run.s_family.uses_token_type_ids and "token_type_ids" in tokenizer.model_input_names:  # --student-family

@@ -50,10 +50,13 @@ import numpy as np
 from edgebert.errors import UserError
 from edgebert.families import Family
 from edgebert.targets.base import INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE
+from edgebert.weight_grids import INT4_BLOCK  # input channels per scale: the most faithful of 32, 64 and 128 (`_write_int4`)
 
 STATIC = "int8-static"
 INT4 = "int4"
-INT4_BLOCK = 32  # input channels per scale of int4: the most faithful of 32, 64 and 128 (`_write_int4`)
+# A model trained on onnxruntime's 4-bit grid (edgebert.weight_grids) needs no float island: its weights are grid
+# points. Any other model tries them as int8 does, and is refused unless one holds.
+INT4_FLOAT_ISLANDS: tuple[tuple[str, ...], ...] = ((), *INT8_FLOAT_ISLANDS)
 INT4_QUANTIZER_LOGGER = "onnxruntime.quantization.matmul_nbits_quantizer"
 # 7-bit int8 weights for the dynamic recipe: no u8 x s8 pair can saturate int16 on x86 without VNNI (module doc).
 DYNAMIC_REDUCE_RANGE = True
@@ -94,7 +97,7 @@ def quantize_onnx(
             "weights": f"4-bit symmetric, blocks of {INT4_BLOCK} input channels (MatMulNBits; tables GatherBlockQuantized)",
             "compute": "float32 (weights dequantized in the kernel)",
         }
-        return _with_float_islands(src, dst, family, guard, _write_int4, info)
+        return _with_float_islands(src, dst, family, guard, _write_int4, info, INT4_FLOAT_ISLANDS)
     if recipe == "fp16":
         import onnx
         from onnxruntime.transformers.float16 import convert_float_to_float16
@@ -107,7 +110,7 @@ def quantize_onnx(
 
 def _quantize_dynamic(src: Path, dst: Path, family: Family, guard: list[dict[str, np.ndarray]] | None) -> dict[str, Any]:
     info = {"recipe": "int8", "weights": "int8 on a 7-bit range (-64..63), per-channel", "activations": "uint8, dynamic"}
-    return _with_float_islands(src, dst, family, guard, _write_dynamic_int8, info)
+    return _with_float_islands(src, dst, family, guard, _write_dynamic_int8, info, INT8_FLOAT_ISLANDS)
 
 
 def _write_dynamic_int8(src: Path, dst: Path, excluded: list[str]) -> None:
@@ -157,13 +160,13 @@ def _write_int4(src: Path, dst: Path, excluded: list[str]) -> None:
 
 def _with_float_islands(
     src: Path, dst: Path, family: Family, guard: list[dict[str, np.ndarray]] | None,
-    write: Callable[[Path, Path, list[str]], None], info: dict[str, Any],
+    write: Callable[[Path, Path, list[str]], None], info: dict[str, Any], ladder: tuple[tuple[str, ...], ...],
 ) -> dict[str, Any]:
-    """`write(src, dst, excluded)` with the float islands of `INT8_FLOAT_ISLANDS` in turn, until the guard texts hold
+    """`write(src, dst, excluded)` with the float islands of each rung of `ladder` in turn, until the guard texts hold
     `RECIPE_MIN_COSINE` on every kernel path (the last is kept anyway: the parity check decides); `info` plus what was
     chosen and how the islands' weights are stored."""
     reference = _guard_reference(src, guard)
-    for roles in INT8_FLOAT_ISLANDS:
+    for roles in ladder:
         excluded = module_matmuls(src, family, [family.layer_module(role) for role in roles])
         write(src, dst, excluded)
         measured = _guard_min_cosine(dst, guard, reference)

@@ -1,0 +1,75 @@
+"""Weight grids (edgebert/weight_grids.py): each is its runtime quantizer's own rule, bit for bit; a student trained on
+one (`distill --weight-grid`) is saved on it, and its 4-bit export then computes it exactly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from edgebert.errors import UserError
+from edgebert.weight_grids import GRIDS, grid_named, off_grid, onnxruntime_symmetric_int4
+
+
+def _ort_matmul_int4(w_kn: np.ndarray, block: int) -> np.ndarray:
+    """onnxruntime's C++ MatMul quantizer (blocks along K of a [K, N] weight), dequantized back to [K, N]."""
+    from onnxruntime.capi._pybind_state import quantize_matmul_4bits
+
+    k, n = w_kn.shape
+    blocks = (k + block - 1) // block
+    padded = np.zeros((blocks * block, n), np.float32)
+    padded[:k] = w_kn
+    packed, zero = np.zeros((n, blocks, block // 2), np.uint8), np.zeros((n, (blocks + 1) // 2), np.uint8)
+    scales = np.zeros((n, blocks), np.float32)
+    quantize_matmul_4bits(packed, padded, scales, zero, block, n, blocks * block, True)
+    q = (np.stack([packed & 0x0F, packed >> 4], -1).reshape(n, blocks, block).astype(np.int32) - 8).astype(np.float32)
+    return (q * scales[:, :, None]).reshape(n, -1)[:, :k].T  # dequantized in float32, as the kernel does
+
+
+@pytest.mark.parametrize("k", [64, 80])  # 80: a last block of 16, as a pruned FFN's 507 inputs leave
+def test_the_onnx_grid_is_onnxruntimes_matmul_rounding(k: int) -> None:
+    w = torch.randn(24, k, generator=torch.Generator().manual_seed(k)) * 0.05  # a Linear's [out, in]
+    w[3, :32] = 0  # an all-zero block: scale 0, stays 0
+    ours = onnxruntime_symmetric_int4(w, 32).numpy()
+    theirs = _ort_matmul_int4(np.ascontiguousarray(w.numpy().T), 32).T
+    assert np.array_equal(ours, theirs)
+    assert not np.array_equal(ours, w.numpy())  # it did round
+    assert torch.equal(onnxruntime_symmetric_int4(torch.from_numpy(ours), 32), torch.from_numpy(ours))  # idempotent
+
+
+def test_the_onnx_grid_is_onnxruntimes_table_rounding() -> None:
+    from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantizer
+
+    table = torch.randn(50, 80, generator=torch.Generator().manual_seed(1))  # [rows, hidden], blocks along hidden
+    q4, scales, _ = DefaultWeightOnlyQuantizer.quantize_ndarray(table.numpy(), 1, 32, True)
+    q = np.stack([q4.view(np.uint8) & 0x0F, q4.view(np.uint8) >> 4], -1).reshape(-1)[: table.numel()].astype(np.int8)
+    q = np.where(q > 7, q - 16, q).reshape(50, 80)  # two's-complement nibbles
+    theirs = q.astype(np.float32) * np.repeat(scales, 32, axis=1)[:, :80]
+    assert np.array_equal(onnxruntime_symmetric_int4(table, 32).numpy(), theirs)
+
+
+def test_an_unknown_grid_is_refused_in_one_line() -> None:
+    with pytest.raises(UserError, match="unknown weight grid 'tflite-int3'; choose one of: onnx-int4"):
+        grid_named("tflite-int3")
+    assert set(GRIDS) == {"onnx-int4"}
+
+
+def test_a_student_trained_on_the_grid_exports_to_onnx_int4_exactly(tiny_bert: Path, tiny_corpus: Path, tmp_path: Path) -> None:
+    from edgebert.distill import distill
+    from edgebert.export import export
+    from edgebert.modelio import load_model
+
+    student = tmp_path / "student"
+    distill(tiny_bert, tiny_corpus, student, weight_grid="onnx-int4", steps=3, batch_size=4, seq_len=24, student_layers=1,
+            alpha_mlm=0, alpha_ce=0, mlm_probability=0, alpha_cos=1, quiet=True)  # fmt: skip
+    manifest = json.loads((student / "edgebert.json").read_text())
+    assert manifest["model"]["weight_grid"]["name"] == "onnx-int4" and manifest["recipe"]["weight_grid"] == "onnx-int4"
+    moved = off_grid(load_model(student).embedder, GRIDS["onnx-int4"])
+    assert moved == ["encoder.pooler.dense"]  # every Linear and table is a grid point but the loader's fresh pooler (unused)
+    report = export("onnx", student, tmp_path / "int4", quantize="int4", quiet=True)
+    quantization = report.manifest["target_details"]["quantization"]
+    assert quantization["float_islands"] == []  # nothing left in float
+    assert report.manifest["parity"]["min_cosine"] >= 0.9999
