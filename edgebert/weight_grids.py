@@ -11,6 +11,10 @@ retention sees it.
 Each grid is the quantizer's own rule, written in torch (a test compares it with the library bit for bit):
 - ``onnx-int4``: onnxruntime's `MatMulNBitsQuantizer`, symmetric, blocks of 32 input channels (MatMul) or hidden
   channels (Gather of an embedding table): scale = the block's signed extreme / -8, q = round(w / scale) in [-8, 7].
+- ``executorch-int4``: torchao's affine quantization with `SYMMETRIC_NO_CLIPPING_ERR` (the ExecuTorch int4 recipe's
+  weights and its 4-bit tables), groups of 32 (the whole row when 32 does not divide it): scale = max(min / -8,
+  max / 7), so neither extreme is clipped and a grid point maps to itself (to a float ulp of its scale). (torchao's default `SYMMETRIC`, amax / 7.5,
+  moves its own output: it has no fixed points.)
 """
 
 from __future__ import annotations
@@ -43,6 +47,30 @@ def onnxruntime_symmetric_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torc
     return (out[..., : w.shape[-1]] if pad else out).to(w.dtype)
 
 
+def int4_group(k: int, block: int = INT4_BLOCK) -> int:
+    """ExecuTorch int4's group for rows of `k` values: `block`, or the whole row when `block` does not divide `k`
+    (torchao's per-group kernels need whole groups; a pruned FFN leaves e.g. 507 inputs)."""
+    return block if k % block == 0 else k
+
+
+def torchao_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> tuple[torch.Tensor, torch.Tensor]:
+    """(q int8 in [-8, 7] as `w` [rows, k], scale [rows, groups]): ExecuTorch's int4 recipe on `w`, by torchao's own
+    functions (SYMMETRIC_NO_CLIPPING_ERR, groups `int4_group`)."""
+    from torchao.quantization.quant_primitives import MappingType, choose_qparams_affine, quantize_affine
+
+    x = w.detach().float()
+    size = (1, int4_group(x.shape[-1], block))
+    scale, zero = choose_qparams_affine(x, MappingType.SYMMETRIC_NO_CLIPPING_ERR, size, torch.int8, -8, 7, zero_point_dtype=torch.int8, keepdim=True)
+    return quantize_affine(x, size, scale, zero, torch.int8, -8, 7), scale
+
+
+def torchao_symmetric_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
+    """`w` [..., k] on ExecuTorch's int4 grid (`torchao_int4`), dequantized as its kernels do (q × scale)."""
+    q, scale = torchao_int4(w.reshape(-1, w.shape[-1]), block)
+    groups = scale.shape[-1]
+    return (q.float().reshape(q.shape[0], groups, -1) * scale[..., None]).reshape(w.shape).to(w.dtype)
+
+
 @dataclass(frozen=True)
 class WeightGrid:
     """A runtime quantizer's grid: the export target and quantization it is for, and its rounding rule."""
@@ -61,7 +89,13 @@ class WeightGrid:
         return {"name": self.name, "target": self.target, "quantization": self.quantization, "block": self.block}
 
 
-GRIDS = {g.name: g for g in (WeightGrid("onnx-int4", "onnx", "int4", INT4_BLOCK, onnxruntime_symmetric_int4),)}
+GRIDS = {
+    g.name: g
+    for g in (
+        WeightGrid("onnx-int4", "onnx", "int4", INT4_BLOCK, onnxruntime_symmetric_int4),
+        WeightGrid("executorch-int4", "executorch", "int4", INT4_BLOCK, torchao_symmetric_int4),
+    )
+}
 
 
 def grid_named(name: str) -> WeightGrid:

@@ -52,9 +52,9 @@ def test_the_onnx_grid_is_onnxruntimes_table_rounding() -> None:
 
 
 def test_an_unknown_grid_is_refused_in_one_line() -> None:
-    with pytest.raises(UserError, match="unknown weight grid 'tflite-int3'; choose one of: onnx-int4"):
+    with pytest.raises(UserError, match="unknown weight grid .tflite-int3.; choose one of: onnx-int4, executorch-int4"):
         grid_named("tflite-int3")
-    assert set(GRIDS) == {"onnx-int4"}
+    assert set(GRIDS) == {"onnx-int4", "executorch-int4"}
 
 
 def test_a_student_trained_on_the_grid_exports_to_onnx_int4_exactly(tiny_bert: Path, tiny_corpus: Path, tmp_path: Path) -> None:
@@ -73,3 +73,24 @@ def test_a_student_trained_on_the_grid_exports_to_onnx_int4_exactly(tiny_bert: P
     quantization = report.manifest["target_details"]["quantization"]
     assert quantization["float_islands"] == []  # nothing left in float
     assert report.manifest["parity"]["min_cosine"] >= 0.9999
+
+
+@pytest.mark.parametrize("k", [64, 507])  # 507: a pruned FFN's inputs, one group a row
+def test_the_executorch_grid_is_what_its_int4_recipe_stores(k: int) -> None:
+    """The ExecuTorch int4 recipe's Linear weights (torchao's quantize_) and tables (`table_storage`) dequantize to the
+    grid, and the grid maps its own points to themselves (a scale recomputed from them, max / 7, can move by an ulp)."""
+    from torch import nn
+
+    from edgebert.families import BERT
+    from edgebert.targets.executorch.quantize import QuantizedTable, quantized_module
+    from edgebert.weight_grids import torchao_symmetric_int4
+
+    linear = nn.Sequential(nn.Linear(k, 24))
+    w = linear[0].weight.detach().clone()
+    stored = quantized_module(linear, BERT, "int4", ())[0].weight.dequantize()
+    grid = torchao_symmetric_int4(w)
+    assert torch.equal(stored, grid) and not torch.equal(grid, w)
+    assert torch.allclose(torchao_symmetric_int4(grid), grid, rtol=1e-6, atol=0)  # its own points, to a float ulp of the scale
+    table = nn.Embedding(20, k + k % 2)  # rows of an even width (two values a byte); 508: one group a row
+    looked_up = QuantizedTable(table, 4)(torch.arange(20)[None])[0]
+    assert torch.equal(looked_up, torchao_symmetric_int4(table.weight.detach()))

@@ -2,13 +2,16 @@
 XNNPACK's dynamically quantized linear kernels:
 
 - `int8` (ExecuTorch's 8da8w): int8 activations quantized per call and row, int8 weights per output channel;
-- `int4` (8da4w): the same activations, 4-bit weights in groups of `INT4_GROUP` input channels.
+- `int4` (8da4w): the same activations, 4-bit weights in groups of `INT4_GROUP` input channels (the whole row when
+  the group does not divide it), torchao's `SYMMETRIC_NO_CLIPPING_ERR` scales: the `executorch-int4` weight grid
+  (edgebert/weight_grids.py), whose points map to themselves, so a model trained on it exports exactly.
 
 The embedding tables (the word table is most of a small student's bytes) are stored as `QuantizedTable`s: int8 rows
-(`int8`) or 4-bit groups of `INT4_GROUP` (`int4`), looked up by ExecuTorch's quantized kernels (`embedding_byte`,
+(`int8`) or 4-bit groups on the same grid (`int4`), looked up by ExecuTorch's quantized kernels (`embedding_byte`,
 `embedding_4bit`; not an XNNPACK op, they run on ExecuTorch's own CPU kernels). As in the ONNX and TFLite int8
 recipes, the layers of `INT8_FLOAT_ISLANDS` stay float, trying the islands in order until the model holds
-`RECIPE_MIN_COSINE` on the guard texts in ExecuTorch's runtime; the parity check on other texts follows.
+`RECIPE_MIN_COSINE` on the guard texts in ExecuTorch's runtime (int4 tries none first); the parity check on other
+texts follows.
 """
 
 from __future__ import annotations
@@ -24,28 +27,32 @@ from torch import nn
 
 from edgebert.families import Family
 from edgebert.targets.base import INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE
+from edgebert.weight_grids import INT4_BLOCK as INT4_GROUP
+from edgebert.weight_grids import int4_group, torchao_int4
 
-INT4_GROUP = 32
+LADDERS = {"int8": INT8_FLOAT_ISLANDS, "int4": ((), *INT8_FLOAT_ISLANDS)}  # a model on the int4 grid needs no island
 RECIPES = {
     "int8": "int8 dynamic activations (per row), int8 weights per output channel (ExecuTorch 8da8w)",
-    "int4": f"int8 dynamic activations (per row), 4-bit weights in groups of {INT4_GROUP} (ExecuTorch 8da4w)",
+    "int4": f"int8 dynamic activations (per row), 4-bit symmetric weights in groups of {INT4_GROUP} (ExecuTorch 8da4w, scale max(min/-8, max/7))",
 }
 
 TABLES = {
     "int8": "int8 per row (ExecuTorch embedding_byte)",
-    "int4": f"4-bit symmetric, groups of {INT4_GROUP} (ExecuTorch embedding_4bit)",
+    "int4": f"4-bit symmetric, groups of {INT4_GROUP}, scale max(min/-8, max/7) (ExecuTorch embedding_4bit)",
 }
 
 
-def quantize_config(recipe: str) -> Any:
-    """torchao's config for `recipe` (`RECIPES`)."""
-    from torchao.quantization import Int8DynamicActivationIntxWeightConfig
+def quantize_config(recipe: str, group: int = INT4_GROUP) -> Any:
+    """torchao's config for `recipe` (`RECIPES`); `group`: int4's input channels per scale."""
+    from torchao.quantization import Int8DynamicActivationIntxWeightConfig, MappingType
     from torchao.quantization.granularity import PerAxis, PerGroup
 
     if recipe == "int8":
         return Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int8, weight_granularity=PerAxis(0))
     if recipe == "int4":
-        return Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4, weight_granularity=PerGroup(INT4_GROUP))
+        return Int8DynamicActivationIntxWeightConfig(
+            weight_dtype=torch.int4, weight_granularity=PerGroup(group), weight_mapping_type=MappingType.SYMMETRIC_NO_CLIPPING_ERR
+        )
     raise ValueError(f"unknown ExecuTorch quantization recipe '{recipe}'")
 
 
@@ -66,7 +73,11 @@ def quantized_module(module: Any, family: Family, recipe: str, roles: tuple[str,
     def chosen(layer: Any, name: str) -> bool:
         return isinstance(layer, nn.Linear) and not islands.search(name)
 
-    quantize_(copied, quantize_config(recipe), filter_fn=chosen)
+    if recipe == "int4":  # one group size per call of quantize_: whole groups, or whole rows (int4_group)
+        for group in sorted({int4_group(m.in_features) for n, m in copied.named_modules() if chosen(m, n)}):
+            quantize_(copied, quantize_config(recipe, group), filter_fn=lambda m, n, g=group: chosen(m, n) and int4_group(m.in_features) == g)
+    else:
+        quantize_(copied, quantize_config(recipe), filter_fn=chosen)
     tables = [name for name, layer in copied.named_modules() if isinstance(layer, nn.Embedding)]
     for name in tables:
         parent, _, attribute = name.rpartition(".")
@@ -82,17 +93,15 @@ def quantized_table_ops() -> None:
 
 
 def table_storage(weight: torch.Tensor, bits: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(quantized weight, scales) of a [rows, dim] float table: symmetric int8 per row, or 4-bit per group of
-    `INT4_GROUP` (per row when dim is not a multiple) packed two to a byte as `embedding_4bit` reads them (the even
-    element in the high nibble, each stored as q + 8)."""
+    """(quantized weight, scales) of a [rows, dim] float table: symmetric int8 per row, or 4-bit on the int4 grid
+    (`torchao_int4`: groups of `INT4_GROUP`, per row when dim is not a multiple) packed two to a byte as
+    `embedding_4bit` reads them (the even element in the high nibble, each stored as q + 8)."""
     rows, dim = weight.shape
-    group = INT4_GROUP if bits == 4 and dim % INT4_GROUP == 0 else dim
-    qmax = 7 if bits == 4 else 127
-    blocks = weight.detach().float().reshape(rows, dim // group, group)
-    scales = (blocks.abs().amax(dim=-1) / qmax).clamp(min=torch.finfo(torch.float32).tiny)
-    quantized = torch.clamp(torch.round(blocks / scales[..., None]), -qmax - 1, qmax).to(torch.int8).reshape(rows, dim)
+    w = weight.detach().float()
     if bits == 8:
-        return quantized, scales
+        scales = (w.abs().amax(dim=-1, keepdim=True) / 127).clamp(min=torch.finfo(torch.float32).tiny)  # [rows, 1]
+        return torch.clamp(torch.round(w / scales), -128, 127).to(torch.int8), scales
+    quantized, scales = torchao_int4(w)
     stored = (quantized + 8).to(torch.uint8)
     return (stored[:, 0::2] * 16 + stored[:, 1::2]).to(torch.uint8), scales
 
@@ -124,7 +133,7 @@ def quantize_with_islands(
 
     with torch.no_grad():
         reference = [{"out": module(*[torch.from_numpy(f[n]).long() for n in family.input_names()])} for f in guard]
-    for roles in INT8_FLOAT_ISLANDS:
+    for roles in LADDERS[recipe]:
         program = lower(quantized_module(module, family, recipe, roles))
         worst = 1.0
         for feed, expected in zip(guard, reference):
