@@ -10,6 +10,7 @@ import pytest
 
 from edgebert.errors import VerificationError
 from edgebert.export import export
+from edgebert.weight_grids import GRIDS
 
 # Tighter than any 8-bit recipe reaches on the tiny model, looser than its 16-bit ones (measured: uint8 / int8 0.99998,
 # float16 / fp16 0.9999999 and above).
@@ -24,6 +25,8 @@ def test_a_refusal_names_a_recipe_that_then_passes(tiny_bert: Path, tmp_path: Pa
     assert "\n" not in message and not (tmp_path / "refused").exists()
     named = re.search(r"recipes that hold for this model: (\S+) \(min cosine (\d\.\d+)\)", message)
     assert named, message
+    grid = f"{target}-int4"  # 4 bits are not tried on a model off the grid: named as what holds once trained on it
+    assert (f"int4 once trained on the {grid} weight grid (distill --weight-grid {grid})" in message) == (grid in GRIDS)
     recipe, measured = named.group(1), float(named.group(2))
     assert recipe != quantize and measured >= STRICT
     report = export(target, model=tiny_bert, out=tmp_path / "passes", quantize=recipe, seq_len=16, min_cosine=STRICT, quiet=True)
