@@ -12,9 +12,11 @@ Each grid is the quantizer's own rule, written in torch (a test compares it with
 - ``onnx-int4``: onnxruntime's `MatMulNBitsQuantizer`, symmetric, blocks of 32 input channels (MatMul) or hidden
   channels (Gather of an embedding table): scale = the block's signed extreme / -8, q = round(w / scale) in [-8, 7].
 - ``executorch-int4``: torchao's affine quantization with `SYMMETRIC_NO_CLIPPING_ERR` (the ExecuTorch int4 recipe's
-  weights and its 4-bit tables), groups of 32 (the whole row when 32 does not divide it): scale = max(min / -8,
-  max / 7), so neither extreme is clipped and a grid point maps to itself (to a float ulp of its scale). (torchao's default `SYMMETRIC`, amax / 7.5,
-  moves its own output: it has no fixed points.)
+  weights and its 4-bit tables), groups of 32: scale = max(min / -8, max / 7), so neither extreme is clipped and a
+  grid point maps to itself (to a float ulp of its scale). (torchao's default `SYMMETRIC`, amax / 7.5, moves its
+  own output: it has no fixed points.) A table whose width 32 does not divide is one group a row; a Linear whose
+  input width 32 does not divide (a pruned FFN's 507) has no 4-bit kernel in XNNPACK, whose 4-bit groups must be a
+  multiple of 32: the recipe stores it int8 and the grid leaves it as it is.
 """
 
 from __future__ import annotations
@@ -48,9 +50,14 @@ def onnxruntime_symmetric_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torc
 
 
 def int4_group(k: int, block: int = INT4_BLOCK) -> int:
-    """ExecuTorch int4's group for rows of `k` values: `block`, or the whole row when `block` does not divide `k`
-    (torchao's per-group kernels need whole groups; a pruned FFN leaves e.g. 507 inputs)."""
+    """ExecuTorch int4's group for rows of `k` values: `block`, or the whole row when `block` does not divide `k`."""
     return block if k % block == 0 else k
+
+
+def executorch_int4_linear(in_features: int, block: int = INT4_BLOCK) -> bool:
+    """Whether ExecuTorch's int4 recipe stores a Linear of `in_features` inputs at 4 bits (XNNPACK's 4-bit groups
+    must be a multiple of 32); otherwise int8."""
+    return in_features % block == 0
 
 
 def torchao_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> tuple[torch.Tensor, torch.Tensor]:
@@ -65,25 +72,34 @@ def torchao_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> tuple[torch.Tensor
 
 
 def torchao_symmetric_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
-    """`w` [..., k] on ExecuTorch's int4 grid (`torchao_int4`), dequantized as its kernels do (q × scale)."""
+    """`w` [..., k] on ExecuTorch's int4 grid (`torchao_int4`), dequantized as its kernels do (q × scale): its tables."""
     q, scale = torchao_int4(w.reshape(-1, w.shape[-1]), block)
     groups = scale.shape[-1]
     return (q.float().reshape(q.shape[0], groups, -1) * scale[..., None]).reshape(w.shape).to(w.dtype)
 
 
+def torchao_symmetric_int4_linear(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
+    """A Linear's [out, in] weight on ExecuTorch's int4 grid, or as it is when the recipe stores it int8."""
+    return torchao_symmetric_int4(w, block) if executorch_int4_linear(w.shape[-1], block) else w
+
+
 @dataclass(frozen=True)
 class WeightGrid:
-    """A runtime quantizer's grid: the export target and quantization it is for, and its rounding rule."""
+    """A runtime quantizer's grid: the export target and quantization it is for, and its rounding rules for a
+    Linear's weight and for an embedding table."""
 
     name: str
     target: str
     quantization: str
     block: int
-    rule: Callable[[torch.Tensor, int], torch.Tensor]
+    linear: Callable[[torch.Tensor, int], torch.Tensor]
+    table: Callable[[torch.Tensor, int], torch.Tensor]
 
-    def snap(self, w: torch.Tensor) -> torch.Tensor:
-        """`w` (a Linear's [out, in] or a table's [rows, hidden]) on the grid, blocks along its last axis."""
-        return self.rule(w, self.block)
+    def snap(self, module: nn.Module, w: torch.Tensor | None = None) -> torch.Tensor:
+        """`module`'s weight (or `w` in its place) on the grid: a Linear's [out, in] or a table's [rows, hidden],
+        blocks along its last axis."""
+        rule = self.table if isinstance(module, nn.Embedding) else self.linear
+        return rule(module.weight.detach() if w is None else w, self.block)
 
     def record(self) -> dict[str, object]:
         return {"name": self.name, "target": self.target, "quantization": self.quantization, "block": self.block}
@@ -92,8 +108,8 @@ class WeightGrid:
 GRIDS = {
     g.name: g
     for g in (
-        WeightGrid("onnx-int4", "onnx", "int4", INT4_BLOCK, onnxruntime_symmetric_int4),
-        WeightGrid("executorch-int4", "executorch", "int4", INT4_BLOCK, torchao_symmetric_int4),
+        WeightGrid("onnx-int4", "onnx", "int4", INT4_BLOCK, onnxruntime_symmetric_int4, onnxruntime_symmetric_int4),
+        WeightGrid("executorch-int4", "executorch", "int4", INT4_BLOCK, torchao_symmetric_int4_linear, torchao_symmetric_int4),
     )
 }
 
@@ -107,13 +123,15 @@ def grid_named(name: str) -> WeightGrid:
 class _OnGrid(nn.Module):
     """A weight parametrization: the forward sees the weight on the grid, the gradient passes straight through."""
 
-    def __init__(self, grid: WeightGrid) -> None:
+    def __init__(self, grid: WeightGrid, module: nn.Module) -> None:
         super().__init__()
         self.grid = grid
+        self.kind = nn.Embedding if isinstance(module, nn.Embedding) else nn.Linear
 
     def forward(self, w: torch.Tensor) -> torch.Tensor:
+        rule = self.grid.table if self.kind is nn.Embedding else self.grid.linear
         with torch.no_grad():
-            snapped = self.grid.snap(w)
+            snapped = rule(w, self.grid.block)
         return w + (snapped - w).detach()
 
 
@@ -130,7 +148,7 @@ def put_on_grid(model: nn.Module, grid: WeightGrid) -> int:
 
     modules = grid_modules(model)
     for m in modules:
-        parametrize.register_parametrization(m, "weight", _OnGrid(grid), unsafe=True)
+        parametrize.register_parametrization(m, "weight", _OnGrid(grid, m), unsafe=True)
     return len(modules)
 
 
@@ -144,5 +162,9 @@ def bake(model: nn.Module) -> None:
 
 
 def off_grid(model: nn.Module, grid: WeightGrid) -> list[str]:
-    """The Linear / Embedding weights of `model` that `grid` would move (empty: every one is a grid point)."""
-    return [name for name, m in model.named_modules() if isinstance(m, (nn.Linear, nn.Embedding)) and not torch.equal(grid.snap(m.weight.detach()), m.weight.detach())]
+    """The Linear / Embedding weights of `model` that `grid` would move (empty: every one is a grid point, to the
+    float ulp a recomputed scale can differ by)."""
+    return [
+        name for name, m in model.named_modules()
+        if isinstance(m, (nn.Linear, nn.Embedding)) and not torch.allclose(grid.snap(m), m.weight.detach(), rtol=1e-6, atol=0)
+    ]  # fmt: skip

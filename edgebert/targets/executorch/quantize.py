@@ -2,9 +2,10 @@
 XNNPACK's dynamically quantized linear kernels:
 
 - `int8` (ExecuTorch's 8da8w): int8 activations quantized per call and row, int8 weights per output channel;
-- `int4` (8da4w): the same activations, 4-bit weights in groups of `INT4_GROUP` input channels (the whole row when
-  the group does not divide it), torchao's `SYMMETRIC_NO_CLIPPING_ERR` scales: the `executorch-int4` weight grid
-  (edgebert/weight_grids.py), whose points map to themselves, so a model trained on it exports exactly.
+- `int4` (8da4w): the same activations, 4-bit weights in groups of `INT4_GROUP` input channels, torchao's
+  `SYMMETRIC_NO_CLIPPING_ERR` scales: the `executorch-int4` weight grid (edgebert/weight_grids.py), whose points map
+  to themselves, so a model trained on it exports exactly. A Linear whose input width `INT4_GROUP` does not divide
+  (a pruned FFN's down-projection) is stored as in `int8`: XNNPACK's 4-bit groups must be a multiple of 32.
 
 The embedding tables (the word table is most of a small student's bytes) are stored as `QuantizedTable`s: int8 rows
 (`int8`) or 4-bit groups on the same grid (`int4`), looked up by ExecuTorch's quantized kernels (`embedding_byte`,
@@ -28,7 +29,7 @@ from torch import nn
 from edgebert.families import Family
 from edgebert.targets.base import INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE
 from edgebert.weight_grids import INT4_BLOCK as INT4_GROUP
-from edgebert.weight_grids import int4_group, torchao_int4
+from edgebert.weight_grids import executorch_int4_linear, torchao_int4
 
 LADDERS = {"int8": INT8_FLOAT_ISLANDS, "int4": ((), *INT8_FLOAT_ISLANDS)}  # a model on the int4 grid needs no island
 RECIPES = {
@@ -42,8 +43,8 @@ TABLES = {
 }
 
 
-def quantize_config(recipe: str, group: int = INT4_GROUP) -> Any:
-    """torchao's config for `recipe` (`RECIPES`); `group`: int4's input channels per scale."""
+def quantize_config(recipe: str) -> Any:
+    """torchao's config for `recipe` (`RECIPES`)."""
     from torchao.quantization import Int8DynamicActivationIntxWeightConfig, MappingType
     from torchao.quantization.granularity import PerAxis, PerGroup
 
@@ -51,7 +52,7 @@ def quantize_config(recipe: str, group: int = INT4_GROUP) -> Any:
         return Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int8, weight_granularity=PerAxis(0))
     if recipe == "int4":
         return Int8DynamicActivationIntxWeightConfig(
-            weight_dtype=torch.int4, weight_granularity=PerGroup(group), weight_mapping_type=MappingType.SYMMETRIC_NO_CLIPPING_ERR
+            weight_dtype=torch.int4, weight_granularity=PerGroup(INT4_GROUP), weight_mapping_type=MappingType.SYMMETRIC_NO_CLIPPING_ERR
         )
     raise ValueError(f"unknown ExecuTorch quantization recipe '{recipe}'")
 
@@ -73,9 +74,9 @@ def quantized_module(module: Any, family: Family, recipe: str, roles: tuple[str,
     def chosen(layer: Any, name: str) -> bool:
         return isinstance(layer, nn.Linear) and not islands.search(name)
 
-    if recipe == "int4":  # one group size per call of quantize_: whole groups, or whole rows (int4_group)
-        for group in sorted({int4_group(m.in_features) for n, m in copied.named_modules() if chosen(m, n)}):
-            quantize_(copied, quantize_config(recipe, group), filter_fn=lambda m, n, g=group: chosen(m, n) and int4_group(m.in_features) == g)
+    if recipe == "int4":  # 4 bits where XNNPACK has the kernel, int8 elsewhere
+        quantize_(copied, quantize_config("int4"), filter_fn=lambda m, n: chosen(m, n) and executorch_int4_linear(m.in_features))
+        quantize_(copied, quantize_config("int8"), filter_fn=lambda m, n: chosen(m, n) and not executorch_int4_linear(m.in_features))
     else:
         quantize_(copied, quantize_config(recipe), filter_fn=chosen)
     tables = [name for name, layer in copied.named_modules() if isinstance(layer, nn.Embedding)]
