@@ -62,9 +62,11 @@ def test_a_student_trained_on_the_grid_exports_to_onnx_int4_exactly(tiny_bert: P
     from edgebert.export import export
     from edgebert.modelio import load_model
 
-    student = tmp_path / "student"
-    distill(tiny_bert, tiny_corpus, student, weight_grid="onnx-int4", steps=3, batch_size=4, seq_len=24, student_layers=1,
-            alpha_mlm=0, alpha_ce=0, mlm_probability=0, alpha_cos=1, quiet=True)  # fmt: skip
+    student, sts = tmp_path / "student", tmp_path / "sts.csv"
+    sts.write_text("the dog plays,a dog is playing,4.5\nthe cat,hello world,0.5\nmusic on stage,guitar music,3\nthe man,the woman,2\n")
+    distill(tiny_bert, tiny_corpus, student, weight_grid="onnx-int4", steps=4, batch_size=4, seq_len=24, student_layers=1,
+            alpha_mlm=0, alpha_ce=0, mlm_probability=0, alpha_cos=1, eval_sts=sts, eval_steps=2, save_steps=2, quiet=True)  # fmt: skip
+    # (the best checkpoint on the STS pairs is loaded back at the end, with the grid still on: tied tables included)
     manifest = json.loads((student / "edgebert.json").read_text())
     assert manifest["model"]["weight_grid"]["name"] == "onnx-int4" and manifest["recipe"]["weight_grid"] == "onnx-int4"
     moved = off_grid(load_model(student).embedder, GRIDS["onnx-int4"])

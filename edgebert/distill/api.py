@@ -641,6 +641,8 @@ def _make_trainer(run: _Run, model: Any) -> Any:
 def _keep_best(run: _Run, trainer: Any) -> None:
     """With --eval-sts / --eval-labels: keep the best checkpoint, or the student at initialisation when none beats it;
     record the scores."""
+    from edgebert.distill.trainer import tie_student
+
     metric = _eval_metric(run)
     if metric is None:
         return
@@ -653,7 +655,7 @@ def _keep_best(run: _Run, trainer: Any) -> None:
     if best_trained <= scores["student_init"]:
         # Nothing beat the student at initialisation (e.g. layers copied from a strong teacher): keep it.
         run.student.load_state_dict(run.initial_state)
-        run.student.tie_weights()
+        tie_student(run.student)
         scores["kept"] = "init"
         run.log(f"no checkpoint beat the student at initialisation ({best_trained} <= {scores['student_init']}); keeping it")
     else:

@@ -61,7 +61,7 @@ class DistillationModel(nn.Module):
         self._keys_to_ignore_on_save: list[str] | None = tied_duplicate_keys(self.state_dict()) or None
 
     def tie_weights(self) -> None:
-        self.student.tie_weights()
+        tie_student(self.student)
 
     def scored(self, labels: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Positions whose vocabulary logits are computed: the masked ones, or every real token."""
@@ -87,6 +87,16 @@ class DistillationModel(nn.Module):
             hidden.append(self.projections[i](h) if self.projections is not None else h)
         result["hidden"] = hidden
         return result
+
+
+def tie_student(student: nn.Module) -> None:
+    """transformers' tie_weights, except on a weight grid (edgebert/weight_grids.py): there the word table's Parameter
+    lives under `parametrizations.weight.original`, where transformers cannot find it by name (it raises), and the
+    decoder still holds that same Parameter, so the two stay tied."""
+    from torch.nn.utils import parametrize
+
+    if not any(parametrize.is_parametrized(m) for m in student.modules()):
+        student.tie_weights()
 
 
 class DistillationTrainer(Trainer):

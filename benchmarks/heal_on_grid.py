@@ -1,0 +1,29 @@
+"""The `small` preset's heal stage (the teacher distilled into its pruned student) trained on a 4-bit weight grid.
+
+    python benchmarks/heal_on_grid.py GRID OUT STEPS WORK TEXT
+
+WORK is the preset's work dir after its compress stage (`edgebert pipeline --preset small --corpus TEXT STS SST
+... --work WORK`): its pruned student, prepared sentence sets, STS pairs and teacher cache are read from there; TEXT
+is the run's text corpus (its first --corpus). The stage runs with the preset's [distill] losses and [compress] heal
+settings, plus `weight_grid = GRID` (edgebert/weight_grids.py).
+"""
+
+import sys
+from pathlib import Path
+
+from edgebert.pipeline.recipe import load_recipe, preset_path
+from edgebert.pipeline.run import run_heal_from_teacher
+
+
+def main() -> None:
+    grid, out, steps, work, text = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]), Path(sys.argv[5])
+    recipe = load_recipe(preset_path("small", "preset"))
+    recipe.distill.weight_grid = grid
+    recipe.compress.heal_steps = steps
+    corpus = [text] + [work / "corpus" / name for name in ("stsb-train.txt", "sst2-train.txt", "augmented.txt")]
+    run_heal_from_teacher("default", corpus, work / "compress" / "student", out, recipe, work / "corpus" / "eval-sts.csv",
+                          False, None, False, teacher_cache=work / "teacher-cache")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
