@@ -272,7 +272,7 @@ def _recipes_that_pass(exporter: Any, loaded: LoadedModel, options: Any, min_cos
             continue
         if quantize == FOUR_BIT and not _on_grid_for(loaded, exporter.name):
             grid = f"{exporter.name}-{FOUR_BIT}"
-            if grid in GRIDS:
+            if grid in GRIDS and loaded.task != FILL_MASK:  # grid training leaves an MLM head off the grid
                 once_trained.append(f"{FOUR_BIT} once trained on the {grid} weight grid (distill --weight-grid {grid})")
             continue
         threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
