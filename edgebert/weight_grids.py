@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 from torch import nn
@@ -95,11 +96,13 @@ class WeightGrid:
     linear: Callable[[torch.Tensor, int], torch.Tensor]
     table: Callable[[torch.Tensor, int], torch.Tensor]
 
+    def rule_for(self, module: nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
+        """The rounding of `module`'s weight (a table's or a Linear's), blocks along its last axis."""
+        return partial(self.table if isinstance(module, nn.Embedding) else self.linear, block=self.block)
+
     def snap(self, module: nn.Module, w: torch.Tensor | None = None) -> torch.Tensor:
-        """`module`'s weight (or `w` in its place) on the grid: a Linear's [out, in] or a table's [rows, hidden],
-        blocks along its last axis."""
-        rule = self.table if isinstance(module, nn.Embedding) else self.linear
-        return rule(module.weight.detach() if w is None else w, self.block)
+        """`module`'s weight (or `w` in its place) on the grid: a Linear's [out, in] or a table's [rows, hidden]."""
+        return self.rule_for(module)(module.weight.detach() if w is None else w)
 
     def record(self) -> dict[str, object]:
         return {"name": self.name, "target": self.target, "quantization": self.quantization, "block": self.block}
@@ -123,22 +126,20 @@ def grid_named(name: str) -> WeightGrid:
 class _OnGrid(nn.Module):
     """A weight parametrization: the forward sees the weight on the grid, the gradient passes straight through."""
 
-    def __init__(self, grid: WeightGrid, module: nn.Module) -> None:
+    def __init__(self, rule: Callable[[torch.Tensor], torch.Tensor]) -> None:
         super().__init__()
-        self.grid = grid
-        self.kind = nn.Embedding if isinstance(module, nn.Embedding) else nn.Linear
+        self.rule = rule
 
     def forward(self, w: torch.Tensor) -> torch.Tensor:
-        rule = self.grid.table if self.kind is nn.Embedding else self.grid.linear
         with torch.no_grad():
-            snapped = rule(w, self.grid.block)
+            snapped = self.rule(w)
         return w + (snapped - w).detach()
 
 
-def grid_modules(model: nn.Module) -> list[nn.Module]:
-    """The modules whose weights the runtime stores at 4 bits: every Linear (a weight MatMul) and Embedding (a
-    Gather of a table)."""
-    return [m for m in model.modules() if isinstance(m, (nn.Linear, nn.Embedding))]
+def grid_modules(model: nn.Module) -> dict[str, nn.Module]:
+    """The modules whose weights the runtime stores at 4 bits, by name: every Linear (a weight MatMul) and Embedding
+    (a Gather of a table)."""
+    return {name: m for name, m in model.named_modules() if isinstance(m, (nn.Linear, nn.Embedding))}
 
 
 def put_on_grid(model: nn.Module, grid: WeightGrid) -> int:
@@ -146,9 +147,9 @@ def put_on_grid(model: nn.Module, grid: WeightGrid) -> int:
     Returns how many weights. `bake` writes them snapped for good."""
     from torch.nn.utils import parametrize
 
-    modules = grid_modules(model)
+    modules = grid_modules(model).values()
     for m in modules:
-        parametrize.register_parametrization(m, "weight", _OnGrid(grid, m), unsafe=True)
+        parametrize.register_parametrization(m, "weight", _OnGrid(grid.rule_for(m)), unsafe=True)
     return len(modules)
 
 
@@ -164,7 +165,4 @@ def bake(model: nn.Module) -> None:
 def off_grid(model: nn.Module, grid: WeightGrid) -> list[str]:
     """The Linear / Embedding weights of `model` that `grid` would move (empty: every one is a grid point, to the
     float ulp a recomputed scale can differ by)."""
-    return [
-        name for name, m in model.named_modules()
-        if isinstance(m, (nn.Linear, nn.Embedding)) and not torch.allclose(grid.snap(m), m.weight.detach(), rtol=1e-6, atol=0)
-    ]  # fmt: skip
+    return [name for name, m in grid_modules(model).items() if not torch.allclose(grid.snap(m), m.weight.detach(), rtol=1e-6, atol=0)]

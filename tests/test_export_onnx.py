@@ -180,7 +180,7 @@ def test_int4_stores_4bit_blocks_computes_in_float_and_holds(tiny_bert: Path, tm
     from onnx import helper
 
     from edgebert.targets.onnx.quantize import INT4_BLOCK as BLOCK
-    from edgebert.targets.onnx.quantize import INT4_FLOAT_ISLANDS
+    from edgebert.targets.base import INT4_FLOAT_ISLANDS
 
     sizes, reports = {}, {}
     for quantize in ("int8", "int4"):

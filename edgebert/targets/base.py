@@ -28,6 +28,9 @@ INT8_FLOAT_ISLANDS: tuple[tuple[str, ...], ...] = (
     ("ffn_output", "ffn_input"),
     ("ffn_output", "ffn_input", "query", "key", "value"),
 )
+# The 4-bit recipes try no island first: a model trained on the runtime's 4-bit grid (edgebert.weight_grids) needs
+# none, its weights being grid points. Any other model tries them as int8 does, and is refused unless one holds.
+INT4_FLOAT_ISLANDS: tuple[tuple[str, ...], ...] = ((), *INT8_FLOAT_ISLANDS)
 # The parity threshold of 8-bit recipes (0.99) plus a margin: the parity check on other texts follows.
 RECIPE_MIN_COSINE = 0.9925
 

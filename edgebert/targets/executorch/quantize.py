@@ -27,11 +27,11 @@ import torch
 from torch import nn
 
 from edgebert.families import Family
-from edgebert.targets.base import INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE
+from edgebert.targets.base import INT4_FLOAT_ISLANDS, INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE
 from edgebert.weight_grids import INT4_BLOCK as INT4_GROUP
 from edgebert.weight_grids import executorch_int4_linear, torchao_int4
 
-LADDERS = {"int8": INT8_FLOAT_ISLANDS, "int4": ((), *INT8_FLOAT_ISLANDS)}  # a model on the int4 grid needs no island
+LADDERS = {"int8": INT8_FLOAT_ISLANDS, "int4": INT4_FLOAT_ISLANDS}
 RECIPES = {
     "int8": "int8 dynamic activations (per row), int8 weights per output channel (ExecuTorch 8da8w)",
     "int4": f"int8 dynamic activations (per row), 4-bit symmetric weights in groups of {INT4_GROUP} (ExecuTorch 8da4w, scale max(min/-8, max/7))",

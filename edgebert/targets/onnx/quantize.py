@@ -49,14 +49,11 @@ import numpy as np
 
 from edgebert.errors import UserError
 from edgebert.families import Family
-from edgebert.targets.base import INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE
+from edgebert.targets.base import INT4_FLOAT_ISLANDS, INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE
 from edgebert.weight_grids import INT4_BLOCK  # input channels per scale: the most faithful of 32, 64 and 128 (`_write_int4`)
 
 STATIC = "int8-static"
 INT4 = "int4"
-# A model trained on onnxruntime's 4-bit grid (edgebert.weight_grids) needs no float island: its weights are grid
-# points. Any other model tries them as int8 does, and is refused unless one holds.
-INT4_FLOAT_ISLANDS: tuple[tuple[str, ...], ...] = ((), *INT8_FLOAT_ISLANDS)
 INT4_QUANTIZER_LOGGER = "onnxruntime.quantization.matmul_nbits_quantizer"
 # 7-bit int8 weights for the dynamic recipe: no u8 x s8 pair can saturate int16 on x86 without VNNI (module doc).
 DYNAMIC_REDUCE_RANGE = True
