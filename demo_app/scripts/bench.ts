@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 
 import { chromium } from 'playwright-core';
 
-import { NoteIndex, noteText } from '../src/core/search';
+import { NoteIndex, embedNotes } from '../src/core/search';
 import type { Embedder } from '../src/core/model';
 import { ASSETS_DIR, MODEL_DIR, loadEmbedder, loadOnnxEmbedder, readManifest, readNotes, useBackend } from '../src/node';
 import { startServer } from './serve-web.mjs';
@@ -98,10 +98,7 @@ async function benchNode(modelDir: string, runs: number, texts: string[]): Promi
 /** A search index over the bundled notes, their vectors embedded by `embedder` itself (each runtime its own). */
 async function indexFor(embedder: Embedder): Promise<NoteIndex> {
   const notes = readNotes(path.join(ASSETS_DIR, 'notes.json'));
-  const m = embedder.manifest;
-  const vectors = await embedder.embed(notes.map(noteText));
-  const model = { name: m.name, quantization: m.quantization, seq_len: m.seq_len, hidden_size: m.model.hidden_size };
-  return new NoteIndex(embedder, notes, { model, dim: embedder.dim, ids: notes.map((n) => n.id), embeddings: vectors.map((v) => Array.from(v)) });
+  return new NoteIndex(embedder, notes, await embedNotes(embedder, notes));
 }
 
 /** Whether every runtime ranks each query's top-5 notes as the first one does; the differences, named. */

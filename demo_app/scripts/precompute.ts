@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { noteText } from '../src/core/search';
+import { embedNotes } from '../src/core/search';
 import type { NoteEmbeddings } from '../src/core/types';
 import { ASSETS_DIR, MODEL_DIR, loadEmbedder, readManifest, readNotes, useBackend } from '../src/node';
 
@@ -33,15 +33,9 @@ async function main(): Promise<void> {
     ids.add(n.id);
   }
   const start = performance.now();
-  const vectors = await embedder.embed(notes.map(noteText));
+  const out: NoteEmbeddings = await embedNotes(embedder, notes, (x) => Number(x.toFixed(7)));
   const seconds = (performance.now() - start) / 1000;
   const m = embedder.manifest;
-  const out: NoteEmbeddings = {
-    model: { name: m.name, quantization: m.quantization, seq_len: m.seq_len, hidden_size: m.model.hidden_size },
-    dim: embedder.dim,
-    ids: notes.map((n) => n.id),
-    embeddings: vectors.map((v) => Array.from(v, (x) => Number(x.toFixed(7)))),
-  };
   const file = path.join(ASSETS_DIR, 'note_embeddings.json');
   fs.writeFileSync(file, JSON.stringify(out) + '\n');
   console.error(

@@ -12,7 +12,7 @@ import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 
 import { Embedder, type ModelFiles } from '../src/core/model';
 import { ONNX_MODEL_FILE, onnxWebRuntime, type OrtWebModule } from '../src/core/onnx';
-import { NoteIndex, noteText } from '../src/core/search';
+import { NoteIndex, embedNotes } from '../src/core/search';
 import type { ExportManifest, Note, NoteEmbeddings, SearchHit } from '../src/core/types';
 
 interface DemoState {
@@ -102,13 +102,7 @@ async function main(): Promise<void> {
   if (mismatch || !noteVectors) {
     // Another export than the prepared one (?model=…): embed the notes here with it, so the ranking is meaningful.
     $('status').textContent = `${mismatch}: embedding the ${notes.length} notes in the page…`;
-    const m = embedder.manifest;
-    noteVectors = {
-      model: { name: m.name, quantization: m.quantization, seq_len: m.seq_len, hidden_size: m.model.hidden_size },
-      dim: embedder.dim,
-      ids: notes.map((n) => n.id),
-      embeddings: (await embedder.embed(notes.map(noteText))).map((v) => Array.from(v)),
-    };
+    noteVectors = await embedNotes(embedder, notes);
   }
   const index = new NoteIndex(embedder, notes, noteVectors);
   // The first execute of each graph compiles kernels (WebGL: shaders per shape): keep it out of the first query's time.

@@ -11,6 +11,19 @@ export function noteText(note: Note): string {
   return `${note.title}. ${note.text}`;
 }
 
+/** The notes' embeddings by `embedder`, recorded with the export they come from (what `NoteIndex.mismatch` checks);
+ * `round` rounds each value (the precompute script's file keeps 7 decimals). */
+export async function embedNotes(embedder: Embedder, notes: Note[], round: (x: number) => number = (x) => x): Promise<NoteEmbeddings> {
+  const m = embedder.manifest;
+  const vectors = await embedder.embed(notes.map(noteText));
+  return {
+    model: { name: m.name, quantization: m.quantization, seq_len: m.seq_len, hidden_size: m.model.hidden_size },
+    dim: embedder.dim,
+    ids: notes.map((n) => n.id),
+    embeddings: vectors.map((v) => Array.from(v, round)),
+  };
+}
+
 /** The k best (highest cosine) of `vectors` for `query`, as [index, score], best first. */
 export function topK(query: ArrayLike<number>, vectors: ArrayLike<number>[], k: number): [number, number][] {
   const scored = vectors.map((v, i) => [i, cosine(query, v)] as [number, number]);
