@@ -12,6 +12,7 @@ the bench itself marks any item that fails to load or run as failed and carries 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -32,6 +33,16 @@ def bench_command() -> list[str]:
     return edgebert("bench") if probe.returncode == 0 else [sys.executable, "-m", "edgebert.bench"]
 
 
+def resolve(path: str) -> str:
+    """A suite's model path: "default", or a path relative to the repository root ($VARIABLES expanded)."""
+    if path == "default":
+        return path
+    expanded = os.path.expandvars(path)
+    if "$" in expanded:
+        raise SystemExit(f"error: {path!r} names an unset environment variable; set it to the model directory")
+    return str((ROOT / expanded).resolve())
+
+
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "model"
 
@@ -49,7 +60,7 @@ def main() -> int:
     bench = suite.get("bench", {})
     for entry in suite.get("compress", []):
         options = {k: v for k, v in entry.items() if k not in ("model", "out")}
-        model_arg = entry["model"] if entry["model"] == "default" else str((ROOT / entry["model"]).resolve())
+        model_arg = resolve(entry["model"])
         out = (ROOT / entry["out"]).resolve()
         cmd = edgebert("compress", "--model", model_arg, "--out", str(out))
         for key, value in options.items():
@@ -65,13 +76,13 @@ def main() -> int:
                 return 1
     items: list[str] = []
     for model in suite.get("model", []):
-        path = model["path"] if model["path"] == "default" else str((ROOT / model["path"]).resolve())
+        path = resolve(model["path"])
         items.append(f"{model['label']}={path}")
     exports_dir = args.work / "exports"
     for entry in suite.get("export", []):
         model = entry["model"]
         name = entry.get("name") or ("teacher" if model == "default" else slug(Path(model).name))
-        model_arg = model if model == "default" else str((ROOT / model).resolve())
+        model_arg = resolve(model)
         for target, quants in entry["targets"].items():
             for quant in quants:
                 out = exports_dir / f"{name}-{target}-{quant}"

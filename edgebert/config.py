@@ -149,7 +149,7 @@ class DistillRecipe:
     weight_grid: str | None = option(
         None, "quantization-aware training: the student's Linear and embedding weights are seen on this runtime "
         "quantizer's 4-bit grid and saved on it, so `export --quantize int4` to that target computes the student "
-        "exactly (edgebert/weight_grids.py): onnx-int4", group="student", metavar="GRID",
+        "exactly (edgebert/weight_grids.py): onnx-int4 or executorch-int4", group="student", metavar="GRID",
     )  # fmt: skip
 
 

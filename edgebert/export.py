@@ -21,7 +21,7 @@ from edgebert.parity import PARITY_SENTENCES, compare, default_min_cosine, encod
 from edgebert.parity_texts import wide_parity_texts
 from edgebert.progress import Stages
 from edgebert.sources import resolve_model
-from edgebert.weight_grids import GRIDS
+from edgebert.weight_grids import WeightGrid, grid_for
 from edgebert.task_heads import FILL_MASK, check_task_config, manifest_outputs
 from edgebert.task_heads import labels as task_labels
 
@@ -270,10 +270,10 @@ def _recipes_that_pass(exporter: Any, loaded: LoadedModel, options: Any, min_cos
             continue
         if quantize in CALIBRATED_QUANTIZATIONS and not options.calibration_texts:
             continue
-        if quantize == FOUR_BIT and not _on_grid_for(loaded, exporter.name):
-            grid = f"{exporter.name}-{FOUR_BIT}"
-            if grid in GRIDS and loaded.task != FILL_MASK:  # grid training leaves an MLM head off the grid
-                once_trained.append(f"{FOUR_BIT} once trained on the {grid} weight grid (distill --weight-grid {grid})")
+        grid = grid_for(exporter.name, quantize)
+        if grid is not None and not _on_grid_for(loaded, grid):
+            if loaded.task != FILL_MASK:  # grid training leaves an MLM head off the grid
+                once_trained.append(f"{quantize} once trained on the {grid.name} weight grid (distill --weight-grid {grid.name})")
             continue
         threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
         stages.note(f"trying --quantize {quantize} on this model (threshold {threshold})")
@@ -285,15 +285,12 @@ def _recipes_that_pass(exporter: Any, loaded: LoadedModel, options: Any, min_cos
     return passing + once_trained
 
 
-FOUR_BIT = "int4"
-
-
-def _on_grid_for(loaded: LoadedModel, target: str) -> bool:
-    """Whether the model was trained on `target`'s 4-bit weight grid (its manifest's `model.weight_grid`). Only then is
-    int4 tried as an alternative: post-training 4-bit rounding does not hold 0.99 on a trained model (docs/export.md:
-    the teacher 0.86, the `small` student 0.97), and trying it costs a conversion per float-island rung."""
-    grid = ((loaded.manifest or {}).get("model") or {}).get("weight_grid") or {}
-    return grid.get("target") == target and grid.get("quantization") == FOUR_BIT
+def _on_grid_for(loaded: LoadedModel, grid: WeightGrid) -> bool:
+    """Whether the model was trained on `grid` (its manifest's `model.weight_grid`). Only then is the grid's recipe
+    tried as an alternative: post-training 4-bit rounding does not hold 0.99 on a trained model (docs/export.md: the
+    teacher 0.86, the `small` student 0.97), and trying it costs a conversion per float-island rung."""
+    trained = ((loaded.manifest or {}).get("model") or {}).get("weight_grid") or {}
+    return trained.get("name") == grid.name
 
 
 def _raise_if_drifted(parity: dict[str, Any], target: str, out_dir: Path, passing: list[str] | None = None) -> None:

@@ -17,6 +17,11 @@ Each grid is the quantizer's own rule, written in torch (a test compares it with
   own output: it has no fixed points.) A table whose width 32 does not divide is one group a row; a Linear whose
   input width 32 does not divide (a pruned FFN's 507) has no 4-bit kernel in XNNPACK, whose 4-bit groups must be a
   multiple of 32: the recipe stores it int8 and the grid leaves it as it is.
+
+TFLite has the rule (`litert_blockwise_int4`, ai-edge-quantizer's blockwise 4-bit weights) but no grid: litert-torch's
+converter folds a LayerNorm's weight into the Linear it feeds (W diag(gamma): the query / key / value projections
+after a layer's output norm and the FFN up-projection after the attention norm), so the tensors the quantizer rounds
+are not the model's weights, and a model trained on the rule would be off it in the file (docs/export.md).
 """
 
 from __future__ import annotations
@@ -84,6 +89,18 @@ def torchao_symmetric_int4_linear(w: torch.Tensor, block: int = INT4_BLOCK) -> t
     return torchao_symmetric_int4(w, block) if executorch_int4_linear(w.shape[-1], block) else w
 
 
+def litert_blockwise_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
+    """`w` [..., k] rounded as ai-edge-quantizer's symmetric blockwise 4-bit weights along its last axis (bfloat16
+    scales), dequantized; as it is when `block` does not divide k (the TFLite recipe stores that tensor int8)."""
+    if w.shape[-1] % block:
+        return w
+    x = w.float().reshape(*w.shape[:-1], -1, block)
+    bound = x.abs().amax(-1, keepdim=True).clamp_min(1e-9)
+    scale = (bound / 7.0).to(torch.bfloat16).to(torch.float16).float()  # the quantizer's float16 of a bfloat16
+    q = torch.where(scale == 0, torch.zeros_like(x), x / scale).round().clamp(-8, 7)
+    return (q * scale).reshape(w.shape).to(w.dtype)
+
+
 @dataclass(frozen=True)
 class WeightGrid:
     """A runtime quantizer's grid: the export target and quantization it is for, and its rounding rules for a
@@ -115,6 +132,11 @@ GRIDS = {
         WeightGrid("executorch-int4", "executorch", "int4", INT4_BLOCK, torchao_symmetric_int4_linear, torchao_symmetric_int4),
     )
 }
+
+
+def grid_for(target: str, quantization: str) -> WeightGrid | None:
+    """The grid whose points `export --target target --quantize quantization` stores exactly, if there is one."""
+    return next((g for g in GRIDS.values() if (g.target, g.quantization) == (target, quantization)), None)
 
 
 def grid_named(name: str) -> WeightGrid:

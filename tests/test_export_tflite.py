@@ -77,8 +77,8 @@ def test_quantized_weights_and_sizes(tiny_exports: dict) -> None:
     # int4: 4-bit blocks for every dense layer but the float islands (int8 weight-only) and for the tables.
     assert sizes["int4"] < sizes["int8"]
     assert dtypes["int4"]["EMBEDDING_LOOKUP"] == {"int4": 2}
-    islands = tiny_exports["int4"].manifest["target_details"]["quantization"]["float_islands"]
-    assert islands and dtypes["int4"]["FULLY_CONNECTED"] == {"int4": 12 - 2 * len(islands), "int8": 2 * len(islands)}
+    islands = len(tiny_exports["int4"].manifest["target_details"]["quantization"]["float_islands"])
+    assert dtypes["int4"]["FULLY_CONNECTED"] == {"int4": 12 - 2 * islands, **({"int8": 2 * islands} if islands else {})}
 
 
 def test_runner_batches_and_pads_short_inputs(tiny_exports: dict, tiny_bert: Path) -> None:
@@ -142,3 +142,17 @@ def test_tensorflow_fallback_path_verifies(tiny_bert: Path, tmp_path: Path, monk
     report = export("tflite", model=tiny_bert, out=tmp_path / "tf", seq_len=32, quiet=True)
     assert report.manifest["target_details"]["converter"].startswith("tensorflow")
     assert report.parity["passed"], report.parity
+
+
+def test_int4_stores_a_weight_whose_inputs_32_does_not_divide_as_int8(tmp_path: Path) -> None:
+    """ai-edge-quantizer has no blockwise form for a weight whose input axis 32 does not divide (a pruned FFN's 507
+    inputs) and refuses the whole model: the int4 recipe stores those weights int8 per channel, as int8 does."""
+    from conftest import build_tiny_bert
+
+    model_dir = build_tiny_bert(tmp_path / "tiny", ffn=48)  # the FFN down-projections take 48 inputs
+    report = export("tflite", model_dir, tmp_path / "int4", quantize="int4", seq_len=16, quiet=True)
+    dtypes = report.manifest["target_details"]["weight_dtypes"]["FULLY_CONNECTED"]
+    roles = len(report.manifest["target_details"]["quantization"]["float_islands"])  # int8 weight-only; FFN down first
+    int8 = 2 * max(roles, 1)  # 2 layers: the FFN down-projections, and any other island role
+    assert dtypes == {"int4": 12 - int8, "int8": int8}
+    assert report.manifest["parity"]["passed"]

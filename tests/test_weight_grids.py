@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from edgebert.errors import UserError
-from edgebert.weight_grids import GRIDS, grid_named, off_grid, onnxruntime_symmetric_int4
+from edgebert.weight_grids import GRIDS, grid_for, grid_named, litert_blockwise_int4, off_grid, onnxruntime_symmetric_int4
 
 
 def _ort_matmul_int4(w_kn: np.ndarray, block: int) -> np.ndarray:
@@ -51,10 +51,34 @@ def test_the_onnx_grid_is_onnxruntimes_table_rounding() -> None:
     assert np.array_equal(onnxruntime_symmetric_int4(table, 32).numpy(), theirs)
 
 
+def _aeq_blockwise_int4(w: np.ndarray) -> np.ndarray:
+    """ai-edge-quantizer's own blockwise 4-bit rounding of a [out, in] weight (blocks of 32 along in), dequantized."""
+    from ai_edge_quantizer import qtyping
+    from ai_edge_quantizer.algorithms.uniform_quantize import uniform_quantize_tensor as uqt
+
+    blocks = w.reshape(w.shape[0], -1, 32)
+    zero, scale = uqt.tensor_zp_scale_from_min_max(blocks.min(-1), blocks.max(-1), 4, True, qtyping.QuantGranularity.BLOCKWISE_32)
+    params = qtyping.UniformQuantParams(num_bits=4, quantized_dimension=1, scale=scale, zero_point=zero, symmetric=True, block_size=32)
+    with np.errstate(invalid="ignore"):  # an all-zero block: scale 0 (0 / 0 quantized), dequantized to 0
+        return uqt.uniform_dequantize(uqt.uniform_quantize(w, params, is_blockwise_quant=True), params)
+
+
+def test_the_tflite_rule_is_ai_edge_quantizers_blockwise_rounding() -> None:
+    w = torch.randn(24, 96, generator=torch.Generator().manual_seed(2)) * 0.05  # a Linear's [out, in] (or a table)
+    w[3, :32] = 0
+    w[5, 40] = 3.0  # an outlier: its block's scale, rounded to bfloat16
+    ours = litert_blockwise_int4(w).numpy()
+    assert np.array_equal(ours, _aeq_blockwise_int4(w.numpy())) and not np.array_equal(ours, w.numpy())
+    assert torch.equal(litert_blockwise_int4(torch.from_numpy(ours)), torch.from_numpy(ours))  # idempotent
+    odd = torch.randn(24, 507)  # no blockwise form in the quantizer: stored int8, left as it is
+    assert torch.equal(litert_blockwise_int4(odd), odd)
+
+
 def test_an_unknown_grid_is_refused_in_one_line() -> None:
     with pytest.raises(UserError, match="unknown weight grid .tflite-int3.; choose one of: onnx-int4, executorch-int4"):
         grid_named("tflite-int3")
     assert set(GRIDS) == {"onnx-int4", "executorch-int4"}
+    assert grid_for("onnx", "int4") is GRIDS["onnx-int4"] and grid_for("tflite", "int4") is None
 
 
 def test_a_student_trained_on_the_grid_exports_to_onnx_int4_exactly(tiny_bert: Path, tiny_corpus: Path, tmp_path: Path) -> None:

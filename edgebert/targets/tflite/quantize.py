@@ -10,6 +10,11 @@ All recipes are post-conversion rewrites of the flatbuffer:
   asymmetrically (`asymmetric_inputs`): XNNPACK always quantizes them so, LiteRT's built-in kernels only when
   the op says so, and symmetric per-row inputs cost all-MiniLM-L6-v2 parity 0.9955 -> 0.9884 on the built-in
   kernels (XNNPACK unchanged at 0.9955; both kernel paths are checked at export).
+- ``int4``: ``dynamic_wi4b32_afp32``: symmetric 4-bit weights in blocks of 32 along the input axis (bfloat16
+  scales) for FULLY_CONNECTED and the EMBEDDING_LOOKUP tables, inputs quantized on the fly as in ``int8``, with the
+  float islands of ``int8``; a weight whose input axis 32 does not divide (a pruned FFN's 507) has no blockwise form
+  and is stored int8 per channel (`unblockable_ops`). `edgebert.weight_grids.litert_blockwise_int4` is this
+  rounding in torch.
 - ``fp16``: litert-torch's ``full_fp16_recipe`` (float casting of the same weights to float16, dequantized
   to float32 in the graph; compute stays float32).
 - ``int8-static``: static range quantization (ai-edge-quantizer ``static_wi8_ai8`` policy): channel-wise
@@ -105,11 +110,39 @@ def quantize_tflite(model: bytes, recipe: str, float_modules: tuple[str, ...] = 
     from ai_edge_quantizer import qtyping, quantizer
 
     qt = quantizer.Quantizer(bytearray(model), quantization_recipe(recipe))
+    if recipe == INT4:
+        for op_name, scope in unblockable_ops(model, INT4_BLOCK):  # no blockwise form: int8 per channel, as `int8`
+            qt.add_dynamic_config(re.escape(scope), getattr(qtyping.TFLOperationName, op_name), 8)
     for module in float_modules:
         qt.add_weight_only_config(module_scope(module, True), qtyping.TFLOperationName.FULLY_CONNECTED, 8)
     result = qt.quantize(enable_progress_bar=False, enable_progress_report=False)
     quantized = bytes(result.quantized_model)
     return asymmetric_inputs(quantized)[0] if recipe in ("int8", INT4) else quantized
+
+
+BLOCKWISE_OPS = {"FULLY_CONNECTED": 1, "EMBEDDING_LOOKUP": 1}  # op -> its weight's input index (blocks on axis 1)
+
+
+def unblockable_ops(model: bytes, block: int) -> list[tuple[str, str]]:
+    """(op name, ai-edge-quantizer op scope) of the ops of `BLOCKWISE_OPS` whose weight's axis 1 `block` does not
+    divide (a pruned FFN's 507 inputs): the quantizer has no blockwise form for them and refuses the whole model."""
+    from ai_edge_litert import schema_py_generated as schema
+    from ai_edge_litert.tools import flatbuffer_utils
+    from ai_edge_quantizer.utils.tfl_flatbuffer_utils import get_op_scope
+
+    tree = flatbuffer_utils.read_model_from_bytearray(bytearray(model))
+    codes = {getattr(schema.BuiltinOperator, name): name for name in BLOCKWISE_OPS}
+    found = []
+    for subgraph in tree.subgraphs:
+        for op in subgraph.operators:
+            code = tree.operatorCodes[op.opcodeIndex]
+            name = codes.get(max(code.builtinCode, code.deprecatedBuiltinCode))
+            if name is None:
+                continue
+            weight = subgraph.tensors[op.inputs[BLOCKWISE_OPS[name]]]
+            if len(weight.shape) == 2 and weight.shape[1] % block:
+                found.append((name, get_op_scope(op, subgraph.tensors)))
+    return found
 
 
 # Hybrid ops (float input, int8 weights) whose options carry `asymmetricQuantizeInputs`.
