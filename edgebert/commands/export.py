@@ -14,7 +14,7 @@ class ExportCommand:
     """`edgebert export`: a verified ONNX, TFLite or TF.js export with tokenizer and manifest."""
 
     name = "export"
-    help = "export a model to ONNX, TFLite or TF.js and verify it against PyTorch"
+    help = "export a model to ONNX, TFLite, TF.js or ExecuTorch and verify it against PyTorch"
 
     @staticmethod
     def add_arguments(parser: argparse.ArgumentParser) -> None:
