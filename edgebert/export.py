@@ -371,6 +371,7 @@ def _manifest(
         "layers": int(loaded.config.num_hidden_layers),
         "max_positions": loaded.max_positions,
         "do_lower_case": bool(getattr(loaded.tokenizer, "do_lower_case", False)),
+        "padding_side": str(getattr(loaded.tokenizer, "padding_side", "right")),
     }
     manifest = new_manifest(
         "export", "export", loaded.name, loaded.path.absolute(), loaded.manifest, recipe=recipe, model=model,

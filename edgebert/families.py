@@ -499,8 +499,8 @@ def supported_model_types() -> list[str]:
 NOT_REPRODUCED = {
     "xlnet": (
         "XLNet's classifier reads the last token of a left-padded input (<sep> <cls> at the end) through "
-        "relative-position attention with segment embeddings; edgebert's static-shape exports (TFLite, TF.js) and "
-        "its app core pad on the right, so the token it reads would be padding"
+        "relative-position attention with relative segment encodings, which edgebert's families do not describe "
+        "(edgebert-runtime pads on the left as XLNet's tokenizer does; the model is what is missing)"
     ),
 }
 

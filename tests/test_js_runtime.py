@@ -348,3 +348,54 @@ def test_export_summary_prints_the_snippet_for_the_targets_runtime(cases: Path) 
     assert "const runtime = onnxruntime({ session, Tensor: ort.Tensor });" in out
     assert f"tokenizerJson: require('./{out_dir.name}/tokenizer.json')" in out and "await model.classify(" in out
     assert "load in Python: ort.InferenceSession(" in out
+
+
+def _xlnet_style_tokenizer(directory: Path) -> Any:
+    """A SentencePiece-style Unigram tokenizer as an XLNetTokenizerFast: `<sep> <cls>` after the text, padding on the
+    left (saved before any call, so neither file says so: only the class does)."""
+    import model_zoo
+    from transformers import XLNetTokenizerFast
+
+    model_zoo.albert_tokenizer(directory / "unigram")
+    tokenizer = XLNetTokenizerFast(tokenizer_file=str(directory / "unigram" / "tokenizer.json"), pad_token="<pad>",
+                                   unk_token="<unk>", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")  # fmt: skip
+    tokenizer.save_pretrained(directory / "xlnet")
+    return tokenizer
+
+
+def _edge_tokenizer_arrays(npm: str, directory: Path, texts: list[str], options: dict[str, Any]) -> list[dict[str, list[int]]]:
+    """edgebert-runtime's EdgeTokenizer (the built package) on `texts`, from the tokenizer files in `directory`."""
+    script = (
+        "import fs from 'node:fs'; import { EdgeTokenizer } from " + json.dumps(str(PACKAGE / "dist" / "index.js")) + ";"
+        "const [dir, texts, options] = JSON.parse(process.argv[1]);"
+        "const read = (n) => JSON.parse(fs.readFileSync(dir + '/' + n, 'utf8'));"
+        "const tok = new EdgeTokenizer(read('tokenizer.json'), read('tokenizer_config.json'), options);"
+        "console.log(JSON.stringify(texts.map((t) => { const e = tok.encode(t); return { input_ids: [...e.inputIds],"
+        " attention_mask: [...e.attentionMask], token_type_ids: [...e.tokenTypeIds], ids: tok.ids(t) }; })));"
+    )
+    argument = json.dumps([str(directory), texts, options])
+    proc = subprocess.run(["node", "--input-type=module", "-e", script, argument], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("told", [True, False], ids=["side from the manifest", "side from tokenizer_config"])
+def test_edge_tokenizer_pads_on_the_left_as_python_does(npm: str, tmp_path: Path, told: bool) -> None:
+    """XLNet pads on the left and puts `<sep> <cls>` at the end: EdgeTokenizer gives Python's padded arrays when the
+    manifest says `padding_side: left` (what `edgebert export` records), or when tokenizer_config.json says it."""
+    tokenizer = _xlnet_style_tokenizer(tmp_path)
+    directory = tmp_path / "xlnet"
+    if not told:  # no manifest: the tokenizer files must say it
+        config = json.loads((directory / "tokenizer_config.json").read_text())
+        (directory / "tokenizer_config.json").write_text(json.dumps({**config, "padding_side": "left"}))
+    texts = ["hello world", "the weather in the mountains is cold today", LONG]
+    options = {"seqLen": 16, "buckets": [8, 16], **({"paddingSide": tokenizer.padding_side} if told else {})}
+    ours = _edge_tokenizer_arrays(npm, directory, texts, options)
+    for text, got in zip(texts, ours):
+        unpadded = tokenizer(text, truncation=True, max_length=16)["input_ids"]
+        bucket = 8 if len(unpadded) <= 8 else 16
+        theirs = tokenizer(text, truncation=True, max_length=bucket, padding="max_length")
+        assert got["ids"] == unpadded and unpadded[-2:] == tokenizer.convert_tokens_to_ids(["[SEP]", "[CLS]"])
+        for key in ("input_ids", "attention_mask"):
+            assert got[key] == theirs[key], (text, key)
+        assert got["attention_mask"][0] == (0 if len(unpadded) < bucket else 1)  # padding first

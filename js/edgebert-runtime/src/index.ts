@@ -16,5 +16,5 @@ export {
 export { cosine, maskPredictions, numbers, rankLabels, softmax, type LabelScore, type MaskPrediction, type TokenScore } from './tasks.js';
 export {
   EdgeTokenizer, lowercaseCodePoints, lowercaseOutside, normalizerLowercases,
-  type EncodedText, type LibraryTokenizer, type LibraryTokenizerClass, type TokenizerOptions,
+  type EncodedText, type PaddingSide, type LibraryTokenizer, type LibraryTokenizerClass, type TokenizerOptions,
 } from './tokenizer.js';

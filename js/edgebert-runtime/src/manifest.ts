@@ -3,6 +3,8 @@
  * repository), checked once at load, so that a manifest this package cannot run fails with one clear message.
  */
 
+import type { PaddingSide } from './tokenizer.js';
+
 /** The tasks this package runs: `embed`, `classify` and `fillMask`. */
 export const TASKS = ['feature-extraction', 'text-classification', 'fill-mask'] as const;
 export type Task = (typeof TASKS)[number];
@@ -31,7 +33,7 @@ export interface ExportManifest {
   buckets?: { seq_len: number; model_file?: string; signature?: string }[] | null;
   inputs: { name: string; dtype: string; shape: (number | string)[] }[];
   outputs: { name: string; dtype?: string; shape?: (number | string)[]; dim?: number; labels?: string[]; normalized?: boolean }[];
-  model: { family?: string; hidden_size: number; layers?: number; do_lower_case?: boolean | null; top_k?: number };
+  model: { family?: string; hidden_size: number; layers?: number; do_lower_case?: boolean | null; padding_side?: string; top_k?: number };
   target_details?: { output_nodes?: Record<string, string>; weight_shards?: string[]; [key: string]: unknown };
   parity?: { min_cosine: number; threshold?: number; passed?: boolean };
 }
@@ -74,6 +76,8 @@ export interface ExportInfo {
   /** text-classification: the class names in logits order. */
   labels: string[];
   doLowerCase: boolean;
+  /** The side Python's tokenizer pads (manifest `model.padding_side`); undefined: the tokenizer files decide. */
+  paddingSide?: PaddingSide;
 }
 
 /** A manifest this package cannot run. */
@@ -116,6 +120,12 @@ function checkedLabels(manifest: ExportManifest, task: Task): string[] {
   return labels;
 }
 
+function checkedPaddingSide(manifest: ExportManifest): PaddingSide | undefined {
+  const side = manifest.model?.padding_side;
+  if (side === undefined || side === 'left' || side === 'right') return side;
+  fail(`model.padding_side is ${JSON.stringify(side)}; expected left or right`);
+}
+
 function checkedBuckets(manifest: ExportManifest): Bucket[] | null {
   if (manifest.static_shape === false) return null;
   const listed = manifest.buckets?.length ? manifest.buckets : [{ seq_len: manifest.seq_len }];
@@ -149,6 +159,7 @@ export function readManifest(json: unknown): ExportInfo {
     taskOutputs: TASK_OUTPUTS[task],
     labels: checkedLabels(manifest, task),
     doLowerCase: Boolean(manifest.model?.do_lower_case),
+    paddingSide: checkedPaddingSide(manifest),
   };
 }
 

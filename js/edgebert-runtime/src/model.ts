@@ -25,7 +25,7 @@ const now = (): number => (typeof performance !== 'undefined' ? performance.now(
 /** The tokenizer for what the runtime runs: its lengths (fixed shapes) or any length up to seq_len (dynamic). */
 function tokenizerFor(info: ExportInfo, runtime: Runtime, files: ModelFiles): EdgeTokenizer {
   const lengths = runtime.lengths;
-  const options = { doLowerCase: info.doLowerCase, tokenizerClass: files.tokenizerClass };
+  const options = { doLowerCase: info.doLowerCase, paddingSide: info.paddingSide, tokenizerClass: files.tokenizerClass };
   if (lengths === null) return new EdgeTokenizer(files.tokenizerJson, files.tokenizerConfig, { ...options, seqLen: info.seqLen, dynamic: true });
   if (!lengths.length) throw new Error(`${runtime.name} reports no sequence length it can run`);
   return new EdgeTokenizer(files.tokenizerJson, files.tokenizerConfig, { ...options, seqLen: Math.max(...lengths), buckets: lengths });
@@ -111,7 +111,8 @@ export class EdgeModel {
     if (maskId === undefined) throw new Error(`the tokenizer has no mask token ${mask}`);
     const start = now();
     const { encoded, outputs } = await this.run(text);
-    const positions = [...encoded.inputIds.subarray(0, encoded.length)].flatMap((id, i) => (id === maskId ? [i] : []));
+    const real = encoded.inputIds.subarray(encoded.start, encoded.start + encoded.length);
+    const positions = [...real].flatMap((id, i) => (id === maskId ? [encoded.start + i] : []));
     if (!positions.length) throw new Error(`fillMask needs a text with the mask token ${mask}${encoded.truncated ? ' (the text was cut to fit)' : ''}`);
     const ids = requireOutput(outputs, 'top_ids', this.runtime.name);
     const scores = requireOutput(outputs, 'top_scores', this.runtime.name);

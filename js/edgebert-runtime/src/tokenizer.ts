@@ -21,6 +21,8 @@ export interface EncodedText {
   tokenTypeIds: Int32Array;
   /** Number of real tokens (≤ seqLen), special tokens included. */
   length: number;
+  /** Index of the first real token: 0, or the padding before it when the tokenizer pads on the left (XLNet). */
+  start: number;
   /** True when the text had more tokens than fit and was cut (the final [SEP] is kept). */
   truncated: boolean;
 }
@@ -49,7 +51,12 @@ export interface TokenizerOptions {
   doLowerCase?: boolean;
   /** The library's Tokenizer class (default: this package's @huggingface/tokenizers), for an app bundling its own. */
   tokenizerClass?: LibraryTokenizerClass;
+  /** Which side padding goes (manifest `model.padding_side`, what Python's tokenizer does); default: tokenizer.json's
+   * padding direction, else tokenizer_config.json's `padding_side`, else right. */
+  paddingSide?: PaddingSide;
 }
+
+export type PaddingSide = 'left' | 'right';
 
 interface Special {
   ids: number[];
@@ -90,6 +97,15 @@ export function lowercaseOutside(text: string, specials: readonly string[]): str
 function unnormalizedSpecials(tokenizerJson: object): string[] {
   const added = (tokenizerJson as { added_tokens?: { content: string; special?: boolean; normalized?: boolean }[] }).added_tokens;
   return (added ?? []).filter((t) => t.special && t.normalized === false).map((t) => t.content);
+}
+
+/** The padding side a tokenizer's files declare: tokenizer.json's padding direction, else tokenizer_config.json's. */
+function declaredPaddingSide(tokenizerJson: object, tokenizerConfig: Record<string, unknown>): PaddingSide {
+  const direction = (tokenizerJson as { padding?: { direction?: string } | null }).padding?.direction;
+  const side = typeof direction === 'string' ? direction.toLowerCase() : tokenizerConfig.padding_side;
+  if (side === undefined || side === null || side === 'right') return 'right';
+  if (side === 'left') return 'left';
+  throw new Error(`unknown padding side ${JSON.stringify(side)}; expected left or right`);
 }
 
 function padInfo(tokenizerJson: object, tokenizerConfig: Record<string, unknown>, tok: LibraryTokenizer): { id: number; typeId: number } {
@@ -137,6 +153,7 @@ export class EdgeTokenizer {
   readonly dynamic: boolean;
   readonly padId: number;
   readonly padTypeId: number;
+  readonly paddingSide: PaddingSide;
   /** Whether this wrapper lowercases the text before the library does anything (see lowercaseOutside). */
   readonly lowercaseHere: boolean;
   private readonly tok: LibraryTokenizer;
@@ -159,6 +176,7 @@ export class EdgeTokenizer {
     const pad = padInfo(tokenizerJson, tokenizerConfig as Record<string, unknown>, this.tok);
     this.padId = pad.id;
     this.padTypeId = pad.typeId;
+    this.paddingSide = options.paddingSide ?? declaredPaddingSide(tokenizerJson, tokenizerConfig as Record<string, unknown>);
     // Lowercased here, code point by code point as the Rust tokenizers do: String.prototype.toLowerCase() on the
     // whole string applies the Greek final-sigma rule (ΣΟΦΟΣ → σοφος), Python's tokenizer does not (σοφοσ).
     this.lowercaseHere = Boolean(options.doLowerCase) || normalizerLowercases((tokenizerJson as { normalizer?: unknown }).normalizer);
@@ -176,7 +194,7 @@ export class EdgeTokenizer {
   /** Token ids of `text` with special tokens, truncated to seqLen (no padding): what Python's tokenizer returns. */
   ids(text: string): number[] {
     const enc = this.encode(text);
-    return Array.from(enc.inputIds.subarray(0, enc.length));
+    return Array.from(enc.inputIds.subarray(enc.start, enc.start + enc.length));
   }
 
   /** Tokens (strings) of `text` without special tokens, untruncated: for display and debugging. */
@@ -196,7 +214,7 @@ export class EdgeTokenizer {
     return token;
   }
 
-  /** int32 arrays padded to the smallest bucket that holds the text (unpadded when dynamic). */
+  /** int32 arrays padded to the smallest bucket that holds the text (unpadded when dynamic), on `paddingSide`. */
   encode(text: string): EncodedText {
     const content = this.tok.encode(this.prepared(text), { add_special_tokens: false, return_token_type_ids: true });
     const room = this.seqLen - this.prefix.ids.length - this.suffix.ids.length;
@@ -210,9 +228,10 @@ export class EdgeTokenizer {
     const inputIds = new Int32Array(padded).fill(this.padId);
     const attentionMask = new Int32Array(padded);
     const tokenTypeIds = new Int32Array(padded).fill(this.padTypeId);
-    inputIds.set(ids);
-    attentionMask.fill(1, 0, ids.length);
-    tokenTypeIds.set(types);
-    return { inputIds, attentionMask, tokenTypeIds, length: ids.length, truncated };
+    const start = this.paddingSide === 'left' ? padded - ids.length : 0;
+    inputIds.set(ids, start);
+    attentionMask.fill(1, start, start + ids.length);
+    tokenTypeIds.set(types, start);
+    return { inputIds, attentionMask, tokenTypeIds, length: ids.length, start, truncated };
   }
 }

@@ -75,7 +75,7 @@ test('pickBucket: the smallest bucket that holds the text, else the longest', ()
 
 test('inputs are built in the manifest order and dtype', () => {
   const info = readManifest(manifest({ inputs: [{ name: 'attention_mask', dtype: 'int32', shape: [] }, { name: 'input_ids', dtype: 'int64', shape: [] }] }));
-  const encoded = { inputIds: Int32Array.of(2, 7, 3), attentionMask: Int32Array.of(1, 1, 1), tokenTypeIds: Int32Array.of(0, 0, 0), length: 3, truncated: false };
+  const encoded = { inputIds: Int32Array.of(2, 7, 3), attentionMask: Int32Array.of(1, 1, 1), tokenTypeIds: Int32Array.of(0, 0, 0), length: 3, start: 0, truncated: false };
   const [mask, ids] = inputTensors(encoded, info);
   assert.ok(mask.data instanceof Int32Array && mask.name === 'attention_mask');
   assert.ok(ids.data instanceof BigInt64Array && ids.name === 'input_ids');

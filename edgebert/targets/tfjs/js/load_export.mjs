@@ -48,6 +48,7 @@ export function exportTokenizer(TokenizerClass, modelDir, { buckets = true } = {
   const { manifest, graphs } = exportGraphs(modelDir);
   const read = (name) => JSON.parse(fs.readFileSync(path.join(modelDir, name), 'utf8'));
   const options = { seqLen: manifest.seq_len, buckets: buckets ? graphs.map((g) => g.seq_len) : [],
-    doLowerCase: manifest.model?.do_lower_case ?? undefined, tokenizerClass: TokenizerClass };
+    doLowerCase: manifest.model?.do_lower_case ?? undefined, paddingSide: manifest.model?.padding_side,
+    tokenizerClass: TokenizerClass };
   return new EdgeTokenizer(read('tokenizer.json'), read('tokenizer_config.json'), options);
 }
