@@ -121,7 +121,7 @@ def test_attention_per_bucket_follows_the_threshold() -> None:
     assert set(tfjs.attention_per_bucket((16, 128), 0).values()) == {"per-head"}
 
 
-def test_uint8_keeps_ffn_down_projection_in_float16(tiny_exports) -> None:
+def test_uint8_keeps_ffn_down_projections_and_vectors_in_float16(tiny_exports) -> None:
     report = tiny_exports.get("uint8")
     model_json = json.loads((report.out_dir / "model.json").read_text())
     stored = {
@@ -133,6 +133,9 @@ def test_uint8_keeps_ffn_down_projection_in_float16(tiny_exports) -> None:
     ffn_down = {n: d for n, d in kernels.items() if ".output.dense." in n and ".attention." not in n}
     assert len(ffn_down) == 2 and set(ffn_down.values()) == {"float16"}  # one per layer of tiny_bert
     assert {d for n, d in kernels.items() if n not in ffn_down} == {"uint8"}
+    vectors = {n: d for n, d in stored.items() if n.endswith((".bias/Read/ReadVariableOp", "LayerNorm.weight/Read/ReadVariableOp"))}
+    assert len(vectors) >= 20 and set(vectors.values()) == {"float16"}  # biases and norm scales: 1-D, a few bytes
+    assert stored[next(n for n in stored if "word_embeddings" in n)] == "uint8"
     details = report.manifest["target_details"]
     assert details["weight_dtypes"].get("uint8", 0) > 0 and "float32" not in details["weight_dtypes"]
     assert tiny_exports.get("float16").manifest["target_details"]["weight_dtypes"].get("uint8") is None

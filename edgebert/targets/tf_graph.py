@@ -54,7 +54,7 @@ def make_weights(tf: Any, tensors: dict[str, Any], transposed: set[str]) -> Any:
                 if ref.startswith("param:"):
                     key = ref[6:]
                     array = np.ascontiguousarray(value.T) if key in transposed else value
-                    self.by_key[key] = tf.Variable(_tf_value(array), trainable=False, name=_scope_name(key))
+                    self.by_key[key] = tf.Variable(_tf_value(array), trainable=False, name=scope_name(key))
 
     return Weights()
 
@@ -80,12 +80,12 @@ class WeightReader:
 
     def _read(self, key: str) -> Any:
         if key not in self._reads:
-            with self._tf.name_scope(f"{WEIGHT_SCOPE}/{_scope_name(key)}/"):
+            with self._tf.name_scope(f"{WEIGHT_SCOPE}/{scope_name(key)}/"):
                 self._reads[key] = self._weights.by_key[key].read_value()
         return self._reads[key]
 
 
-def _scope_name(key: str) -> str:
+def scope_name(key: str) -> str:
     """A state-dict key as a TensorFlow name (they allow letters, digits and ._-/ after the first character)."""
     import re
 

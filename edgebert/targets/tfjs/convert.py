@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebert.families import family_named
-from edgebert.targets.tf_graph import build_saved_model
+from edgebert.targets.tf_graph import WEIGHT_SCOPE, build_saved_model, read_graph, scope_name
 from edgebert.targets.tf_ops import Forms
 from edgebert.targets.tfjs.shared_weights import merge
 from edgebert.targets.tf_subprocess import tf_main
@@ -30,6 +30,8 @@ WEIGHT_SHARD_SIZE_BYTES = 2**31 - 1
 # the FFN down-projection kernels (1536x384) have outliers that one scale per tensor cannot hold (each alone costs
 # up to 0.03 cos). They stay float16 (+3.5 MB on the teacher, cos 0.995); the rest is uint8. Which graph weights
 # they are: spec["keep_float16"] (the family's `ffn_output_weight_patterns`, exporter.keep_float16_patterns).
+# The 1-D weights (biases, LayerNorm scales and shifts: 0.1 % of the bytes) stay float16 too (`vector_patterns`): on
+# the teacher the sentence parity 0.99462 -> 0.99514 (AMD EPYC, benchmarks/README.md "Every family").
 QUANTIZATIONS = ("none", "uint8", "float16")
 ATTENTIONS = ("per-head", "batched")
 
@@ -103,7 +105,7 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
         info = build_saved_model(Path(spec["graph_dir"]), saved, lengths_by_signature, forms)
         info["attention_products"] = {name: "per_head_2d" if name in per_head else "batched" for name in lengths_by_signature}
         info.update({"gelu": "erf", "embedding_lookup": "gather_nd", "dense_products": "broadcast_matmul"})
-        keep = tuple(spec.get("keep_float16") or ())
+        keep = (*(spec.get("keep_float16") or ()), *vector_patterns(Path(spec["graph_dir"])))
         for n, name in signatures.items():
             converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)
         outputs = list(spec.get("outputs") or ("sentence_embedding", "last_hidden_state"))
@@ -119,6 +121,14 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
     described = _describe(model_json, converter_args, merged["weight_shards"], family.input_names(), outputs)
     extra = {"model_files": merged["model_files"], "bucket_bytes": merged["bucket_bytes"], "attention": attention}
     return {**info, **described, **extra}
+
+
+def vector_patterns(graph_dir: Path) -> list[str]:
+    """Converter patterns of the captured graph's 1-D parameters (biases, norm scales and shifts), by their names in
+    the graph (`edgebert.targets.tf_graph.WeightReader`)."""
+    ir, tensors = read_graph(graph_dir)
+    return [f"*/{WEIGHT_SCOPE}/{scope_name(key[len('param:'):])}/*" for key, value in tensors.items()
+            if key.startswith("param:") and value.ndim == 1]  # fmt: skip
 
 
 def attention_per_length(asked: str | dict[str, str], lengths: list[int]) -> dict[int, str]:

@@ -45,7 +45,8 @@ CONVERT_TIMEOUT_S = 3600
 QUANTIZATION_RECIPES = {
     "none": "float32 weights",
     "uint8": "tfjs per-tensor affine uint8 weights, except the FFN down-projection kernels "
-    "(the family's ffn_output_weight_patterns: {patterns}) kept float16: per-tensor uint8 cannot hold their outliers",
+    "(the family's ffn_output_weight_patterns: {patterns}) kept float16: per-tensor uint8 cannot hold their outliers; "
+    "the 1-D weights (biases, norm scales and shifts) float16 too",
     "float16": "float16 weights (--quantize_float16 '*')",
 }
 
