@@ -1,6 +1,9 @@
 /**
- * edgebert demo: type a query, embed it on the device with the bundled TF.js export (shared core in src/core),
- * rank the bundled notes by cosine against their precomputed embeddings, show the top hits, scores and timing.
+ * edgebert demo: type a query, embed it on the device with the bundled student (shared core in src/core), rank the
+ * bundled notes by cosine against their embeddings, show the top hits, scores and timing. The runtime is a setting
+ * (the button at the bottom): TF.js on rn-webgl or cpu (assets/model), or ONNX Runtime (onnxruntime-react-native,
+ * assets/model-onnx, a development build). Notes whose precomputed embeddings come from another export than the
+ * runtime's (the ONNX one) are embedded on the device at load.
  */
 import '@tensorflow/tfjs-react-native'; // registers the React Native platform and the rn-webgl backend
 import * as tf from '@tensorflow/tfjs-core';
@@ -19,26 +22,39 @@ import {
 } from 'react-native';
 
 import { bundledModelFiles, noteEmbeddings, notes } from './src/mobile/bundledModel';
-import { Embedder } from './src/core/model';
-import { NoteIndex, type SearchResult } from './src/core/search';
+import { bundledOnnxFiles, ONNX_RN_RUNTIME_NAME } from './src/mobile/bundledOnnx';
+import { Embedder, type ModelFiles } from './src/core/model';
+import { embedNotes, NoteIndex, type SearchResult } from './src/core/search';
 
-type Backend = 'rn-webgl' | 'cpu';
+/** The runtime setting: TF.js on one of its React Native backends, or ONNX Runtime. */
+type Runtime = 'rn-webgl' | 'cpu' | 'onnx';
+const RUNTIMES: Runtime[] = ['rn-webgl', 'cpu', 'onnx'];
 const TOP_K = 5;
 
-async function loadIndex(backend: Backend): Promise<{ index: NoteIndex; backend: string; loadMs: number }> {
+async function filesFor(runtime: Runtime): Promise<{ files: ModelFiles; name: string }> {
+  if (runtime === 'onnx') return { files: await bundledOnnxFiles(), name: ONNX_RN_RUNTIME_NAME };
+  await tf.ready();
+  if (!(await tf.setBackend(runtime))) throw new Error(`the ${runtime} backend is not available on this device`);
+  await tf.ready();
+  return { files: bundledModelFiles(), name: `TF.js ${tf.getBackend()}` };
+}
+
+async function loadIndex(runtime: Runtime): Promise<{ index: NoteIndex; runtime: string; loadMs: number }> {
   const start = performance.now();
-  await tf.ready();
-  if (!(await tf.setBackend(backend))) throw new Error(`the ${backend} backend is not available on this device`);
-  await tf.ready();
-  const embedder = await Embedder.load(bundledModelFiles());
-  const mismatch = NoteIndex.mismatch(embedder, noteEmbeddings);
-  if (mismatch) throw new Error(`${mismatch}: run scripts/prepare.sh`);
+  const { files, name } = await filesFor(runtime);
+  const embedder = await Embedder.load(files);
   await embedder.embed(['warm-up']); // first execute compiles kernels / uploads weights
-  return { index: new NoteIndex(embedder, notes, noteEmbeddings), backend: tf.getBackend(), loadMs: performance.now() - start };
+  // The precomputed embeddings are the TF.js export's; another export's notes are embedded here, once.
+  const embeddings = NoteIndex.mismatch(embedder, noteEmbeddings) ? await embedNotes(embedder, notes) : noteEmbeddings;
+  return { index: new NoteIndex(embedder, notes, embeddings), runtime: name, loadMs: performance.now() - start };
+}
+
+function nextRuntime(runtime: Runtime): Runtime {
+  return RUNTIMES[(RUNTIMES.indexOf(runtime) + 1) % RUNTIMES.length];
 }
 
 export default function App() {
-  const [backend, setBackend] = useState<Backend>('rn-webgl');
+  const [runtime, setRuntime] = useState<Runtime>('rn-webgl');
   const [status, setStatus] = useState('Loading the model…');
   const [busy, setBusy] = useState(true);
   const [query, setQuery] = useState('');
@@ -48,22 +64,22 @@ export default function App() {
   useEffect(() => {
     let cancelled = false;
     setBusy(true);
-    setStatus(`Loading the model on ${backend}…`);
+    setStatus(`Loading the model on ${runtime}…`);
     index.current?.embedder.dispose();
     index.current = null;
-    loadIndex(backend)
+    loadIndex(runtime)
       .then((loaded) => {
         if (cancelled) return loaded.index.embedder.dispose();
         index.current = loaded.index;
         const m = loaded.index.embedder.manifest;
-        setStatus(`${m.name} (${m.quantization}) on ${loaded.backend}, ready in ${(loaded.loadMs / 1000).toFixed(1)} s`);
+        setStatus(`${m.name} (${m.target} ${m.quantization}) on ${loaded.runtime}, ready in ${(loaded.loadMs / 1000).toFixed(1)} s`);
       })
       .catch((err: unknown) => setStatus(`Error: ${err instanceof Error ? err.message : String(err)}`))
       .finally(() => !cancelled && setBusy(false));
     return () => {
       cancelled = true;
     };
-  }, [backend]);
+  }, [runtime]);
 
   const search = useCallback(async () => {
     const q = query.trim();
@@ -119,12 +135,8 @@ export default function App() {
           </View>
         )}
       />
-      <Pressable
-        onPress={() => setBackend(backend === 'rn-webgl' ? 'cpu' : 'rn-webgl')}
-        disabled={busy}
-        style={styles.switch}
-      >
-        <Text style={styles.switchText}>Backend: {backend} (tap to use {backend === 'rn-webgl' ? 'cpu' : 'rn-webgl'})</Text>
+      <Pressable onPress={() => setRuntime(nextRuntime(runtime))} disabled={busy} style={styles.switch}>
+        <Text style={styles.switchText}>Runtime: {runtime} (tap to use {nextRuntime(runtime)})</Text>
       </Pressable>
     </SafeAreaView>
   );

@@ -1,5 +1,5 @@
-// Metro must treat the TF.js weights shard (*.bin) as an asset so that require('…/group1-shard1of1.bin') gives
-// bundleResourceIO an asset id; model.json, tokenizer.json and the notes are ordinary JSON modules.
+// Metro must treat the TF.js weights shard (*.bin) and the ONNX model (*.onnx) as assets so that require() gives
+// bundleResourceIO / expo-asset an asset id; model.json, tokenizer.json and the notes are ordinary JSON modules.
 const path = require('path');
 const { getDefaultConfig } = require('expo/metro-config');
 
@@ -13,7 +13,7 @@ const escape = (p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** @type {import('expo/metro-config').MetroConfig} */
 const config = getDefaultConfig(__dirname);
 config.watchFolders = [...(config.watchFolders ?? []), RUNTIME_PACKAGE];
-config.resolver.assetExts = [...config.resolver.assetExts.filter((ext) => ext !== 'bin'), 'bin'];
+config.resolver.assetExts = [...config.resolver.assetExts.filter((ext) => !['bin', 'onnx'].includes(ext)), 'bin', 'onnx'];
 // web/ and test/ are not part of the app bundle.
 config.resolver.blockList = [
   /\/web\/dist\/.*/,

@@ -239,6 +239,21 @@ def test_browser_end_to_end(npm: str, app: Path, prepared: Path) -> None:
     assert counts["pass"] >= 2, counts  # the wasm page and the WebGL one
 
 
+def test_android_bundle_is_built_offline_with_both_runtimes_exports(npm: str, app: Path, prepared: Path) -> None:
+    """`npx expo export --platform android` bundles the app offline (Metro, no network, no native build): the JS bundle
+    with the runtime setting's two exports as assets, the TF.js weights shard and the ONNX model."""
+    out = app / "dist"
+    env = {"EXPO_OFFLINE": "1", "CI": "1", "EXPO_NO_TELEMETRY": "1"}
+    proc = subprocess.run([str(Path(npm).with_name("npx")), "expo", "export", "--platform", "android", "--output-dir", str(out)],
+                          cwd=app, env={**os.environ, **env}, capture_output=True, text=True, timeout=1800)  # fmt: skip
+    assert proc.returncode == 0, f"npx expo export --platform android failed:\n{_report(proc)}"
+    metadata = json.loads((out / "metadata.json").read_text())["fileMetadata"]["android"]
+    assert (out / metadata["bundle"]).stat().st_size > 100_000
+    shipped = {asset["ext"]: (out / asset["path"]).stat().st_size for asset in metadata["assets"]}
+    assert shipped["bin"] == (prepared / "group1-shard1of1.bin").stat().st_size
+    assert shipped["onnx"] == (prepared.parent / "model-onnx" / "model.onnx").stat().st_size
+
+
 def test_prepared_export_is_the_small_students_bucketed_single_shard_tfjs_model(prepared: Path) -> None:
     from edgebert.config import DEFAULT_BUCKETS
     from edgebert.pipeline.recipe import load_preset
