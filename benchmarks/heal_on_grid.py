@@ -5,7 +5,7 @@
 WORK is the preset's work dir after its compress stage (`edgebert pipeline --preset small --corpus TEXT STS SST
 ... --work WORK`): its pruned student, prepared sentence sets, STS pairs and teacher cache are read from there; TEXT
 is the run's text corpus (its first --corpus). The stage runs with the preset's [distill] losses and [compress] heal
-settings, plus `weight_grid = GRID` (edgebert/weight_grids.py).
+settings, plus `heal_weight_grid = GRID` (edgebert/weight_grids.py): what `[compress] heal_weight_grid` does in a recipe.
 """
 
 import sys
@@ -18,7 +18,7 @@ from edgebert.pipeline.run import run_heal_from_teacher
 def main() -> None:
     grid, out, steps, work, text = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4]), Path(sys.argv[5])
     recipe = load_recipe(preset_path("small", "preset"))
-    recipe.distill.weight_grid = grid
+    recipe.compress.heal_weight_grid = grid
     recipe.compress.heal_steps = steps
     corpus = [text] + [work / "corpus" / name for name in ("stsb-train.txt", "sst2-train.txt", "augmented.txt")]
     run_heal_from_teacher("default", corpus, work / "compress" / "student", out, recipe, work / "corpus" / "eval-sts.csv",

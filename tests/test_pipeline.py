@@ -124,6 +124,8 @@ def test_recipe_parses_sections_and_defaults() -> None:
         ("[compress]\nheal_lr = inf\n", "compress.heal_lr must be a finite number"),
         ("[compress]\nimportance = 'vibes'\n", "importance 'vibes' is unknown"),
         ("[compress]\nheal_from = 'parent'\n", "compress.heal_from 'parent' is unknown; choose one of: student, teacher"),
+        ("[compress]\nheal_weight_grid = 'onnx-int3'\n", "unknown weight grid 'onnx-int3'; choose one of: onnx-int4, executorch-int4"),
+        ("[compress]\nheal_weight_grid = 'onnx-int4'\n", 'heal_weight_grid needs the heal stage: heal_steps > 0, heal_from = "teacher"'),
         ("[distill]\nteacher_cache = 3\n", "distill.teacher_cache must be true, false or a directory"),
         ("[compress]\nseq_len = 1\n", "compress.seq_len must be at least 2"),
         ("[export]\nseq_len = 1\n", "export.seq_len must be at least 2"),
@@ -298,11 +300,12 @@ def test_heal_from_teacher_is_a_stage_on_the_cached_teacher(tiny_bert: Path, dat
     """heal_from = "teacher": prune, then distil the teacher into the pruned student (the [distill] recipe, the run's
     teacher cache); the checkpoint pairs are kept out of the corpus; pipeline.json names the final student and each
     training stage's scores."""
-    text = tiny_recipe(tiny_bert, data).replace("[compress]\n", '[compress]\nheal_steps = 4\nheal_from = "teacher"\n')
+    text = tiny_recipe(tiny_bert, data).replace("[compress]\n", '[compress]\nheal_steps = 4\nheal_from = "teacher"\nheal_weight_grid = "onnx-int4"\n')
     text = text.replace("[distill]\n", "[distill]\nalpha_mlm = 0\nalpha_ce = 0\nalpha_cos = 1\nalpha_pooled = 1\nmlm_probability = 0\n"
                         "teacher_cache = true\nsentences = true\naugment = 2\naugment_p = 0.5\n").replace('targets = { onnx = ["none", "int8"] }', 'targets = { onnx = ["none"] }')
     plan = "\n".join(pipeline_run.format_plan(pipeline_run.plan_pipeline(parse_recipe(text), tmp_path / "out", work=str(tmp_path / "work"))))
     assert "heal → " in plan and "distil the teacher into the pruned student, 4 steps" in plan and "teacher-cache" in plan
+    assert "on the onnx-int4 weight grid" in plan
     assert "2 word-replacement variant(s) of each labelled-set sentence (p 0.5, 8 neighbours)" in plan
     report = run_pipeline(parse_recipe(text), tmp_path / "out", work=tmp_path / "work", cache_dir=tmp_path / "cache", quiet=True)
     summary = json.loads((report.out_dir / "pipeline.json").read_text())
@@ -314,6 +317,8 @@ def test_heal_from_teacher_is_a_stage_on_the_cached_teacher(tiny_bert: Path, dat
     assert healed["distill"]["init"]["from"] == str(work / "compress" / "student") and healed["distill"]["steps"] == 4
     assert healed["distill"]["teacher_cache"]["dir"].startswith(str(work / "teacher-cache"))
     assert healed["distill"]["teacher_cache"]["hit"] is True  # built by the distill stage, read by the heal stage
+    assert healed["model"]["weight_grid"]["name"] == "onnx-int4"  # heal_weight_grid: the heal stage trained on the grid
+    assert "weight_grid" not in json.loads((work / "distill" / "student" / "edgebert.json").read_text())["model"]
     for name in ("distill", "heal"):
         scores = stages[name]["scores"]
         assert scores["metric"] == "sts_spearman" and {"teacher", "student_init", "student_final"} <= set(scores)

@@ -75,6 +75,9 @@ class CompressSection(CompressRecipe):
     # stage of its own distils the teacher into the pruned student with the [distill] losses, layer map, batch,
     # sentences and teacher cache (heal_steps, heal_lr, heal_seq_len replacing steps, lr and seq_len)
     heal_from: str = "student"
+    # The heal stage (heal_from = "teacher") trains on this runtime's 4-bit weight grid (edgebert.weight_grids; distill
+    # --weight-grid): the healed student's `int4` export to that target then computes it exactly.
+    heal_weight_grid: str | None = None
 
     @property
     def enabled(self) -> bool:
@@ -295,6 +298,12 @@ def _check_compress(c: CompressSection) -> None:
     validate.number("heal_lr", c.heal_lr, 0.0, low_open=True)
     validate.optional_integer("heal_seq_len", c.heal_seq_len, 8, hint="tokens per healing sequence")
     validate.choice("heal_from", c.heal_from, HEAL_SOURCES)
+    if c.heal_weight_grid is not None:
+        from edgebert.weight_grids import grid_named
+
+        grid_named(c.heal_weight_grid)
+        if not c.heals_from_teacher:
+            raise UserError("heal_weight_grid needs the heal stage: heal_steps > 0, heal_from = \"teacher\" and pruning")
 
 
 def _check_vocab(v: VocabSection) -> None:

@@ -161,6 +161,8 @@ def run_heal_from_teacher(
     kwargs = {k: v for k, v in recipe.distill.kwargs().items() if k not in STUDENT_SHAPE_OPTIONS}
     kwargs.update(steps=c.heal_steps, lr=c.heal_lr, seq_len=c.heal_seq_len or recipe.distill.seq_len,
                   save_steps=None, eval_steps=None, logging_steps=None, student_init=str(pruned))  # fmt: skip
+    if c.heal_weight_grid:
+        kwargs["weight_grid"] = c.heal_weight_grid
     _distill(teacher, corpus, out, kwargs, eval_sts, eval_labels, teacher_cache, resume, cache_dir, quiet)
 
 
@@ -523,7 +525,8 @@ def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
     if c.heals_from_teacher:
         heal_best = "best on --eval-sts every ~10 % of the steps (the pruned student competes)" if d.eval_sts else "last checkpoint"
         stages.append(("heal", w / "heal" / "student",
-                       f"distil the teacher into the pruned student, {c.heal_steps} steps, batch {d.batch_size}, seq {c.heal_seq_len or d.seq_len}, lr {c.heal_lr:g}; keeps the {heal_best}"))  # fmt: skip
+                       f"distil the teacher into the pruned student, {c.heal_steps} steps, batch {d.batch_size}, seq {c.heal_seq_len or d.seq_len}, lr {c.heal_lr:g}"
+                       f"{f', on the {c.heal_weight_grid} weight grid' if c.heal_weight_grid else ''}; keeps the {heal_best}"))  # fmt: skip
     if v.trim:
         stages.append(("vocab", w / "vocab" / "student", f"trim to the corpus vocabulary, min count {v.min_count}, max size {v.max_size}"))
     for target in e.teacher_targets:
