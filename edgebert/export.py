@@ -270,11 +270,12 @@ def _recipes_that_pass(exporter: Any, loaded: LoadedModel, options: Any, min_cos
             continue
         if quantize in CALIBRATED_QUANTIZATIONS and not options.calibration_texts:
             continue
-        grid = grid_for(exporter.name, quantize)
-        if grid is not None and not _on_grid_for(loaded, grid):
-            if loaded.task != FILL_MASK:  # grid training leaves an MLM head off the grid
-                once_trained.append(f"{quantize} once trained on the {grid.name} weight grid (distill --weight-grid {grid.name})")
-            continue
+        if quantize == FOUR_BIT:  # only a model trained on the target's grid holds it: named, not tried, otherwise
+            grid = grid_for(exporter.name, quantize)
+            if grid is None or not _on_grid_for(loaded, grid):
+                if grid is not None and loaded.task != FILL_MASK:  # grid training leaves an MLM head off the grid
+                    once_trained.append(f"{quantize} once trained on the {grid.name} weight grid (distill --weight-grid {grid.name})")
+                continue
         threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
         stages.note(f"trying --quantize {quantize} on this model (threshold {threshold})")
         with tempfile.TemporaryDirectory(prefix="edgebert-recipe-") as scratch:
@@ -283,6 +284,9 @@ def _recipes_that_pass(exporter: Any, loaded: LoadedModel, options: Any, min_cos
         if parity["passed"]:
             passing.append(f"{quantize} (min cosine {parity['min_cosine']:.6f})")
     return passing + once_trained
+
+
+FOUR_BIT = "int4"
 
 
 def _on_grid_for(loaded: LoadedModel, grid: WeightGrid) -> bool:

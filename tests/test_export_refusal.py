@@ -18,9 +18,16 @@ STRICT = 0.999999
 
 
 @pytest.mark.parametrize(("target", "quantize"), [("onnx", "int8"), ("tflite", "int8"), ("tfjs", "uint8")])
-def test_a_refusal_names_a_recipe_that_then_passes(tiny_bert: Path, tmp_path: Path, target: str, quantize: str) -> None:
+def test_a_refusal_names_a_recipe_that_then_passes(
+    tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, quantize: str
+) -> None:
+    import edgebert.export as export_module
+
+    tried, convert = [], export_module._convert_and_verify
+    monkeypatch.setattr(export_module, "_convert_and_verify", lambda e, m, o, *a: tried.append(o.quantize) or convert(e, m, o, *a))
     with pytest.raises(VerificationError) as info:
         export(target, model=tiny_bert, out=tmp_path / "refused", quantize=quantize, seq_len=16, min_cosine=STRICT, quiet=True)
+    assert tried[0] == quantize and "int4" not in tried  # 4 bits are tried only on a model trained on the target's grid
     message = str(info.value)
     assert "\n" not in message and not (tmp_path / "refused").exists()
     named = re.search(r"recipes that hold for this model: (\S+) \(min cosine (\d\.\d+)\)", message)
