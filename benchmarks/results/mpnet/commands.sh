@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# all-mpnet-base-v2 through every target at fp32 and at its 8-bit recipe, against its own sentence-transformers model
+# (issue 34). AMD EPYC, 2 cores; other jobs ran beside it: latencies are not a claim of this report.
+set -euo pipefail
+DEST=${DEST:-/tmp/all-mpnet-base-v2}
+[ -d "$DEST" ] || .venv/bin/python benchmarks/fetch_mpnet.py "$DEST"
+# Exports (each verified at export: fp32 >= 0.9999, 8-bit >= 0.99), then one bench over what was written. The TFLite
+# int8 and TF.js uint8 exports are refused (refused.tsv), so the bench has seven items.
+EDGEBERT_MPNET=$DEST .venv/bin/python benchmarks/run_suite.py benchmarks/mpnet.toml --work /tmp/mpnet-work --out benchmarks/results/mpnet --force
