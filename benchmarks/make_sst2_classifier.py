@@ -6,7 +6,7 @@
 
 Input: SST-2 train as TSV with the header `text<TAB>label` (0 negative, 1 positive). A seeded random `--heldout`
 rows of it are held back (never trained on; exact duplicates of their texts are dropped from the training rows too)
-and are the evaluation set whose accuracy is reported. Output in OUT: a `BertForSequenceClassification`
+and are the evaluation set whose accuracy is reported. Output in OUT: the teacher's family's sequence classifier
 (2 labels, id2label {0: negative, 1: positive}) with the teacher's tokenizer, plus
 - `heldout.tsv`: the held-back rows (same format as the input), for later benchmarks to score on the same part;
 - `heldout_indices.json`: their 0-based row numbers in the input (header not counted), and the seed;
@@ -92,8 +92,8 @@ def write_heldout(out: Path, rows: list[tuple[str, int]], heldout: list[int], so
 def train(args: argparse.Namespace) -> dict:
     """Fine-tune, evaluate on the held-back rows, save the classifier and the split; returns the metrics."""
     from transformers import (
+        AutoModelForSequenceClassification,
         AutoTokenizer,
-        BertForSequenceClassification,
         DataCollatorWithPadding,
         Trainer,
         TrainingArguments,
@@ -104,7 +104,7 @@ def train(args: argparse.Namespace) -> dict:
     heldout, train_idx = split_heldout(rows, args.heldout, args.seed)
     set_seed(args.seed)
     tokenizer = AutoTokenizer.from_pretrained(args.teacher, trust_remote_code=False)
-    model = BertForSequenceClassification.from_pretrained(
+    model = AutoModelForSequenceClassification.from_pretrained(
         args.teacher, num_labels=2, id2label=LABELS, label2id={v: k for k, v in LABELS.items()}, trust_remote_code=False)
     training_args = TrainingArguments(
         output_dir=str(args.out / "trainer-tmp"), max_steps=args.steps, per_device_train_batch_size=args.batch,
@@ -137,7 +137,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="SST-2 train TSV (header text<TAB>label)")
     parser.add_argument("--out", type=Path, required=True, help="directory for the classifier and the split")
-    parser.add_argument("--teacher", type=Path, help="BERT model directory (default: the packaged teacher)")
+    parser.add_argument("--teacher", type=Path, help="model directory of any family (default: the packaged teacher)")
     parser.add_argument("--steps", type=int, default=1000, help="optimizer steps (default 1000)")
     parser.add_argument("--batch", type=int, default=32, help="training batch size (default 32)")
     parser.add_argument("--lr", type=float, default=5e-5, help="peak learning rate (default 5e-5)")
