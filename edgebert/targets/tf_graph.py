@@ -27,6 +27,14 @@ def read_graph(graph_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return json.loads((Path(graph_dir) / GRAPH_FILE).read_text()), load_file(str(Path(graph_dir) / TENSORS_FILE))
 
 
+def param_shapes(graph_dir: Path) -> dict[str, list[int]]:
+    """{state-dict key: shape} of the captured graph's parameters, read from the tensors file's header alone."""
+    from safetensors import safe_open
+
+    with safe_open(str(Path(graph_dir) / TENSORS_FILE), framework="numpy") as tensors:
+        return {k[len("param:"):]: list(tensors.get_slice(k).get_shape()) for k in tensors.keys() if k.startswith("param:")}
+
+
 def dense_only_params(ir: dict[str, Any]) -> set[str]:
     """Parameters used only as the weight of Dense layers (aten.linear): stored transposed, [in, out]."""
     dense, other = set(), set()

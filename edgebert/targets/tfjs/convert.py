@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebert.families import family_named
-from edgebert.targets.tf_graph import WEIGHT_SCOPE, build_saved_model, read_graph, scope_name
+from edgebert.targets.tf_graph import WEIGHT_SCOPE, build_saved_model, param_shapes, scope_name
 from edgebert.targets.tf_ops import Forms
 from edgebert.targets.tfjs.shared_weights import merge
 from edgebert.targets.tf_subprocess import tf_main
@@ -126,9 +126,7 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
 def vector_patterns(graph_dir: Path) -> list[str]:
     """Converter patterns of the captured graph's 1-D parameters (biases, norm scales and shifts), by their names in
     the graph (`edgebert.targets.tf_graph.WeightReader`)."""
-    ir, tensors = read_graph(graph_dir)
-    return [f"*/{WEIGHT_SCOPE}/{scope_name(key[len('param:'):])}/*" for key, value in tensors.items()
-            if key.startswith("param:") and value.ndim == 1]  # fmt: skip
+    return [f"*/{WEIGHT_SCOPE}/{scope_name(key)}/*" for key, shape in param_shapes(graph_dir).items() if len(shape) == 1]
 
 
 def attention_per_length(asked: str | dict[str, str], lengths: list[int]) -> dict[int, str]:
