@@ -158,8 +158,8 @@ class DistillConfig(DistillRecipe):
     """Every option of `edgebert distill` / `edgebert.distill(teacher, corpus, out, **options)`."""
 
     student_init: str | None = option(
-        None, "start from this model dir (e.g. a pruned copy of the teacher) instead of building a student; "
-        "same tokenizer and hidden size as the teacher, its own shape (pruned heads, FFN width) is kept",
+        None, "start from this model dir (e.g. a pruned copy of the teacher) instead of building a student, its own shape "
+        "(pruned heads, FFN width) kept; with another tokenizer than the teacher's, distill matches sentence embeddings",
         group="student", metavar="DIR",
     )  # fmt: skip
     freeze_embeddings: bool = option(False, "do not train the embedding block (nor the MLM decoder tied to it)", group="student")

@@ -106,6 +106,9 @@ def distill(teacher: str | Path | None, corpus: str | Path | list[str | Path], o
     procs = current()
     run = _Run(args, _Log(args.quiet or not procs.main), time.perf_counter(), procs)
     _check_arguments(run)
+    across = _across_tokenizers(run)
+    if across is not None:
+        return across
     _resolve_models(run)
     _load_data(run)
     _plan_output(run)
@@ -204,6 +207,30 @@ def _check_arguments(run: _Run) -> None:
     run.out_action = check_out(run.out, a.force, a.resume)
     check_precision(a.precision)
     check_intervals(a.steps, a.save_steps, a.eval_steps, a.eval_sts is not None or a.eval_labels is not None)
+
+
+def _across_tokenizers(run: _Run) -> DistillReport | None:
+    """A --student-init whose tokenizer is not the teacher's: distil sentence embeddings (edgebert/distill/across.py)
+    and return its report; None for every other run."""
+    from edgebert.distill.across import run_across, tokenizers_differ
+    from edgebert.modelio import inspect_model_dir
+    from edgebert.sources import resolve_model
+
+    a = run.a
+    if a.student_init is None:
+        return None
+    teacher_dir, init_dir = resolve_model(a.teacher), resolve_model(a.student_init)
+    for directory in (teacher_dir, init_dir):
+        inspect_model_dir(directory)[1].require("distill")
+    if not tokenizers_differ(Path(teacher_dir), Path(init_dir)):
+        return None
+    given = [k for k in STUDENT_SHAPE_OPTIONS if getattr(a, k) is not None]
+    if given:
+        raise UserError(f"--{given[0].replace('_', '-')} cannot be combined with --student-init: the student is the model in {init_dir} as it is")
+    with kept_on_interrupt(f"interrupted; checkpoints kept in {run.out / CHECKPOINTS}: rerun with --resume to continue"):
+        manifest = run_across(a, Path(teacher_dir), Path(init_dir), run.out, run.out_action, run.log, run.procs, run.started)
+    run.log(f"student written to {run.out} ({manifest['metrics']['wall_time_s']} s)")
+    return DistillReport(out_dir=run.out, manifest=manifest, main=run.procs.main)
 
 
 def _resolve_models(run: _Run) -> None:
