@@ -162,6 +162,30 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
     return model, info
 
 
+def load_sentence_transformer(model_dir: Path, device: str = "cpu") -> Any:
+    """sentence-transformers' model of `model_dir` (its modules.json stack; a bare encoder gets mean pooling), never
+    running code from the directory. A head-pruned transformer is loaded by `load_weights` (sentence-transformers
+    calls transformers' `from_pretrained`, which no longer builds `config.pruned_heads`: edgebert/pruned_heads.py)."""
+    from unittest import mock
+
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules.transformer import Transformer
+
+    from edgebert.pruned_heads import pruned_plan
+
+    original = Transformer._load_model
+
+    def load(self: Any, name: str, task: str, config: Any, backend: str, is_peft_model: bool, **kwargs: Any) -> Any:
+        if backend != "torch" or is_peft_model or task != "feature-extraction" or not pruned_plan(config):
+            return original(self, name, task, config, backend, is_peft_model, **kwargs)
+        from transformers import AutoModel
+
+        return load_weights(AutoModel, Path(name), config=config)[0]
+
+    with mock.patch.object(Transformer, "_load_model", load):
+        return SentenceTransformer(str(model_dir), device=device, trust_remote_code=False)
+
+
 def refuse_undeclared_layers(model_dir: Path, config: Any, unexpected: list[str]) -> None:
     """UserError when the weights hold encoder layers config.json does not declare (say `num_hidden_layers: 0` beside
     two layers): loading would silently drop them and every export would compute a different model."""

@@ -53,10 +53,10 @@ def sts_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _similarity_gap(student_dir: Path, teacher_dir: Path, texts: list[str]) -> float:
     """Mean squared difference between the student's and the teacher's cosine-similarity matrices over `texts`."""
-    from sentence_transformers import SentenceTransformer
+    from edgebert.modelio import load_sentence_transformer
 
-    s = SentenceTransformer(str(student_dir), device="cpu").encode(texts, normalize_embeddings=True)
-    t = SentenceTransformer(str(teacher_dir), device="cpu").encode(texts, normalize_embeddings=True)
+    s = load_sentence_transformer(student_dir).encode(texts, normalize_embeddings=True)
+    t = load_sentence_transformer(teacher_dir).encode(texts, normalize_embeddings=True)
     return float(((s @ s.T - t @ t.T) ** 2).mean())
 
 
@@ -93,6 +93,27 @@ def test_training_moves_the_student_towards_the_teacher(mpnet_embedder: Path, be
     distill(mpnet_embedder, corpus, out, student_init=bert_student, alpha_pooled=0.0, alpha_sim=1.0, cache_dir=tmp_path / "c", **FAST)
     texts = corpus.read_text().splitlines()[:32]
     assert _similarity_gap(out, mpnet_embedder, texts) < 0.8 * _similarity_gap(bert_student, mpnet_embedder, texts)
+
+
+def test_a_head_pruned_student_loads_trains_and_keeps_its_shape(mpnet_embedder: Path, bert_student: Path, corpus: Path, tmp_path: Path) -> None:
+    """transformers 5 cannot load config.pruned_heads by itself: the student goes through edgebert's loader."""
+    from sentence_transformers import SentenceTransformer
+
+    from edgebert.compress.compress import compress
+    from edgebert.modelio import load_sentence_transformer
+
+    pruned = compress(bert_student, tmp_path / "pruned", heads_to_prune={"0": [1, 2], "1": [0]}, quiet=True).out_dir
+    with pytest.raises(Exception):  # noqa: B017 - what a plain sentence-transformers load does with it
+        SentenceTransformer(str(pruned), device="cpu")
+    out = tmp_path / "student"
+    distill(mpnet_embedder, corpus, out, student_init=pruned, alpha_sim=1.0, cache_dir=tmp_path / "c", **FAST)
+    manifest = json.loads((out / "edgebert.json").read_text())
+    assert manifest["model"]["heads_per_layer"] == [2, 3]
+    texts = corpus.read_text().splitlines()[:8]
+    np.testing.assert_allclose(
+        load_sentence_transformer(out).encode(texts), load_sentence_transformer(out).encode(texts), atol=1e-6
+    )
+    assert _similarity_gap(out, mpnet_embedder, texts) != _similarity_gap(pruned, mpnet_embedder, texts)
 
 
 @pytest.mark.parametrize(

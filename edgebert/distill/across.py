@@ -98,13 +98,13 @@ def check_teacher_is_embedder(teacher_dir: Path) -> None:
 
 
 def load_sentence_model(model_dir: Path, seq_len: int) -> Any:
-    """A sentence-transformers model of `model_dir` (its own stack; a bare encoder gets mean pooling), never running
-    code from the directory, at most `seq_len` tokens."""
+    """A sentence-transformers model of `model_dir` (edgebert.modelio.load_sentence_transformer), at most `seq_len`
+    tokens."""
     import torch
-    from sentence_transformers import SentenceTransformer
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    model = SentenceTransformer(str(model_dir), device=device, trust_remote_code=False)
+    from edgebert.modelio import load_sentence_transformer
+
+    model = load_sentence_transformer(model_dir, "cuda" if torch.cuda.is_available() else "cpu")
     model.max_seq_length = min(seq_len, model.max_seq_length or seq_len)
     return model
 
