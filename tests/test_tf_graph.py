@@ -35,12 +35,15 @@ CASES = [
 SCRIPT = """
 import json, sys
 import numpy as np
-from edgebert.targets.tf_graph import run_graph
+from edgebert.targets.tf_graph import lookup_only_params, param_shapes, read_graph_ir, run_graph
 from edgebert.targets.tf_ops import Forms
 cases = json.loads(open(sys.argv[1]).read())
 for case in cases:
     feeds = dict(np.load(case["feeds"]))
-    for label, forms in (("tfjs", Forms(gather_rows=True, per_head=True, arithmetic_masks=True)), ("plain", Forms(gelu="tf"))):
+    coded = frozenset(lookup_only_params(read_graph_ir(case["graph"]), 64, param_shapes(case["graph"])))
+    tfjs = Forms(gather_rows=True, per_head=True, arithmetic_masks=True)
+    rowcoded = Forms(gather_rows=True, per_head=True, arithmetic_masks=True, row_coded_tables=coded)
+    for label, forms in (("tfjs", tfjs), ("plain", Forms(gelu="tf")), ("rowcoded", rowcoded)):
         out = run_graph(case["graph"], case["length"], feeds, forms)
         np.savez(case["out"] + "-" + label + ".npz", **out)
 """
@@ -99,6 +102,7 @@ def test_tensorflow_graph_computes_what_pytorch_computes(captured: list[dict], t
     proc = subprocess.run([sys.executable, "-c", SCRIPT, str(spec)], env=child_env(tensorflow=True), capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     for case in captured:
+        _row_coded_lookups_stay_close(case)
         for label in ("tfjs", "plain"):
             got = np.load(case["out"] + f"-{label}.npz")
             assert sorted(got.files) == sorted(case["expected"]), case["id"]
@@ -107,6 +111,41 @@ def test_tensorflow_graph_computes_what_pytorch_computes(captured: list[dict], t
                     np.testing.assert_array_equal(got[name], expected.astype(np.int32), err_msg=case["id"])
                 else:
                     np.testing.assert_allclose(got[name], expected, atol=2e-5, err_msg=f"{case['id']} {label} {name}")
+
+
+def _row_coded_lookups_stay_close(case: dict) -> None:
+    """The word table as per-row uint8 codes (the TF.js uint8 recipe) moves every output only by 8-bit rounding."""
+    got = np.load(case["out"] + "-rowcoded.npz")
+    for name, expected in case["expected"].items():
+        if name == "top_ids":
+            continue
+        a, b = got[name].reshape(-1).astype(np.float64), expected.reshape(-1).astype(np.float64)
+        cosine = a @ b / (np.linalg.norm(a) * np.linalg.norm(b))
+        assert cosine > 0.999, f"{case['id']} rowcoded {name}: cosine {cosine}"
+
+
+def test_row_codes_keep_each_row_within_half_a_step_of_its_own_range() -> None:
+    from edgebert.targets.tf_graph import row_codes
+
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(50, 16)).astype(np.float32) * rng.uniform(0.01, 2.0, size=(50, 1)).astype(np.float32)
+    table[7] = 0.25  # a constant row
+    codes, scale, offset = row_codes(table)
+    assert codes.dtype == np.float32 and np.array_equal(codes, np.rint(codes)) and codes.min() == 0 and codes.max() == 255
+    assert (np.abs(codes * scale + offset - table) <= scale / 2 + 1e-6).all()
+    assert np.allclose(codes[7] * scale[7] + offset[7], 0.25)
+    assert scale.max() > 10 * scale.min()  # one scale per row, not per table
+
+
+def test_only_tables_that_are_looked_up_alone_are_row_coded(captured: list[dict]) -> None:
+    from edgebert.targets.tf_graph import lookup_only_params, param_shapes, read_graph_ir
+
+    bert, fill_mask = captured[0], next(c for c in captured if c["id"].startswith("roberta-fill-mask"))
+    word, shapes = "encoder.embeddings.word_embeddings.weight", param_shapes(bert["graph"])
+    assert word in lookup_only_params(read_graph_ir(bert["graph"]), 64, shapes)  # position tables too, at 64 rows
+    assert lookup_only_params(read_graph_ir(bert["graph"]), shapes[word][0], shapes) == {word}
+    # the fill-mask model's word table is its decoder too: a product reads it, so it stays one plain tensor
+    assert not any("word_embeddings" in k for k in lookup_only_params(read_graph_ir(fill_mask["graph"]), 64, param_shapes(fill_mask["graph"])))
 
 
 def test_tied_decoder_is_one_tensor_used_both_ways(captured: list[dict]) -> None:

@@ -17,6 +17,7 @@ from edgebert.targets.torch_graph import GRAPH_FILE, TENSORS_FILE, iter_refs
 
 SIGNATURE = "serving_default"
 LINEAR = "aten.linear.default"
+EMBEDDING = "aten.embedding.default"
 INT32_MAX = 2**31 - 1
 
 
@@ -25,6 +26,11 @@ def read_graph(graph_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     from safetensors.numpy import load_file
 
     return json.loads((Path(graph_dir) / GRAPH_FILE).read_text()), load_file(str(Path(graph_dir) / TENSORS_FILE))
+
+
+def read_graph_ir(graph_dir: Path) -> dict[str, Any]:
+    """The captured graph (graph.json) alone, without its tensors."""
+    return json.loads((Path(graph_dir) / GRAPH_FILE).read_text())
 
 
 def param_shapes(graph_dir: Path) -> dict[str, list[int]]:
@@ -47,11 +53,38 @@ def dense_only_params(ir: dict[str, Any]) -> set[str]:
     return {ref[6:] for ref in dense - other if ref.startswith("param:")}
 
 
+def lookup_only_params(ir: dict[str, Any], min_rows: int, shapes: dict[str, list[int]]) -> set[str]:
+    """Parameters used only as the table of embedding lookups (aten.embedding), with at least `min_rows` rows."""
+    lookup, other = set(), set()
+    for graph in ir["graphs"].values():
+        for node in graph["nodes"]:
+            for i, arg in enumerate(node["args"]):
+                (lookup if node["op"] == EMBEDDING and i == 0 else other).update(iter_refs(arg))
+            other.update(iter_refs(node["kwargs"]))
+        other.update(iter_refs(list(graph["outputs"].values())))
+    keys = {ref[6:] for ref in lookup - other if ref.startswith("param:")}
+    return {k for k in keys if len(shapes.get(k, ())) == 2 and shapes[k][0] >= min_rows}
+
+
 WEIGHT_SCOPE = "w"
+ROW_SCALE, ROW_OFFSET = ".row_scale", ".row_offset"  # the per-row scale and offset of a row-coded table (tf_ops.Forms)
 
 
-def make_weights(tf: Any, tensors: dict[str, Any], transposed: set[str]) -> Any:
-    """A tf.Module holding one variable per parameter (Dense weights as [in, out])."""
+def row_codes(table: Any) -> tuple[Any, Any, Any]:
+    """A [rows, width] float table as per-row uint8 codes (float32 0..255, each row spanning its own min..max) and
+    [rows, 1] scales and offsets: table ≈ codes × scale + offset, within half a step of its own row."""
+    import numpy as np
+
+    table = table.astype(np.float32)
+    low, high = table.min(axis=1, keepdims=True), table.max(axis=1, keepdims=True)
+    scale = np.where(high > low, (high - low) / 255.0, 1.0).astype(np.float32)
+    codes = np.clip(np.rint((table - low) / scale), 0, 255).astype(np.float32)
+    return codes, scale, low
+
+
+def make_weights(tf: Any, tensors: dict[str, Any], transposed: set[str], row_coded: frozenset[str] = frozenset()) -> Any:
+    """A tf.Module holding one variable per parameter (Dense weights as [in, out]; a row-coded table as its codes plus
+    `ROW_SCALE` and `ROW_OFFSET` variables)."""
     import numpy as np
 
     class Weights(tf.Module):
@@ -62,7 +95,9 @@ def make_weights(tf: Any, tensors: dict[str, Any], transposed: set[str]) -> Any:
                 if ref.startswith("param:"):
                     key = ref[6:]
                     array = np.ascontiguousarray(value.T) if key in transposed else value
-                    self.by_key[key] = tf.Variable(_tf_value(array), trainable=False, name=scope_name(key))
+                    arrays = dict(zip((key, key + ROW_SCALE, key + ROW_OFFSET), row_codes(array))) if key in row_coded else {key: array}
+                    for name, data in arrays.items():
+                        self.by_key[name] = tf.Variable(_tf_value(data), trainable=False, name=scope_name(name))
 
     return Weights()
 
@@ -144,7 +179,7 @@ def interpret(tf: Any, graph: dict[str, Any], tensors: dict[str, Any], weights: 
             continue
         if op not in OPS:
             raise UnsupportedOp(f"the graph op {op} (node {node['name']}) has no TensorFlow form in edgebert")
-        args = [resolve(a, keep_param=op == LINEAR and i == 1) for i, a in enumerate(node["args"])]
+        args = [resolve(a, keep_param=(op == LINEAR and i == 1) or (op == EMBEDDING and i == 0)) for i, a in enumerate(node["args"])]
         kwargs = {k: v for k, v in resolve(node["kwargs"]).items() if k not in ("device", "layout", "pin_memory", "memory_format")}
         ctx = Context(tf=tf, forms=forms, shape=node["shape"], dtype=node["dtype"], weights=weights)
         with tf.name_scope(node["name"].lstrip("_")):
@@ -160,7 +195,8 @@ def build_saved_model(graph_dir: Path, saved_dir: Path, signatures: dict[str, in
     ir, tensors = read_graph(graph_dir)
     transposed = dense_only_params(ir)
     module = tf.Module()
-    module.weights = make_weights(tf, tensors, transposed)
+    row_coded = frozenset().union(*(f.row_coded_tables for f in forms.values()))
+    module.weights = make_weights(tf, tensors, transposed, row_coded)
     names = ir["inputs"]
     concrete = {}
     for signature, length in signatures.items():
@@ -193,7 +229,7 @@ def run_graph(graph_dir: Path, length: int, feeds: dict[str, Any], forms: Forms)
 
     ir, tensors = read_graph(graph_dir)
     transposed = dense_only_params(ir)
-    reader = WeightReader(tf, make_weights(tf, tensors, transposed), transposed)
+    reader = WeightReader(tf, make_weights(tf, tensors, transposed, forms.row_coded_tables), transposed)
     tf_feeds = {n: tf.constant(feeds[n], dtype=tf.int32) for n in ir["inputs"]}
     outputs = interpret(tf, ir["graphs"][str(length)], tensors, reader, tf_feeds, forms)
     return {name: value.numpy() for name, value in outputs.items()}

@@ -18,6 +18,10 @@ approximated. `Forms` chooses how three ops are written for the runtime, each th
   float16 storage turns finfo.min into -inf). transformers 5 builds the attention mask as a [1, 1, T, T] AND then a
   `where` with scalar branches; on TF.js' wasm backend the AND broadcasts in JavaScript and the `where` tiles both
   scalars: 2.6 ms of a 20 ms 128-token call of the `small` student (tf.profile, Node, tfjs 4.22).
+- `row_coded_tables`: embedding tables (by parameter key) stored as per-row uint8 codes: the lookup reads the codes
+  row and that row's scale and offset (`tf_graph.ROW_SCALE` / `ROW_OFFSET`) and computes codes × scale + offset.
+  TF.js' uint8 storage has one scale per tensor; a word table's rows span different ranges, so one scale per row
+  keeps each row at 8 bits of its own range (the TF.js target's uint8 recipe, `edgebert.targets.tfjs.convert`).
 
 Dense layers (`aten.linear` on a parameter) are one product of [.., in] by the weight stored as [in, out] (no
 transpose in the graph; a [1, T, in] input is one broadcast BatchMatMulV2, no Tensordot reshapes) plus BiasAdd.
@@ -45,6 +49,7 @@ class Forms:
     per_head: bool = False
     gelu: str = "erf"
     arithmetic_masks: bool = False
+    row_coded_tables: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -95,7 +100,17 @@ def matmul(ctx: Context, a: Any, b: Any) -> Any:
 
 def embedding(ctx: Context, weight: Any, ids: Any, padding_idx: int = -1, *rest: Any) -> Any:
     tf = ctx.tf
-    table, ids = _tensor(ctx, weight), tf.cast(_tensor(ctx, ids), tf.int32)
+    ids = tf.cast(_tensor(ctx, ids), tf.int32)
+    if isinstance(weight, ParamRef) and weight.key in ctx.forms.row_coded_tables:
+        from edgebert.targets.tf_graph import ROW_OFFSET, ROW_SCALE
+
+        codes, scale, offset = (_lookup(ctx, ctx.weights.plain(k), ids) for k in (weight.key, weight.key + ROW_SCALE, weight.key + ROW_OFFSET))
+        return codes * scale + offset
+    return _lookup(ctx, _tensor(ctx, weight), ids)
+
+
+def _lookup(ctx: Context, table: Any, ids: Any) -> Any:
+    tf = ctx.tf
     if ctx.forms.gather_rows:
         return tf.gather_nd(table, tf.expand_dims(ids, -1))
     return tf.gather(table, ids)

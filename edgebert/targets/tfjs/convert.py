@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from edgebert.families import family_named
-from edgebert.targets.tf_graph import WEIGHT_SCOPE, build_saved_model, param_shapes, scope_name
+from edgebert.targets.tf_graph import ROW_OFFSET, ROW_SCALE, WEIGHT_SCOPE, build_saved_model, param_shapes, scope_name
 from edgebert.targets.tf_ops import Forms
 from edgebert.targets.tfjs.shared_weights import merge
 from edgebert.targets.tf_subprocess import tf_main
@@ -32,6 +32,11 @@ WEIGHT_SHARD_SIZE_BYTES = 2**31 - 1
 # they are: spec["keep_float16"] (the family's `ffn_output_weight_patterns`, exporter.keep_float16_patterns).
 # The 1-D weights (biases, LayerNorm scales and shifts: 0.1 % of the bytes) stay float16 too (`vector_patterns`): on
 # the teacher the sentence parity 0.99462 -> 0.99514 (AMD EPYC, benchmarks/README.md "Every family").
+# The word table (the bulk of a small student's bytes) is stored as per-row uint8 codes with a float16 scale and
+# offset per row (`tf_ops.Forms.row_coded_tables`): tables of at least ROW_CODED_MIN_ROWS rows, looked up only. On the
+# teacher the sentence parity 0.99514 -> 0.99589, wide texts 0.99121 -> 0.99267 (the whole table float16: 0.99592 /
+# 0.99294 for +11 MB; this costs +0.12 MB), AMD EPYC.
+ROW_CODED_MIN_ROWS = 1024
 QUANTIZATIONS = ("none", "uint8", "float16")
 ATTENTIONS = ("per-head", "batched")
 
@@ -101,11 +106,16 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
         saved, converted = Path(scratch) / "saved_model", {n: Path(scratch) / f"tfjs_{n}" for n in lengths}
         lengths_by_signature = {name: n for n, name in signatures.items()}
-        forms = {name: Forms(gather_rows=True, per_head=name in per_head, gelu="erf", arithmetic_masks=True) for name in lengths_by_signature}
+        coded = row_coded_tables(Path(spec["graph_dir"])) if spec["quantize"] == "uint8" else frozenset()
+        forms = {
+            name: Forms(gather_rows=True, per_head=name in per_head, gelu="erf", arithmetic_masks=True, row_coded_tables=coded)
+            for name in lengths_by_signature
+        }  # fmt: skip
         info = build_saved_model(Path(spec["graph_dir"]), saved, lengths_by_signature, forms)
         info["attention_products"] = {name: "per_head_2d" if name in per_head else "batched" for name in lengths_by_signature}
         info.update({"gelu": "erf", "embedding_lookup": "gather_nd", "dense_products": "broadcast_matmul"})
-        keep = (*(spec.get("keep_float16") or ()), *vector_patterns(Path(spec["graph_dir"])))
+        info["row_coded_tables"] = sorted(coded)
+        keep = (*(spec.get("keep_float16") or ()), *vector_patterns(Path(spec["graph_dir"])), *row_scale_patterns(coded))
         for n, name in signatures.items():
             converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)
         outputs = list(spec.get("outputs") or ("sentence_embedding", "last_hidden_state"))
@@ -127,6 +137,19 @@ def vector_patterns(graph_dir: Path) -> list[str]:
     """Converter patterns of the captured graph's 1-D parameters (biases, norm scales and shifts), by their names in
     the graph (`edgebert.targets.tf_graph.WeightReader`)."""
     return [f"*/{WEIGHT_SCOPE}/{scope_name(key)}/*" for key, shape in param_shapes(graph_dir).items() if len(shape) == 1]
+
+
+def row_coded_tables(graph_dir: Path) -> frozenset[str]:
+    """The lookup tables a uint8 export stores as per-row codes (`tf_ops.Forms.row_coded_tables`): those used only by
+    embedding lookups with at least `ROW_CODED_MIN_ROWS` rows (word tables; their per-row scales then cost under 1 %)."""
+    from edgebert.targets.tf_graph import lookup_only_params, read_graph_ir
+
+    return frozenset(lookup_only_params(read_graph_ir(graph_dir), ROW_CODED_MIN_ROWS, param_shapes(graph_dir)))
+
+
+def row_scale_patterns(coded: frozenset[str]) -> list[str]:
+    """Converter patterns keeping the row-coded tables' scales and offsets float16 (uint8 would undo the coding)."""
+    return [f"*/{WEIGHT_SCOPE}/{scope_name(key + suffix)}/*" for key in sorted(coded) for suffix in (ROW_SCALE, ROW_OFFSET)]
 
 
 def attention_per_length(asked: str | dict[str, str], lengths: list[int]) -> dict[int, str]:
