@@ -43,10 +43,15 @@ done
 
 # --- exports --------------------------------------------------------------------------------------------------
 REFUSED=$WORK/refused.tsv  # exports edgebert refused (parity below the threshold): rows of the table too
+# A refusal of an earlier run in WORK_DIR stands (its export is not tried again) unless RETRY_REFUSED=1: re-run after
+# a recipe change, delete the exports it concerns and set RETRY_REFUSED=1 when the change may rescue a refused row.
+PREVIOUS=$WORK/refused.previous.tsv
+if [ -f "$REFUSED" ] && [ "${RETRY_REFUSED:-0}" != 1 ]; then mv "$REFUSED" "$PREVIOUS"; else : > "$PREVIOUS"; fi
 : > "$REFUSED"
 export_one() {  # NAME MODEL TARGET QUANT [TASK]
   local name=$1 model=$2 target=$3 quant=$4 task=${5:-}
   [ -f "$X/$name/edgebert.json" ] && return 0
+  if grep -q "^$name	" "$PREVIOUS"; then grep "^$name	" "$PREVIOUS" >> "$REFUSED"; log "refused in an earlier run: $name"; return 0; fi
   log "export $name"
   local output status=0
   output=$("$EB" export --model "$model" --target "$target" --quantize "$quant" ${task:+--task "$task"} --out "$X/$name" --force 2>&1) || status=$?

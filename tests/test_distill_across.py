@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from edgebert.distill import distill
 from edgebert.distill.across import OBJECTIVE
@@ -153,3 +154,20 @@ def test_the_cli_runs_it(mpnet_embedder: Path, bert_student: Path, corpus: Path,
     assert code == 0, err
     assert "objective: sentence embeddings across tokenizers" in err
     assert (out / "edgebert.json").exists()
+
+
+def test_the_projection_starts_at_the_least_squares_map(mpnet_embedder: Path, bert_student: Path, corpus: Path) -> None:
+    """A fitted projection already maps the student's embeddings close to the teacher's: a lower loss than at random."""
+    from edgebert.distill.across import fit_projection, load_sentence_model, target_loss
+
+    texts = corpus.read_text().splitlines()
+    teacher, student = load_sentence_model(mpnet_embedder, 24), load_sentence_model(bert_student, 24)
+    targets = teacher.encode(texts, convert_to_numpy=True)
+    loss = target_loss(student, targets.shape[1], 1.0, 0.0)
+    features = [student.tokenize(texts)]
+    labels = torch.from_numpy(targets)
+    with torch.no_grad():
+        at_random = float(loss(features, labels))
+        fit_projection(loss, student, texts, targets)
+        fitted = float(loss(features, labels))
+    assert fitted < at_random and fitted < 0.5 * at_random + 0.05

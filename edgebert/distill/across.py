@@ -6,7 +6,8 @@ needs one tokenization. What two tokenizers still share is the sentence: the tea
 text, computed once by sentence-transformers exactly as the teacher's own stack computes it (pooling, Dense,
 Normalize), is the target. Two losses read it:
 - `alpha_pooled`: 1 − cosine between the student's embedding and the teacher's, through a learned projection when the
-  widths differ (sentence-transformers' `EmbedDistillLoss`; the projection is dropped when saving);
+  widths differ (sentence-transformers' `EmbedDistillLoss`; it starts at the least-squares map from the student's
+  embeddings to the teacher's, and is dropped when saving);
 - `alpha_sim`: the in-batch similarity loss of edgebert/distill/losses.py (width-free: the B × B cosine matrices).
 Training is sentence-transformers' trainer (transformers' Trainer: checkpoints, --resume, several processes);
 `--eval-sts` keeps the best evaluation, or the student as it started when none beats it. The targets are cached
@@ -169,6 +170,25 @@ def target_loss(student: Any, teacher_dim: int, pooled: float, sim: float) -> An
     return SentenceTargetLoss(student, distance_metric="cosine", projection_dim=teacher_dim if teacher_dim != width else None)
 
 
+def fit_projection(loss: Any, student: Any, texts: list[str], targets: np.ndarray, limit: int = 2048) -> None:
+    """Start the loss's student → teacher projection at the least-squares map between the student's embeddings of
+    (up to `limit`, evenly spaced) texts and their targets: a random projection would first pull the student's
+    embeddings towards a random image of the teacher's, undoing what it knew."""
+    import torch
+
+    from edgebert.data import evenly_spaced
+
+    if loss.projection is None:
+        return
+    rows = evenly_spaced(range(len(texts)), limit)
+    source = student.encode([texts[i] for i in rows], batch_size=64, convert_to_numpy=True, show_progress_bar=False)
+    design = np.hstack([source, np.ones((len(rows), 1), np.float32)]).astype(np.float64)
+    solution = np.linalg.lstsq(design, targets[rows].astype(np.float64), rcond=None)[0]
+    with torch.no_grad():
+        loss.projection.weight.copy_(torch.from_numpy(solution[:-1].T.astype(np.float32)))
+        loss.projection.bias.copy_(torch.from_numpy(solution[-1].astype(np.float32)))
+
+
 def sts_of(model: Any, pairs: Any) -> float:
     """STS Spearman of a sentence-transformers model on `pairs` (edgebert.data.STSPairs), rounded as recorded."""
     from scipy.stats import spearmanr
@@ -239,6 +259,8 @@ def train(run: Across, pooled: float, sim: float, checkpoint_dir: Path, resume_f
     a = run.a
     run.student = load_sentence_model(run.init_dir, a.seq_len)
     loss = target_loss(run.student, run.targets.shape[1], pooled, sim)
+    if pooled:
+        fit_projection(loss, run.student, run.texts, run.targets)  # before any checkpoint's weights load
     callbacks = list(a.callbacks or [])
     no_bar = a.quiet or not getattr(run.log, "console", None) or not run.log.console.is_terminal
     if no_bar:
