@@ -1,4 +1,4 @@
-// Metro must treat the TF.js weights shard (*.bin) and the ONNX model (*.onnx) as assets so that require() gives
+// Metro must treat the TF.js weights shard (*.bin), the ONNX model (*.onnx) and the TFLite one (*.tflite) as assets so that require() gives
 // bundleResourceIO / expo-asset an asset id; model.json, tokenizer.json and the notes are ordinary JSON modules.
 const path = require('path');
 const { getDefaultConfig } = require('expo/metro-config');
@@ -13,7 +13,8 @@ const escape = (p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** @type {import('expo/metro-config').MetroConfig} */
 const config = getDefaultConfig(__dirname);
 config.watchFolders = [...(config.watchFolders ?? []), RUNTIME_PACKAGE];
-config.resolver.assetExts = [...config.resolver.assetExts.filter((ext) => !['bin', 'onnx'].includes(ext)), 'bin', 'onnx'];
+const MODEL_EXTS = ['bin', 'onnx', 'tflite'];
+config.resolver.assetExts = [...config.resolver.assetExts.filter((ext) => !MODEL_EXTS.includes(ext)), ...MODEL_EXTS];
 // web/ and test/ are not part of the app bundle.
 config.resolver.blockList = [
   /\/web\/dist\/.*/,

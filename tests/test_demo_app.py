@@ -40,6 +40,7 @@ PREPARED = (
     "assets/model/edgebert.json",
     "assets/model/tokenizer.json",
     "assets/model-onnx/model.onnx",
+    "assets/model-tflite/model.tflite",
     "assets/reference.json",
     "assets/note_embeddings.json",
     "web/dist/main.js",
@@ -239,9 +240,9 @@ def test_browser_end_to_end(npm: str, app: Path, prepared: Path) -> None:
     assert counts["pass"] >= 2, counts  # the wasm page and the WebGL one
 
 
-def test_android_bundle_is_built_offline_with_both_runtimes_exports(npm: str, app: Path, prepared: Path) -> None:
+def test_android_bundle_is_built_offline_with_every_runtimes_export(npm: str, app: Path, prepared: Path) -> None:
     """`npx expo export --platform android` bundles the app offline (Metro, no network, no native build): the JS bundle
-    with the runtime setting's two exports as assets, the TF.js weights shard and the ONNX model."""
+    with the runtime setting's three exports as assets, the TF.js weights shard, the ONNX model and the TFLite one."""
     out = app / "dist"
     env = {"EXPO_OFFLINE": "1", "CI": "1", "EXPO_NO_TELEMETRY": "1"}
     proc = subprocess.run([str(Path(npm).with_name("npx")), "expo", "export", "--platform", "android", "--output-dir", str(out)],
@@ -252,6 +253,10 @@ def test_android_bundle_is_built_offline_with_both_runtimes_exports(npm: str, ap
     shipped = {asset["ext"]: (out / asset["path"]).stat().st_size for asset in metadata["assets"]}
     assert shipped["bin"] == (prepared / "group1-shard1of1.bin").stat().st_size
     assert shipped["onnx"] == (prepared.parent / "model-onnx" / "model.onnx").stat().st_size
+    assert shipped["tflite"] == (prepared.parent / "model-tflite" / "model.tflite").stat().st_size
+    tflite = json.loads((prepared.parent / "model-tflite" / "edgebert.json").read_text())
+    lengths = [b["seq_len"] for b in tflite.get("buckets") or ()]
+    assert tflite["target"] == "tflite" and lengths in ([], [tflite["seq_len"]]) and tflite["parity"]["passed"] is True  # one subgraph
 
 
 def test_prepared_export_is_the_small_students_bucketed_single_shard_tfjs_model(prepared: Path) -> None:
