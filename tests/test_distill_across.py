@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -171,3 +172,23 @@ def test_the_projection_starts_at_the_least_squares_map(mpnet_embedder: Path, be
         fit_projection(loss, student, texts, targets)
         fitted = float(loss(features, labels))
     assert fitted < at_random and fitted < 0.5 * at_random + 0.05
+
+
+def test_resume_continues_from_the_last_checkpoint_and_refuses_other_arguments(
+    mpnet_embedder: Path, bert_student: Path, corpus: Path, tmp_path: Path
+) -> None:
+    from safetensors.torch import load_file
+
+    args = dict(student_init=bert_student, alpha_pooled=0.0, alpha_sim=1.0, cache_dir=tmp_path / "c", **{**FAST, "steps": 4, "save_steps": 2})
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    distill(mpnet_embedder, corpus, whole, **args)
+    distill(mpnet_embedder, corpus, cut, keep_checkpoints=True, **args)
+    for entry in cut.iterdir():  # as if killed after the step-2 checkpoint: nothing but that checkpoint left
+        if entry.name != "checkpoints":
+            entry.unlink() if entry.is_file() else shutil.rmtree(entry)
+    shutil.rmtree(cut / "checkpoints" / "checkpoint-4")
+    with pytest.raises(UserError, match="arguments differ"):
+        distill(mpnet_embedder, corpus, cut, resume=True, **{**args, "lr": 1e-3})
+    distill(mpnet_embedder, corpus, cut, resume=True, **args)
+    a, b = load_file(str(whole / "model.safetensors")), load_file(str(cut / "model.safetensors"))
+    assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)

@@ -9,7 +9,8 @@ Normalize), is the target. Two losses read it:
   widths differ (sentence-transformers' `EmbedDistillLoss`; it starts at the least-squares map from the student's
   embeddings to the teacher's, and is dropped when saving);
 - `alpha_sim`: the in-batch similarity loss of edgebert/distill/losses.py (width-free: the B × B cosine matrices).
-Training is sentence-transformers' trainer (transformers' Trainer: checkpoints, --resume, several processes);
+Training is sentence-transformers' trainer (transformers' Trainer: checkpoints, --resume; several processes are
+untested in this mode);
 `--eval-sts` keeps the best evaluation, or the student as it started when none beats it. The targets are cached
 under `--cache-dir` (key: the teacher's weights, its max length and every text).
 """
