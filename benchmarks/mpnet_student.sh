@@ -29,7 +29,7 @@ mkdir -p "$WORK"
 [ -f "$WORK/pruned/edgebert.json" ] || { log "pruning"; "$EB" compress --model "$INIT" --out "$WORK/pruned" \
   --prune-heads 0.4 --prune-ffn 0.4 --calibration "$WORK/data/sentences.txt" --importance output-sensitivity; }
 [ -f "$WORK/student/edgebert.json" ] || { log "distilling all-mpnet-base-v2 into it"; "$EB" distill --teacher "$MPNET" \
-  --student-init "$WORK/pruned" --corpus "$WORK/data/sentences.txt" --out "$WORK/student" --resume \
+  --student-init "$WORK/pruned" --across-tokenizers --corpus "$WORK/data/sentences.txt" --out "$WORK/student" --resume \
   --alpha-pooled 0 --alpha-sim 1 --steps "$STEPS" --batch-size 64 --lr 2e-4 --seq-len 128 \
   --eval-sts "$WORK/data/eval-sts.csv" --eval-steps 500 --save-steps 500; }
 [ -f "$WORK/student-onnx-int8/edgebert.json" ] || { log "export"; "$EB" export --model "$WORK/student" --target onnx \

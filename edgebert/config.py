@@ -158,9 +158,13 @@ class DistillConfig(DistillRecipe):
     """Every option of `edgebert distill` / `edgebert.distill(teacher, corpus, out, **options)`."""
 
     student_init: str | None = option(
-        None, "start from this model dir (e.g. a pruned copy of the teacher) instead of building a student, its own shape "
-        "(pruned heads, FFN width) kept; with another tokenizer than the teacher's, distill matches sentence embeddings",
+        None, "start from this model dir (e.g. a pruned copy of the teacher) instead of building a student; same tokenizer "
+        "and hidden size as the teacher (else --across-tokenizers), its own shape (pruned heads, FFN width) kept",
         group="student", metavar="DIR",
+    )  # fmt: skip
+    across_tokenizers: bool = option(
+        False, "distil the teacher's sentence embeddings into --student-init, which may have another tokenizer and "
+        "family (docs/distill.md#across-tokenizers)", group="student",
     )  # fmt: skip
     freeze_embeddings: bool = option(False, "do not train the embedding block (nor the MLM decoder tied to it)", group="student")
     precision: str = option("auto", "auto, fp32, fp16, bf16 (half precision needs a GPU)", group="training")

@@ -16,7 +16,7 @@ from edgebert.distill import distill
 from edgebert.distill.across import OBJECTIVE
 from edgebert.errors import UserError
 
-FAST = dict(steps=12, batch_size=8, seq_len=24, save_steps=6, logging_steps=1, lr=2e-3, quiet=True)
+FAST = dict(across_tokenizers=True, steps=12, batch_size=8, seq_len=24, save_steps=6, logging_steps=1, lr=2e-3, quiet=True)
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +137,21 @@ def test_what_needs_one_tokenizer_is_refused_and_nothing_is_written(
     assert not out.exists()
 
 
+def test_without_the_flag_another_tokenizer_is_refused_naming_it(bert_student: Path, corpus: Path, tmp_path: Path) -> None:
+    """Another tokenizer is never trained on silently: the refusal names --across-tokenizers."""
+    from model_zoo import add_st_stack, build_mpnet
+
+    teacher = add_st_stack(build_mpnet(tmp_path / "mpnet", seed=2))  # mean pooling: a teacher distill itself takes
+    with pytest.raises(UserError, match="different tokenizer vocabulary.*add --across-tokenizers"):
+        distill(teacher, corpus, tmp_path / "out", student_init=bert_student, **{**FAST, "across_tokenizers": False})
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_flag_needs_a_student_init(mpnet_embedder: Path, corpus: Path, tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="give it as --student-init"):
+        distill(mpnet_embedder, corpus, tmp_path / "out", **FAST)
+
+
 def test_a_classifier_teacher_across_tokenizers_is_refused(bert_student: Path, corpus: Path, tmp_path: Path) -> None:
     from model_zoo import build_mpnet
 
@@ -151,6 +166,7 @@ def test_the_cli_runs_it(mpnet_embedder: Path, bert_student: Path, corpus: Path,
     code, _, err = run_cli(
         "distill", "--teacher", str(mpnet_embedder), "--corpus", str(corpus), "--out", str(out), "--student-init", str(bert_student),
         "--steps", "2", "--batch-size", "4", "--seq-len", "16", "--save-steps", "1", "--cache-dir", str(tmp_path / "c"),
+        "--across-tokenizers",
     )  # fmt: skip
     assert code == 0, err
     assert "objective: sentence embeddings across tokenizers" in err

@@ -1,5 +1,6 @@
-"""Sentence-embedding distillation across tokenizers: a sentence-embedding teacher into a `--student-init` that does
-not share its tokenizer (all-mpnet-base-v2 into a BERT-shaped student with its own WordPiece vocabulary).
+"""Sentence-embedding distillation across tokenizers (`distill --across-tokenizers`): a sentence-embedding teacher into
+a `--student-init` that need not share its tokenizer or family (all-mpnet-base-v2 into a BERT-shaped student with its
+own WordPiece vocabulary).
 
 Token-level losses (masked-LM, soft targets, hidden-state cosine) compare the two models position by position, which
 needs one tokenization. What two tokenizers still share is the sentence: the teacher's embedding of each training
@@ -34,18 +35,6 @@ TOKEN_LEVEL = {"alpha_mlm": "--alpha-mlm", "alpha_ce": "--alpha-ce", "alpha_cos"
 UNSUPPORTED = {"teacher_cache": "--teacher-cache", "weight_grid": "--weight-grid", "freeze_embeddings": "--freeze-embeddings"}
 TARGETS_DIR = "sentence-targets"
 OBJECTIVE = "sentence embeddings across tokenizers"
-
-
-def tokenizers_differ(teacher_dir: Path, init_dir: Path) -> bool:
-    """True when the two model directories' tokenizers have different vocabularies or split a probe differently."""
-    from edgebert.distill.student import check_same_tokenizer
-    from edgebert.modelio import load_tokenizer
-
-    try:
-        check_same_tokenizer(load_tokenizer(init_dir), load_tokenizer(teacher_dir), init_dir)
-    except UserError:
-        return True
-    return False
 
 
 @dataclass
@@ -393,7 +382,7 @@ def run_across(a: Any, teacher_dir: Path, init_dir: Path, out: Path, out_action:
         checkpoint_dir.mkdir(parents=True, exist_ok=True)
         (checkpoint_dir / "recipe.json").write_text(json.dumps({"recipe": rec, "corpus": corpus_fp}, indent=2) + "\n")
     procs.wait()
-    log(f"objective: {OBJECTIVE} (the --student-init's tokenizer is not the teacher's); losses pooled {pooled}, sim {sim}")
+    log(f"objective: {OBJECTIVE} (--across-tokenizers); losses pooled {pooled}, sim {sim}")
     teacher_targets(run)
     with safe_resume(resume_from):
         metrics = train(run, pooled, sim, checkpoint_dir, resume_from)

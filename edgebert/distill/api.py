@@ -210,20 +210,20 @@ def _check_arguments(run: _Run) -> None:
 
 
 def _across_tokenizers(run: _Run) -> DistillReport | None:
-    """A --student-init whose tokenizer is not the teacher's: distil sentence embeddings (edgebert/distill/across.py)
-    and return its report; None for every other run."""
-    from edgebert.distill.across import run_across, tokenizers_differ
+    """--across-tokenizers: distil sentence embeddings into --student-init (edgebert/distill/across.py) and return its
+    report; None for every other run."""
+    from edgebert.distill.across import run_across
     from edgebert.modelio import inspect_model_dir
     from edgebert.sources import resolve_model
 
     a = run.a
-    if a.student_init is None:
+    if not a.across_tokenizers:
         return None
+    if a.student_init is None:
+        raise UserError("--across-tokenizers trains an existing student: give it as --student-init DIR")
     teacher_dir, init_dir = resolve_model(a.teacher), resolve_model(a.student_init)
     for directory in (teacher_dir, init_dir):
         inspect_model_dir(directory)[1].require("distill")
-    if not tokenizers_differ(Path(teacher_dir), Path(init_dir)):
-        return None
     given = [k for k in STUDENT_SHAPE_OPTIONS if getattr(a, k) is not None]
     if given:
         raise UserError(f"--{given[0].replace('_', '-')} cannot be combined with --student-init: the student is the model in {init_dir} as it is")

@@ -113,7 +113,10 @@ def check_init_tokenizer(init_dir: Path, teacher_tokenizer: Any) -> None:
         tokenizer = load_tokenizer(init_dir)
     except Exception as exc:  # noqa: BLE001
         raise UserError(f"cannot load the tokenizer of --student-init {init_dir} ({type(exc).__name__}); re-save it") from exc
-    check_same_tokenizer(tokenizer, teacher_tokenizer, init_dir)
+    try:
+        check_same_tokenizer(tokenizer, teacher_tokenizer, init_dir)
+    except UserError as exc:
+        raise UserError(f"{exc}, or add --across-tokenizers to distil sentence embeddings across tokenizers") from exc
 
 
 def check_precision(precision: str) -> str:
