@@ -112,7 +112,7 @@ def teacher_targets(run: Across) -> None:
     if run.procs.main and not cache.exists():
         _encode_to(cache, teacher, run.texts, run.log)
     run.procs.wait()
-    run.targets = np.load(cache)
+    run.targets = np.load(cache, allow_pickle=False)
     run.target_info = {"cache": str(cache), "dim": int(run.targets.shape[1]), "teacher_max_tokens": teacher.max_seq_length}
     run.log(f"teacher targets: {len(run.texts):,} texts × {run.targets.shape[1]} from {cache}")
 
