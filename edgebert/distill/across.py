@@ -35,6 +35,7 @@ TOKEN_LEVEL = {"alpha_mlm": "--alpha-mlm", "alpha_ce": "--alpha-ce", "alpha_cos"
 UNSUPPORTED = {"teacher_cache": "--teacher-cache", "weight_grid": "--weight-grid", "freeze_embeddings": "--freeze-embeddings"}
 TARGETS_DIR = "sentence-targets"
 OBJECTIVE = "sentence embeddings across tokenizers"
+RIDGE = 0.01  # of the mean eigenvalue: the least-squares projection's regularisation (fit_projection)
 
 
 @dataclass
@@ -161,8 +162,8 @@ def target_loss(student: Any, teacher_dim: int, pooled: float, sim: float) -> An
 
 
 def fit_projection(loss: Any, student: Any, texts: list[str], targets: np.ndarray, limit: int = 2048) -> None:
-    """Start the loss's student → teacher projection at the least-squares map between the student's embeddings of
-    (up to `limit`, evenly spaced) texts and their targets: a random projection would first pull the student's
+    """Start the loss's student → teacher projection at the (ridge) least-squares map between the student's embeddings
+    of (up to `limit`, evenly spaced) texts and their targets: a random projection would first pull the student's
     embeddings towards a random image of the teacher's, undoing what it knew."""
     import torch
 
@@ -171,12 +172,17 @@ def fit_projection(loss: Any, student: Any, texts: list[str], targets: np.ndarra
     if loss.projection is None:
         return
     rows = evenly_spaced(range(len(texts)), limit)
-    source = student.encode([texts[i] for i in rows], batch_size=64, convert_to_numpy=True, show_progress_bar=False)
-    design = np.hstack([source, np.ones((len(rows), 1), np.float32)]).astype(np.float64)
-    solution = np.linalg.lstsq(design, targets[rows].astype(np.float64), rcond=None)[0]
+    source = student.encode([texts[i] for i in rows], batch_size=64, convert_to_numpy=True, show_progress_bar=False).astype(np.float64)
+    target = targets[rows].astype(np.float64)
+    mean_s, mean_t = source.mean(0), target.mean(0)
+    centred = source - mean_s
+    gram = centred.T @ centred
+    # ridge: a sentence embedding's weak directions would otherwise get huge weights, and training blow up through them
+    gram += RIDGE * np.trace(gram) / len(gram) * np.eye(len(gram))
+    weight = np.linalg.solve(gram, centred.T @ (target - mean_t))  # [student, teacher]
     with torch.no_grad():
-        loss.projection.weight.copy_(torch.from_numpy(solution[:-1].T.astype(np.float32)))
-        loss.projection.bias.copy_(torch.from_numpy(solution[-1].astype(np.float32)))
+        loss.projection.weight.copy_(torch.from_numpy(weight.T.astype(np.float32)))
+        loss.projection.bias.copy_(torch.from_numpy((mean_t - mean_s @ weight).astype(np.float32)))
 
 
 def sts_of(model: Any, pairs: Any) -> float:
