@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from edgebert.targets.tf_ops import OPS, Context, Forms, ParamRef, UnsupportedOp, tf_dtype
+from edgebert.targets.tf_ops import OPS, ROW_OFFSET, ROW_SCALE, Context, Forms, ParamRef, UnsupportedOp, tf_dtype
 from edgebert.targets.torch_graph import GRAPH_FILE, TENSORS_FILE, iter_refs
 
 SIGNATURE = "serving_default"
@@ -41,33 +41,30 @@ def param_shapes(graph_dir: Path) -> dict[str, list[int]]:
         return {k[len("param:"):]: list(tensors.get_slice(k).get_shape()) for k in tensors.keys() if k.startswith("param:")}
 
 
-def dense_only_params(ir: dict[str, Any]) -> set[str]:
-    """Parameters used only as the weight of Dense layers (aten.linear): stored transposed, [in, out]."""
-    dense, other = set(), set()
+def params_used_only_as(ir: dict[str, Any], op: str, position: int) -> set[str]:
+    """Parameters whose every use is argument `position` of graph op `op` (by state-dict key)."""
+    used, other = set(), set()
     for graph in ir["graphs"].values():
         for node in graph["nodes"]:
             for i, arg in enumerate(node["args"]):
-                (dense if node["op"] == LINEAR and i == 1 else other).update(iter_refs(arg))
+                (used if node["op"] == op and i == position else other).update(iter_refs(arg))
             other.update(iter_refs(node["kwargs"]))
         other.update(iter_refs(list(graph["outputs"].values())))
-    return {ref[6:] for ref in dense - other if ref.startswith("param:")}
+    return {ref[6:] for ref in used - other if ref.startswith("param:")}
+
+
+def dense_only_params(ir: dict[str, Any]) -> set[str]:
+    """Parameters used only as the weight of Dense layers (aten.linear): stored transposed, [in, out]."""
+    return params_used_only_as(ir, LINEAR, 1)
 
 
 def lookup_only_params(ir: dict[str, Any], min_rows: int, shapes: dict[str, list[int]]) -> set[str]:
     """Parameters used only as the table of embedding lookups (aten.embedding), with at least `min_rows` rows."""
-    lookup, other = set(), set()
-    for graph in ir["graphs"].values():
-        for node in graph["nodes"]:
-            for i, arg in enumerate(node["args"]):
-                (lookup if node["op"] == EMBEDDING and i == 0 else other).update(iter_refs(arg))
-            other.update(iter_refs(node["kwargs"]))
-        other.update(iter_refs(list(graph["outputs"].values())))
-    keys = {ref[6:] for ref in lookup - other if ref.startswith("param:")}
+    keys = params_used_only_as(ir, EMBEDDING, 0)
     return {k for k in keys if len(shapes.get(k, ())) == 2 and shapes[k][0] >= min_rows}
 
 
 WEIGHT_SCOPE = "w"
-ROW_SCALE, ROW_OFFSET = ".row_scale", ".row_offset"  # the per-row scale and offset of a row-coded table (tf_ops.Forms)
 
 
 def row_codes(table: Any) -> tuple[Any, Any, Any]:

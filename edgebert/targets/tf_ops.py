@@ -19,7 +19,7 @@ approximated. `Forms` chooses how three ops are written for the runtime, each th
   `where` with scalar branches; on TF.js' wasm backend the AND broadcasts in JavaScript and the `where` tiles both
   scalars: 2.6 ms of a 20 ms 128-token call of the `small` student (tf.profile, Node, tfjs 4.22).
 - `row_coded_tables`: embedding tables (by parameter key) stored as per-row uint8 codes: the lookup reads the codes
-  row and that row's scale and offset (`tf_graph.ROW_SCALE` / `ROW_OFFSET`) and computes codes × scale + offset.
+  row and that row's scale and offset (`ROW_SCALE` / `ROW_OFFSET`) and computes codes × scale + offset.
   TF.js' uint8 storage has one scale per tensor; a word table's rows span different ranges, so one scale per row
   keeps each row at 8 bits of its own range (the TF.js target's uint8 recipe, `edgebert.targets.tfjs.convert`).
 
@@ -35,6 +35,9 @@ from typing import Any, Callable
 
 TF_DTYPES = {"float32": "float32", "float16": "float32", "bfloat16": "float32", "float64": "float32",
              "int64": "int32", "int32": "int32", "int16": "int32", "int8": "int32", "uint8": "int32", "bool": "bool"}  # fmt: skip
+
+
+ROW_SCALE, ROW_OFFSET = ".row_scale", ".row_offset"  # key suffixes of a row-coded table's per-row scale and offset
 
 
 class UnsupportedOp(ValueError):
@@ -102,8 +105,6 @@ def embedding(ctx: Context, weight: Any, ids: Any, padding_idx: int = -1, *rest:
     tf = ctx.tf
     ids = tf.cast(_tensor(ctx, ids), tf.int32)
     if isinstance(weight, ParamRef) and weight.key in ctx.forms.row_coded_tables:
-        from edgebert.targets.tf_graph import ROW_OFFSET, ROW_SCALE
-
         codes, scale, offset = (_lookup(ctx, ctx.weights.plain(k), ids) for k in (weight.key, weight.key + ROW_SCALE, weight.key + ROW_OFFSET))
         return codes * scale + offset
     return _lookup(ctx, _tensor(ctx, weight), ids)

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from edgebert.families import family_named
-from edgebert.targets.tf_graph import ROW_OFFSET, ROW_SCALE, WEIGHT_SCOPE, build_saved_model, param_shapes, scope_name
-from edgebert.targets.tf_ops import Forms
+from edgebert.targets.tf_graph import WEIGHT_SCOPE, build_saved_model, lookup_only_params, param_shapes, read_graph_ir, scope_name
+from edgebert.targets.tf_ops import ROW_OFFSET, ROW_SCALE, Forms
 from edgebert.targets.tfjs.shared_weights import merge
 from edgebert.targets.tf_subprocess import tf_main
 
@@ -142,8 +142,6 @@ def vector_patterns(graph_dir: Path) -> list[str]:
 def row_coded_tables(graph_dir: Path) -> frozenset[str]:
     """The lookup tables a uint8 export stores as per-row codes (`tf_ops.Forms.row_coded_tables`): those used only by
     embedding lookups with at least `ROW_CODED_MIN_ROWS` rows (word tables; their per-row scales then cost under 1 %)."""
-    from edgebert.targets.tf_graph import lookup_only_params, read_graph_ir
-
     return frozenset(lookup_only_params(read_graph_ir(graph_dir), ROW_CODED_MIN_ROWS, param_shapes(graph_dir)))
 
 
