@@ -54,6 +54,7 @@ class Across:
     target_info: dict[str, Any] = field(default_factory=dict)
     student: Any = None
     scores: dict[str, Any] = field(default_factory=dict)
+    teacher: Any = None  # the teacher as sentence-transformers loads it (targets, then its --eval-sts score)
 
 
 def check_across(a: Any) -> tuple[float, float]:
@@ -105,7 +106,7 @@ def teacher_targets(run: Across) -> None:
     """The teacher's embedding of every text, from the cache or computed now (by the main process, then shared)."""
     from edgebert.distill.teacher import weights_fingerprint
 
-    teacher = load_sentence_model(run.teacher_dir, run.a.seq_len)
+    teacher = run.teacher = load_sentence_model(run.teacher_dir, run.a.seq_len)
     key = hashlib.sha256(f"{weights_fingerprint(run.teacher_dir)}|{teacher.max_seq_length}|".encode())
     for text in run.texts:
         key.update(text.encode() + b"\n")
@@ -264,11 +265,12 @@ def train(run: Across, pooled: float, sim: float, checkpoint_dir: Path, resume_f
     keeper = None
     if a.eval_sts:
         pairs = load_sts_csv(a.eval_sts)
-        run.scores["teacher"] = sts_of(load_sentence_model(run.teacher_dir, a.seq_len), pairs)
+        run.scores["teacher"] = sts_of(run.teacher, pairs)
         run.scores["student_init"] = sts_of(run.student, pairs)
         run.log(f"sts_spearman: teacher {run.scores['teacher']:.4f}, student at init {run.scores['student_init']:.4f}")
         keeper = best_keeper(run, pairs, a.eval_steps or max(1, a.steps // 10))
         callbacks.append(keeper)
+    run.teacher = None  # not needed while the student trains
     data = Dataset.from_dict({"sentence": run.texts, "label": run.targets})
     trainer = SentenceTransformerTrainer(
         model=run.student, args=training_arguments(a, checkpoint_dir, no_bar), train_dataset=data, loss=loss, callbacks=callbacks
