@@ -121,7 +121,7 @@ def test_attention_per_bucket_follows_the_threshold() -> None:
     assert set(tfjs.attention_per_bucket((16, 128), 0).values()) == {"per-head"}
 
 
-def test_uint8_keeps_ffn_down_projections_and_vectors_in_float16(tiny_exports) -> None:
+def test_uint8_keeps_ffn_down_projections_vectors_and_folded_constants_in_float16(tiny_exports) -> None:
     report = tiny_exports.get("uint8")
     model_json = json.loads((report.out_dir / "model.json").read_text())
     stored = {
@@ -136,6 +136,8 @@ def test_uint8_keeps_ffn_down_projections_and_vectors_in_float16(tiny_exports) -
     vectors = {n: d for n, d in stored.items() if n.endswith((".bias/Read/ReadVariableOp", "LayerNorm.weight/Read/ReadVariableOp"))}
     assert len(vectors) >= 20 and set(vectors.values()) == {"float16"}  # biases and norm scales: 1-D, a few bytes
     assert stored[next(n for n in stored if "word_embeddings" in n)] == "uint8"
+    folded = {n: d for n, d in stored.items() if "/static/" in n}  # the position rows, folded from a constant lookup
+    assert folded and set(folded.values()) == {"float16"}
     details = report.manifest["target_details"]
     assert details["weight_dtypes"].get("uint8", 0) > 0 and "float32" not in details["weight_dtypes"]
     assert tiny_exports.get("float16").manifest["target_details"]["weight_dtypes"].get("uint8") is None

@@ -175,3 +175,15 @@ def test_a_module_whose_outputs_do_not_match_the_names_is_refused(tmp_path: Path
 
     with pytest.raises(UnsupportedGraph, match="returns 2 outputs"):
         capture(Two(), ["input_ids", "attention_mask"], ["only"], [4], tmp_path / "g")
+
+
+def test_nodes_that_read_no_input_are_scoped_static_when_they_hold_floats() -> None:
+    """What the converter folds into a constant (position rows, rotary tables) is named under `STATIC_SCOPE`, which the
+    TF.js uint8 recipe keeps float16; scalars and integer tensors keep their own names (uint8 stores a scalar exactly)."""
+    from edgebert.targets.tf_graph import STATIC_SCOPE, _scope
+
+    rows = {"name": "embedding_2", "shape": [1, 12, 32], "dtype": "float32"}
+    assert _scope(rows, static=True) == f"{STATIC_SCOPE}/embedding_2"
+    assert _scope(rows, static=False) == "embedding_2"  # computed from an input: an activation of the call
+    assert _scope({"name": "_tensor_constant0", "shape": [], "dtype": "float32"}, static=True) == "tensor_constant0"
+    assert _scope({"name": "arange", "shape": [12], "dtype": "int64"}, static=True) == "arange"

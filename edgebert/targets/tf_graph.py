@@ -65,6 +65,10 @@ def lookup_only_params(ir: dict[str, Any], min_rows: int, shapes: dict[str, list
 
 
 WEIGHT_SCOPE = "w"
+# Name scope of the nodes that depend on no graph input (position rows, rotary tables, relative-position biases) and
+# hold more than one float: the converter folds them into constants, and the TF.js uint8 recipe keeps those float16
+# (`edgebert.targets.tfjs.convert`), as they are activations, not weights.
+STATIC_SCOPE = "static"
 
 
 def row_codes(table: Any) -> tuple[Any, Any, Any]:
@@ -149,6 +153,7 @@ def interpret(tf: Any, graph: dict[str, Any], tensors: dict[str, Any], weights: 
     """Run one captured graph in TensorFlow ops on `feeds` (int32 tensors by input name); {output name: tensor}."""
     env: dict[str, Any] = dict(feeds)
     consts: dict[str, Any] = {}
+    dynamic = set(feeds)  # the inputs and every node computed from one
 
     def resolve(value: Any, keep_param: bool = False) -> Any:
         if isinstance(value, dict) and "ref" in value:
@@ -170,6 +175,8 @@ def interpret(tf: Any, graph: dict[str, Any], tensors: dict[str, Any], weights: 
 
     for node in graph["nodes"]:
         op = node["op"]
+        if any(ref in dynamic for ref in iter_refs([node["args"], node["kwargs"]])):
+            dynamic.add(node["name"])
         if op == "getitem":
             source, position = node["args"]
             env[node["name"]] = resolve(source)[position]
@@ -179,9 +186,19 @@ def interpret(tf: Any, graph: dict[str, Any], tensors: dict[str, Any], weights: 
         args = [resolve(a, keep_param=(op == LINEAR and i == 1) or (op == EMBEDDING and i == 0)) for i, a in enumerate(node["args"])]
         kwargs = {k: v for k, v in resolve(node["kwargs"]).items() if k not in ("device", "layout", "pin_memory", "memory_format")}
         ctx = Context(tf=tf, forms=forms, shape=node["shape"], dtype=node["dtype"], weights=weights)
-        with tf.name_scope(node["name"].lstrip("_")):
+        with tf.name_scope(_scope(node, node["name"] not in dynamic)):
             env[node["name"]] = OPS[op](ctx, *args, **kwargs)
     return {name: tf.identity(resolve(ref), name=name) for name, ref in graph["outputs"].items()}
+
+
+def _scope(node: dict[str, Any], static: bool) -> str:
+    """A node's name scope: its name, under `STATIC_SCOPE` when it depends on no input and holds more than one float."""
+    import math
+
+    name = node["name"].lstrip("_")
+    shape = node.get("shape")
+    folded = static and str(node.get("dtype")).startswith(("float", "bfloat")) and isinstance(shape, list) and math.prod(shape) > 1
+    return f"{STATIC_SCOPE}/{name}" if folded else name
 
 
 def build_saved_model(graph_dir: Path, saved_dir: Path, signatures: dict[str, int], forms: dict[str, Forms]) -> dict[str, Any]:
