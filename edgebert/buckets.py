@@ -61,38 +61,50 @@ def how_to_pick(buckets: tuple[int, ...] | list[int]) -> str:
     return f"buckets {listed}: tokenize, pad to the smallest bucket >= the token count (truncate to {max(buckets)})"
 
 
-def fit(inputs: dict[str, np.ndarray], bucket: int, names: Iterable[str], dtype: Any = np.int32) -> dict[str, np.ndarray]:
-    """`inputs` [B, T] (T <= bucket) zero-padded on the right to [B, bucket] as `dtype` (mask 0 on the padding)."""
+def fit(inputs: dict[str, np.ndarray], bucket: int, names: Iterable[str], dtype: Any = np.int32, side: str = "right") -> dict[str, np.ndarray]:
+    """`inputs` [B, T] (T <= bucket) zero-padded to [B, bucket] as `dtype` (mask 0 on the padding), on the tokenizer's
+    padding `side` (XLNet's is the left: its classifier reads the last token)."""
     feeds = {}
     for name in names:
         value = np.asarray(inputs[name]) if name in inputs else np.zeros_like(np.asarray(inputs["input_ids"]))
-        feeds[name] = pad_right(value, bucket, dtype)
+        feeds[name] = pad(value, bucket, dtype, side)
     return feeds
 
 
-def pad_right(value: np.ndarray, width: int, dtype: Any = None) -> np.ndarray:
-    """[B, T] zero-padded on the right to [B, width] (T <= width), as `dtype` (default: its own). A copy into zeros:
+def pad(value: np.ndarray, width: int, dtype: Any = None, side: str = "right") -> np.ndarray:
+    """[B, T] zero-padded to [B, width] (T <= width) on `side`, as `dtype` (default: its own). A copy into zeros:
     `np.pad` costs ~40 us an array, a third of a 16-token TFLite call's wall time, which an app does not pay."""
     out = np.zeros((value.shape[0], width), dtype=dtype or value.dtype)
-    out[:, : value.shape[1]] = value
+    if side == "left":
+        out[:, width - value.shape[1] :] = value
+    else:
+        out[:, : value.shape[1]] = value
     return out
 
 
 def run_rows(
-    feeds: dict[str, np.ndarray], width: int, call: Callable[[dict[str, np.ndarray]], dict[str, Any]]
+    feeds: dict[str, np.ndarray], width: int, call: Callable[[dict[str, np.ndarray]], dict[str, Any]], side: str = "right"
 ) -> dict[str, np.ndarray]:
     """`call` on each [1, bucket] row of `feeds`; every named output stacked over rows as float32, per-token outputs
-    (rank >= 3) cut back to the input's `width`."""
+    (rank >= 3) cut back to the input's `width` (the padding was on `side`)."""
     rows = [call({n: v[r : r + 1] for n, v in feeds.items()}) for r in range(next(iter(feeds.values())).shape[0])]
-    return {name: cut(np.concatenate([np.asarray(row[name]) for row in rows]), width) for name in rows[0]}
+    return {name: cut(np.concatenate([np.asarray(row[name]) for row in rows]), width, side) for name in rows[0]}
 
 
-def cut(output: np.ndarray, width: int) -> np.ndarray:
-    """A per-token output (rank >= 3, tokens on axis 1) cut to `width` tokens; other outputs unchanged."""
+def cut(output: np.ndarray, width: int, side: str = "right") -> np.ndarray:
+    """A per-token output (rank >= 3, tokens on axis 1) cut to the `width` tokens that are not padding on `side`;
+    other outputs unchanged."""
     output = np.asarray(output)
     if output.dtype.kind == "f":
         output = output.astype(np.float32)
-    return output[:, :width] if output.ndim >= 3 else output
+    if output.ndim < 3:
+        return output
+    return output[:, output.shape[1] - width :] if side == "left" else output[:, :width]
+
+
+def padding_side(manifest: dict[str, Any]) -> str:
+    """The side an export's inputs are padded on: its tokenizer's, as export recorded it (older manifests: right)."""
+    return str((manifest.get("model") or {}).get("padding_side") or "right")
 
 
 def from_manifest(manifest: dict[str, Any]) -> dict[int, dict[str, Any]]:

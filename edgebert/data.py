@@ -238,35 +238,56 @@ def corpus_fingerprint(sources: str | Path | Sequence[str | Path]) -> str:
 
 
 class TokenizedCorpus:
-    """Token-id sequences (lists of ints), each with [CLS] … [SEP], ready for the MLM collator."""
+    """Token-id sequences (lists of ints), each wrapped in the tokenizer's special tokens, ready for the MLM collator;
+    with their token types when the tokenizer's template gives a special token a segment of its own (XLNet's <cls>)."""
 
-    def __init__(self, sequences: list[list[int]], special_masks: list[list[int]]) -> None:
+    def __init__(self, sequences: list[list[int]], special_masks: list[list[int]], token_types: list[list[int]] | None = None) -> None:
         self.sequences = sequences
         self.special_masks = special_masks
+        self.token_types = token_types
 
     def __len__(self) -> int:
         return len(self.sequences)
 
     def __getitem__(self, index: int) -> dict[str, list[int]]:
-        return {"input_ids": self.sequences[index], "special_tokens_mask": self.special_masks[index]}
+        item = {"input_ids": self.sequences[index], "special_tokens_mask": self.special_masks[index]}
+        if self.token_types is not None:
+            item["token_type_ids"] = self.token_types[index]
+        return item
 
     @property
     def num_tokens(self) -> int:
         return sum(len(s) for s in self.sequences)
 
 
+def special_template(tokenizer: Any) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The tokenizer's special tokens around one text, read from the tokenizer itself: (prefix ids, suffix ids, prefix
+    types, suffix types); [CLS] … [SEP] for BERT, <s> … </s> for RoBERTa, … <sep> <cls> for XLNet."""
+    probe = "a"
+    body = tokenizer(probe, add_special_tokens=False)["input_ids"]
+    full = tokenizer(probe, add_special_tokens=True, return_token_type_ids=True)
+    ids, types = list(full["input_ids"]), list(full.get("token_type_ids") or [0] * len(full["input_ids"]))
+    for start in range(len(ids) - len(body) + 1):
+        if body and ids[start : start + len(body)] == body:
+            end = start + len(body)
+            return ids[:start], ids[end:], types[:start], types[end:]
+    return [tokenizer.cls_token_id], [tokenizer.sep_token_id], [0], [0]  # a template that rewrites the text: BERT's
+
+
 def tokenize_corpus(texts: Sequence[str], tokenizer: Any, seq_len: int, packing: str = "truncate") -> TokenizedCorpus:
-    """Tokenise `texts` once; `truncate`: one passage per sequence; `pack`: fill every sequence to `seq_len`."""
+    """Tokenise `texts` once; `truncate`: one passage per sequence; `pack`: fill every sequence to `seq_len`. Each
+    sequence is wrapped in the tokenizer's own special tokens (`special_template`)."""
     if packing not in PACKINGS:
         raise UserError(f"--packing {packing} is unknown; choose one of: {', '.join(PACKINGS)}")
     if seq_len < 8:
         raise UserError(f"--seq-len must be at least 8 tokens, got {seq_len}")
-    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
-    body = seq_len - 2
+    prefix, suffix, prefix_types, suffix_types = special_template(tokenizer)
+    sep = tokenizer.sep_token_id
+    body = seq_len - len(prefix) - len(suffix)
     encoded = tokenizer(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
-    sequences: list[list[int]] = []
+    chunks: list[list[int]] = []
     if packing == "truncate":
-        sequences = [[cls, *ids[:body], sep] for ids in encoded if ids]
+        chunks = [ids[:body] for ids in encoded if ids]
     else:
         stream: list[int] = []
         for ids in encoded:
@@ -278,13 +299,15 @@ def tokenize_corpus(texts: Sequence[str], tokenizer: Any, seq_len: int, packing:
             if chunk and chunk[-1] == sep:
                 chunk = chunk[:-1]
             if len(chunk) >= 4:
-                sequences.append([cls, *chunk, sep])
-    if not sequences:
+                chunks.append(chunk)
+    if not chunks:
         raise UserError("the corpus produced no tokens; check its encoding and content")
-    masks = [[1] + [0] * (len(s) - 2) + [1] for s in sequences]
-    if packing == "pack":  # separators inside packed sequences are special too
-        masks = [[1 if t == sep else m for t, m in zip(s, mk)] for s, mk in zip(sequences, masks)]
-    return TokenizedCorpus(sequences, masks)
+    sequences = [[*prefix, *chunk, *suffix] for chunk in chunks]
+    masks = [[1] * len(prefix) + [1 if packing == "pack" and t == sep else 0 for t in chunk] + [1] * len(suffix) for chunk in chunks]
+    types = None
+    if any(prefix_types + suffix_types):  # a special token in a segment of its own: the model must see it
+        types = [prefix_types + [0] * len(chunk) + suffix_types for chunk in chunks]
+    return TokenizedCorpus(sequences, masks, types)
 
 
 def padding_collator(tokenizer: Any, pad_to_multiple_of: int | None = 8) -> Any:

@@ -88,6 +88,9 @@ class Family:
     optional_modules: tuple[str, ...] = ("pooler",)
     # The masked-LM class, for distillation, and its attribute holding the base model (the head: `mlm_head_modules`).
     mlm_class: str | None = None
+    # Whether that class's head predicts masked tokens (XLNet's predicts permuted ones: its class only carries the
+    # encoder for task and hidden-state distillation).
+    masked_lm: bool = True
     mlm_base_attr: str = "bert"
     # Head parameters fitted when a teacher has no MLM head (the tied decoder weight stays frozen).
     mlm_head_fit_prefixes: tuple[str, ...] = ("cls.predictions.transform.", "cls.predictions.bias")
@@ -129,6 +132,9 @@ class Family:
     positions_from_pad: bool = False
     # Whether edgebert.compress's head/FFN pruning understands this family's modules.
     prunable: bool = True
+    # Whether torch.export keeps the sequence length free in this family's graph (the dynamic-shape ExecuTorch
+    # program); XLNet's relative shift reshapes by 2 x length - 1, which the exporter cannot prove divisible.
+    dynamic_sequence: bool = True
     # The verbs verified on this family (tests/test_families_export.py and the families' own tests); the others refuse
     # a model of this family with one line (`require`) rather than run untested code on it.
     verbs: tuple[str, ...] = ("distill", "compress", "trim", "export", "bench")
@@ -487,7 +493,52 @@ DEBERTA_V2 = Family(
     verbs=("export", "bench", "distill"),
 )
 
-FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, XLM_ROBERTA, ELECTRA, DISTILBERT, MPNET, MODERNBERT, DEBERTA_V2)
+# XLNet (the seed notes' fifth family): relative-position attention (sinusoidal relative encodings, content,
+# position and segment biases r_w / r_r / r_s, relative segment encodings `seg_embed`) whose query, key, value, output
+# and position projections are parameters of `rel_attn` (einsum products, not Linear modules: the four projection
+# roles name `rel_attn`), post-LN FFN under `ff`, no absolute position table, no embedding norm. Its tokenizer puts
+# `<sep> <cls>` at the end and pads on the left; the classifier (SequenceSummary "last") reads the last token, so
+# the static exports and edgebert-runtime pad on the left (`padding_side` in the manifest). Inference is the
+# one-stream pass (no target mapping, no permutation mask): two-stream attention is pre-training only.
+XLNET = Family(
+    name="xlnet",
+    model_types=("xlnet",),
+    uses_token_type_ids=True,
+    default_pooling="lasttoken",
+    layers_path="layer",
+    layer_modules=(
+        ("attention", "rel_attn"),
+        ("query", "rel_attn"),
+        ("key", "rel_attn"),
+        ("value", "rel_attn"),
+        ("attention_output", "rel_attn"),
+        ("attention_norm", "rel_attn.layer_norm"),
+        ("ffn_input", "ff.layer_1"),
+        ("ffn_output", "ff.layer_2"),
+        ("output_norm", "ff.layer_norm"),
+    ),
+    embedding_modules=(("word", "word_embedding"),),
+    embeddings_prefix="word_embedding.",
+    word_embeddings_key="word_embedding.weight",
+    optional_modules=(),
+    size_fields=("n_layer", "d_model", "n_head", "d_inner"),
+    activation_field="ff_activation",
+    heads_attr="n_head",
+    mlm_class="XLNetLMHeadModel",
+    masked_lm=False,
+    mlm_base_attr="transformer",
+    mlm_head_modules=("lm_loss",),
+    mlm_head_parts=(),
+    mlm_head_fit_prefixes=("lm_loss.bias",),
+    mlm_bias_key="lm_loss.bias",
+    mlm_decoder_key="lm_loss.weight",
+    mlm_vocab_keys=("lm_loss.weight", "lm_loss.bias"),
+    prunable=False,
+    dynamic_sequence=False,
+    verbs=("export", "bench", "distill"),
+)
+
+FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, XLM_ROBERTA, ELECTRA, DISTILBERT, MPNET, MODERNBERT, DEBERTA_V2, XLNET)
 
 
 def supported_model_types() -> list[str]:
@@ -495,24 +546,11 @@ def supported_model_types() -> list[str]:
     return [t for f in FAMILIES for t in f.model_types]
 
 
-# Architectures asked for that edgebert does not reproduce yet, and exactly why (the refusal says it).
-NOT_REPRODUCED = {
-    "xlnet": (
-        "XLNet's classifier reads the last token of a left-padded input (<sep> <cls> at the end) through "
-        "relative-position attention with relative segment encodings, which edgebert's families do not describe "
-        "(edgebert-runtime pads on the left as XLNet's tokenizer does; the model is what is missing)"
-    ),
-}
-
-
 def family_for(model_type: str) -> Family:
-    """The family of a config's `model_type`, or a UserError naming the supported ones (and, for an architecture
-    edgebert knows it cannot reproduce, why)."""
+    """The family of a config's `model_type`, or a UserError naming the supported ones."""
     for family in FAMILIES:
         if model_type in family.model_types:
             return family
-    if model_type in NOT_REPRODUCED:
-        raise UserError(f"model_type '{model_type}' is not supported: {NOT_REPRODUCED[model_type]}")
     raise UserError(
         f"model_type '{model_type}' is not supported yet; supported: {', '.join(supported_model_types())}"
     )

@@ -42,8 +42,8 @@ class LoadedModel:
         return self.stack.dim(int(self.config.hidden_size))
 
     @property
-    def max_positions(self) -> int:
-        return int(getattr(self.config, "max_position_embeddings", 512))
+    def max_positions(self) -> int | None:
+        return position_limit(self.config)
 
 
 def inspect_model_dir(path: Path) -> tuple[dict[str, Any], Family]:
@@ -208,12 +208,19 @@ def check_tokenizer_fits(tokenizer: Any, config: Any, model_dir: Path) -> None:
         )
 
 
+def position_limit(config: Any) -> int | None:
+    """The position rows of `config` (a transformers config or its config.json dict): `max_position_embeddings`, 512
+    when absent; None when it is negative (XLNet's -1: relative positions only, no limit)."""
+    limit = int(config.get("max_position_embeddings", 512) if isinstance(config, dict) else getattr(config, "max_position_embeddings", 512))
+    return None if limit < 0 else limit
+
+
 def check_within_positions(flag: str, value: int, config: Any, whose: str = "the model's") -> None:
     """UserError (one line) when a token length `value` given by `flag` exceeds the position limit of `config`
     (a transformers config or its config.json dict)."""
-    limit = config.get("max_position_embeddings", 512) if isinstance(config, dict) else getattr(config, "max_position_embeddings", 512)
-    if value > int(limit):
-        raise UserError(f"{flag} {value} is beyond {whose} position limit of {int(limit)}; pass {flag} {int(limit)} or less")
+    limit = position_limit(config)
+    if limit is not None and value > limit:
+        raise UserError(f"{flag} {value} is beyond {whose} position limit of {limit}; pass {flag} {limit} or less")
 
 
 CLASSIFIER_TASKS = ("text-classification", "token-classification")  # heads compress and trim keep as they are

@@ -248,14 +248,14 @@ def merge_reports(reports: Sequence[ParityReport]) -> ParityReport:
     )
 
 
-def guard_inputs(tokenizer: Any, input_names: Sequence[str], seq_len: int) -> list[dict[str, np.ndarray]]:
+def guard_inputs(tokenizer: Any, input_names: Sequence[str], seq_len: int, padded: bool = False) -> list[dict[str, np.ndarray]]:
     """The guard sentences and the wide guard texts (`edgebert.parity_texts.wide_guard_texts`), each alone at its own
-    length as an app runs it (truncated to `seq_len`): what a quantization recipe may check its own choices on
-    (never the parity sentences or texts)."""
+    length as an app runs it (truncated to `seq_len`; `padded`: padded to it, for a program of one fixed length): what a
+    quantization recipe may check its own choices on (never the parity sentences or texts)."""
     from edgebert.parity_texts import wide_guard_texts
 
     feeds = []
     for text in (*GUARD_SENTENCES, *wide_guard_texts()):
-        encoded = encode(tokenizer, [text], seq_len, pad_to_seq_len=False)
+        encoded = encode(tokenizer, [text], seq_len, pad_to_seq_len=padded)
         feeds.append({n: encoded[n] for n in input_names})
     return feeds

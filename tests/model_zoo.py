@@ -16,6 +16,8 @@ They are plain functions, so fixtures and scripts can both call them (scripts: p
 - DeBERTa-v2: the v3 layout (disentangled attention over 32 relative-position buckets, no absolute positions or
   token types) with the ALBERT builder's Unigram tokenizer as a DebertaV2TokenizerFast.
 - MPNet: MPNet's WordPiece tokenizer (<s> ... </s>, pad 1, positions from 2) and its relative-position buckets.
+- XLNet: the ALBERT builder's Unigram tokenizer as an XLNetTokenizerFast (`<sep> <cls>` at the end, <cls> in
+  segment 2, padding on the left) and relative-position attention.
 - `add_st_stack` adds Pooling / Dense / Normalize, written by sentence-transformers' own classes.
 """
 
@@ -330,6 +332,30 @@ def build_deberta_v2(directory: Path, head: str | None = None, num_labels: int =
                              position_biased_input=False, norm_rel_ebd="layer_norm", share_att_key=True,
                              max_relative_positions=-1, type_vocab_size=0, pad_token_id=tokenizer.pad_token_id,
                              **_labels(head, num_labels, id2label))  # fmt: skip
+    return _save(directory, config, tokenizer, head, seed)
+
+
+def xlnet_tokenizer(directory: Path) -> Any:
+    """The ALBERT builder's Unigram tokenizer as an XLNetTokenizerFast: `[SEP] [CLS]` after the text ([CLS] in segment
+    2), padding on the left (saved before any call, so no file says so: only the class does)."""
+    from transformers import XLNetTokenizerFast
+
+    albert_tokenizer(directory / "unigram")
+    tokenizer = XLNetTokenizerFast(tokenizer_file=str(directory / "unigram" / "tokenizer.json"), pad_token="<pad>",
+                                   unk_token="<unk>", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")  # fmt: skip
+    shutil.rmtree(directory / "unigram")
+    return tokenizer
+
+
+def build_xlnet(directory: Path, head: str | None = None, num_labels: int = 3,
+                id2label: dict[int, str] | None = None, seed: int = 0) -> Path:
+    """A tiny random XLNet (relative-position attention, relative segment encodings, a last-token classifier) with
+    an XLNet-style tokenizer (`xlnet_tokenizer`)."""
+    from transformers import XLNetConfig
+
+    tokenizer = xlnet_tokenizer(directory)
+    config = XLNetConfig(vocab_size=len(tokenizer), d_model=HIDDEN, n_layer=LAYERS, n_head=HEADS, d_inner=FFN,
+                         pad_token_id=tokenizer.pad_token_id, **_labels(head, num_labels, id2label))  # fmt: skip
     return _save(directory, config, tokenizer, head, seed)
 
 

@@ -25,8 +25,18 @@ def test_fit_pads_with_zeros_on_the_right_in_the_runtime_dtype() -> None:
     assert feeds["input_ids"].tolist() == [[101, 7, 102, 0, 0], [101, 102, 0, 0, 0]]
     assert feeds["attention_mask"].tolist() == [[1, 1, 1, 0, 0], [1, 1, 0, 0, 0]]
     assert not feeds["token_type_ids"].any() and feeds["token_type_ids"].shape == (2, 5)
-    assert buckets.pad_right(inputs["input_ids"], 3).dtype == np.int64  # its own dtype by default; a copy
-    assert buckets.pad_right(inputs["input_ids"], 3) is not inputs["input_ids"]
+    assert buckets.pad(inputs["input_ids"], 3).dtype == np.int64  # its own dtype by default; a copy
+    assert buckets.pad(inputs["input_ids"], 3) is not inputs["input_ids"]
+
+
+def test_a_left_padding_tokenizer_is_padded_and_cut_on_the_left() -> None:
+    """XLNet pads first (its classifier reads the last token): runners pad and cut per-token outputs on that side."""
+    feeds = buckets.fit({"input_ids": np.array([[5, 7, 3, 2]])}, 6, ["input_ids", "attention_mask"], side="left")
+    assert feeds["input_ids"].tolist() == [[0, 0, 5, 7, 3, 2]] and feeds["attention_mask"].shape == (1, 6)
+    hidden = np.arange(12, dtype=np.float32).reshape(1, 6, 2)
+    assert buckets.cut(hidden, 4, "left").tolist() == hidden[:, 2:].tolist()
+    assert buckets.cut(hidden, 4).tolist() == hidden[:, :4].tolist()
+    assert buckets.padding_side({"model": {"padding_side": "left"}}) == "left" and buckets.padding_side({}) == "right"
 
 def test_normalize_and_pick() -> None:
     assert buckets.normalize(128) == (128,)

@@ -59,6 +59,19 @@ def test_truncate_and_pack(tokenizer) -> None:
         tokenize_corpus(texts, tokenizer, seq_len=12, packing="zip")
 
 
+def test_sequences_follow_the_tokenizers_own_template(tmp_path: Path) -> None:
+    """XLNet puts `<sep> <cls>` after the text, <cls> in segment 2: the corpus sequences are what its tokenizer makes of
+    one text (types included), not BERT's [CLS] ... [SEP]."""
+    import model_zoo
+
+    tokenizer = model_zoo.xlnet_tokenizer(tmp_path / "xlnet")
+    text = "the cat sat on the mat"
+    corpus = tokenize_corpus([text], tokenizer, 64, "truncate")
+    theirs = tokenizer(text, return_token_type_ids=True)
+    assert corpus[0]["input_ids"] == theirs["input_ids"] and corpus[0]["token_type_ids"] == theirs["token_type_ids"]
+    assert corpus[0]["special_tokens_mask"][-2:] == [1, 1] and not any(corpus[0]["special_tokens_mask"][:-2])
+
+
 def test_dynamic_masking_never_masks_special_tokens(tokenizer) -> None:
     import torch
 

@@ -137,19 +137,23 @@ def test_eval_labels_need_a_classifier_and_known_labels(classifier: Path, corpus
 @pytest.mark.parametrize(
     ("family", "kept"),
     [("deberta-v2", ("classifier.weight", "pooler.dense.weight", "deberta.encoder.rel_embeddings.weight")),
-     ("modernbert", ("classifier.weight", "head.dense.weight", "model.final_norm.weight"))],
+     ("modernbert", ("classifier.weight", "head.dense.weight", "model.final_norm.weight")),
+     ("xlnet", ("logits_proj.weight", "sequence_summary.summary.weight", "transformer.word_embedding.weight"))],
 )  # fmt: skip
 def test_a_2026_family_classifier_distils_into_a_smaller_classifier_of_its_family(
     corpus: Path, labelled: Path, tmp_path: Path, family: str, kept: tuple[str, ...]
 ) -> None:
-    """DeBERTa-v2/v3 (relative positions shared by every layer, a ContextPooler head) and ModernBERT (pre-norm, a final
-    norm, its own head): the 1-layer student keeps the teacher's shared tables and head, and exports at parity."""
+    """DeBERTa-v2/v3 (relative positions shared by every layer, a ContextPooler head), ModernBERT (pre-norm, a final
+    norm, its own head) and XLNet (its last-token summary head, text wrapped as `... <sep> <cls>` with <cls> in segment
+    2 and padded on the left, as its tokenizer does): the 1-layer student keeps the teacher's shared tables and head,
+    and exports at parity."""
     from safetensors.torch import load_file
 
     from edgebert.export import export
-    from model_zoo import BUILDERS
+    from model_zoo import BUILDERS, build_xlnet
 
-    teacher = BUILDERS[family](tmp_path / "teacher", head="sequence-classification", num_labels=2, id2label=ID2LABEL, seed=3)
+    build = build_xlnet if family == "xlnet" else BUILDERS[family]
+    teacher = build(tmp_path / "teacher", head="sequence-classification", num_labels=2, id2label=ID2LABEL, seed=3)
     report = distill(teacher, corpus, tmp_path / "s", student_layers=1, lr=1e-12, eval_labels=str(labelled), **FAST)
     assert report.manifest["model"]["family"] == family and report.manifest["model"]["layers"] == 1
     student, source = load_file(str(tmp_path / "s" / "model.safetensors")), load_file(str(teacher / "model.safetensors"))
@@ -157,3 +161,17 @@ def test_a_2026_family_classifier_distils_into_a_smaller_classifier_of_its_famil
         assert torch.allclose(student[key], source[key], atol=1e-6), key
     exported = export("onnx", model=tmp_path / "s", out=tmp_path / "onnx", quiet=True)
     assert exported.manifest["task"] == "text-classification" and exported.parity["passed"]
+
+
+def test_an_xlnet_encoder_is_not_distilled_through_its_permutation_lm_head(corpus: Path, tmp_path: Path) -> None:
+    """XLNet's LM head was trained on permuted tokens, not masked ones: asking for masked-LM distillation from it is
+    refused with one line naming what works; by default its encoder is distilled on hidden states."""
+    from model_zoo import build_xlnet
+
+    teacher = build_xlnet(tmp_path / "xlnet")
+    with pytest.raises(UserError, match="predicts permuted tokens, not masked ones: distil a xlnet classifier") as info:
+        distill(teacher, corpus, tmp_path / "a", alpha_mlm=1.0, **FAST)
+    assert "\n" not in str(info.value) and not (tmp_path / "a").exists()
+    report = distill(teacher, corpus, tmp_path / "b", student_layers=1, **FAST)
+    assert report.manifest["model"]["family"] == "xlnet" and report.manifest["model"]["layers"] == 1
+    assert report.manifest["recipe"]["losses"]["alpha_mlm"] == 0 and report.manifest["recipe"]["losses"]["alpha_ce"] == 0

@@ -1,6 +1,7 @@
 """DistilBERT, RoBERTa (byte-level BPE), ELECTRA (with its embedding projection), MPNet (relative-position
-buckets), ModernBERT (rotary, GeGLU, sliding-window attention) and DeBERTa-v3 (disentangled relative attention)
-through `export` in every target, and a one-line refusal from the verbs not yet verified on them."""
+buckets), ModernBERT (rotary, GeGLU, sliding-window attention), DeBERTa-v3 (disentangled relative attention) and
+XLNet (relative attention, left padding, a last-token classifier) through `export` in every target, and a one-line
+refusal from the verbs not yet verified on them."""
 
 from __future__ import annotations
 
@@ -8,18 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from model_zoo import add_st_stack, build_deberta_v2, build_distilbert, build_electra, build_modernbert, build_mpnet, build_roberta, build_xlm_roberta
+from model_zoo import add_st_stack, build_deberta_v2, build_distilbert, build_electra, build_modernbert, build_mpnet, build_roberta, build_xlm_roberta, build_xlnet
 
 from edgebert.errors import UserError
 
 SEQ_LEN = 32
 BUILD = {"distilbert": build_distilbert, "roberta": build_roberta, "electra": build_electra, "mpnet": build_mpnet,
-         "modernbert": build_modernbert, "deberta-v2": build_deberta_v2, "xlm-roberta": build_xlm_roberta}
+         "modernbert": build_modernbert, "deberta-v2": build_deberta_v2, "xlm-roberta": build_xlm_roberta,
+         "xlnet": lambda d: build_xlnet(d, head="sequence-classification")}  # XLNet: what users deploy, its classifier
 
 
 @pytest.fixture(scope="module")
 def family_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """One tiny model per new family; the RoBERTa one carries a sentence-transformers stack (cls pooling)."""
+    """One tiny model per new family; the RoBERTa one carries a sentence-transformers stack (cls pooling), the XLNet one
+    is a sequence classifier."""
     root = tmp_path_factory.mktemp("families")
     models = {name: build(root / name) for name, build in BUILD.items()}
     add_st_stack(models["roberta"], pooling="cls")
@@ -35,9 +38,11 @@ def test_new_family_exports_and_passes_parity(family_models: dict[str, Path], tm
     manifest = report.manifest
     assert manifest["parity"]["passed"] and manifest["model"]["family"] == family
     names = [i["name"] for i in manifest["inputs"]]
-    assert names == (["input_ids", "attention_mask", "token_type_ids"] if family == "electra" else ["input_ids", "attention_mask"])
+    assert names == (["input_ids", "attention_mask", "token_type_ids"] if family in ("electra", "xlnet") else ["input_ids", "attention_mask"])
     if family == "roberta":
         assert manifest["model"]["pooling"] == "cls"
+    if family == "xlnet" and manifest["static_shape"]:
+        _short_inputs_are_padded_on_the_left(report.out_dir, manifest, family_models[family])
 
 
 def test_unverified_verbs_refuse_with_one_line() -> None:
@@ -106,7 +111,7 @@ def test_a_roberta_whose_pad_id_is_not_1_exports_faithfully(roberta_pad0: Path, 
     assert report.manifest["parity"]["passed"] and report.manifest["parity"]["min_cosine"] > 0.9999
 
 
-@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "albert", "mpnet", "modernbert", "deberta-v2"])
+@pytest.mark.parametrize("family", ["roberta", "distilbert", "electra", "albert", "mpnet", "modernbert", "deberta-v2", "xlnet"])
 def test_tfjs_with_a_short_and_a_long_bucket(family_models: dict[str, Path], tmp_path: Path, family: str) -> None:
     """Buckets 16 and 128 (batched and per-head attention graphs sharing weights), uint8 as apps ship them: a RoBERTa
     export of these lengths once failed in the Node runner after minutes."""
@@ -121,16 +126,38 @@ def test_tfjs_with_a_short_and_a_long_bucket(family_models: dict[str, Path], tmp
     assert {b["attention"] for b in manifest["buckets"]} == {"batched", "per-head"}
 
 
-def test_an_xlnet_classifier_is_refused_saying_what_cannot_be_reproduced(tiny_bert: Path, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
-    """XLNet (left padding, last-token classifier): every verb refuses it with one line saying why, nothing written."""
-    import shutil
+def test_xlnet_classifier_exports_to_executorch_at_one_length_padded_on_the_left(family_models: dict[str, Path], tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    """torch.export cannot keep XLNet's sequence free (its relative shift): one program at --seq-len, inputs padded on
+    the left as its tokenizer does (the manifest says so); several lengths are refused with one line."""
+    from edgebert.export import export
 
-    from transformers import XLNetConfig, XLNetForSequenceClassification
+    # first: the refusal comes before the ExecuTorch runtime is loaded (its C++ logs share this process' stderr)
+    code, _, err = run_cli("export", "--model", str(family_models["xlnet"]), "--target", "executorch", "--seq-len", "16,32", "--out", str(tmp_path / "two"))
+    refusal = [line for line in err.splitlines() if line.startswith("edgebert:")]
+    assert code == 2 and len(refusal) == 1 and "one --seq-len" in refusal[0] and "Traceback" not in err, err
+    assert not (tmp_path / "two").exists()
+    report = export("executorch", model=family_models["xlnet"], out=tmp_path / "out", quantize="int8", seq_len=SEQ_LEN, quiet=True)
+    manifest = report.manifest
+    assert manifest["parity"]["passed"] and manifest["static_shape"] and manifest["model"]["padding_side"] == "left"
+    assert [b["seq_len"] for b in manifest["buckets"]] == [SEQ_LEN] and manifest["inputs"][0]["shape"] == [1, SEQ_LEN]
+    _short_inputs_are_padded_on_the_left(report.out_dir, manifest, family_models["xlnet"])
 
-    model = tmp_path / "xlnet"
-    XLNetForSequenceClassification(XLNetConfig(vocab_size=160, d_model=32, n_layer=2, n_head=4, d_inner=64)).save_pretrained(model)
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy(tiny_bert / name, model / name)
-    code, _, err = run_cli("export", "--model", str(model), "--target", "onnx", "--out", str(tmp_path / "out"))
-    assert code == 2 and "left-padded input" in err and len(err.splitlines()) == 1, err
-    assert not (tmp_path / "out").exists()
+
+def _short_inputs_are_padded_on_the_left(export_dir: Path, manifest: dict, model: Path) -> None:
+    """A static runner given a text at its own length (as bench gives it) pads it on the tokenizer's side: the logits
+    are PyTorch's on that text (on the right, the classifier would read a padding token)."""
+    import numpy as np
+
+    from edgebert.modelio import load_model
+    from edgebert.parity import encode, torch_reference
+    from edgebert.targets import get_exporter
+
+    loaded = load_model(model, task="text-classification")
+    runner = get_exporter(manifest["target"]).load_runner(export_dir, manifest)
+    try:
+        for text in ("hello world", "the cat sat on the mat"):
+            feed = encode(loaded.tokenizer, [text], SEQ_LEN, pad_to_seq_len=False)
+            assert feed["input_ids"].shape[1] < SEQ_LEN
+            np.testing.assert_allclose(runner.run(feed)["logits"], torch_reference(loaded.embedder, feed)["logits"], atol=1e-3)
+    finally:
+        runner.close()

@@ -350,19 +350,6 @@ def test_export_summary_prints_the_snippet_for_the_targets_runtime(cases: Path) 
     assert "load in Python: ort.InferenceSession(" in out
 
 
-def _xlnet_style_tokenizer(directory: Path) -> Any:
-    """A SentencePiece-style Unigram tokenizer as an XLNetTokenizerFast: `<sep> <cls>` after the text, padding on the
-    left (saved before any call, so neither file says so: only the class does)."""
-    import model_zoo
-    from transformers import XLNetTokenizerFast
-
-    model_zoo.albert_tokenizer(directory / "unigram")
-    tokenizer = XLNetTokenizerFast(tokenizer_file=str(directory / "unigram" / "tokenizer.json"), pad_token="<pad>",
-                                   unk_token="<unk>", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")  # fmt: skip
-    tokenizer.save_pretrained(directory / "xlnet")
-    return tokenizer
-
-
 def _edge_tokenizer_arrays(npm: str, directory: Path, texts: list[str], options: dict[str, Any]) -> list[dict[str, list[int]]]:
     """edgebert-runtime's EdgeTokenizer (the built package) on `texts`, from the tokenizer files in `directory`."""
     script = (
@@ -383,8 +370,11 @@ def _edge_tokenizer_arrays(npm: str, directory: Path, texts: list[str], options:
 def test_edge_tokenizer_pads_on_the_left_as_python_does(npm: str, tmp_path: Path, told: bool) -> None:
     """XLNet pads on the left and puts `<sep> <cls>` at the end: EdgeTokenizer gives Python's padded arrays when the
     manifest says `padding_side: left` (what `edgebert export` records), or when tokenizer_config.json says it."""
-    tokenizer = _xlnet_style_tokenizer(tmp_path)
+    import model_zoo
+
     directory = tmp_path / "xlnet"
+    tokenizer = model_zoo.xlnet_tokenizer(directory)
+    tokenizer.save_pretrained(directory)
     if not told:  # no manifest: the tokenizer files must say it
         config = json.loads((directory / "tokenizer_config.json").read_text())
         (directory / "tokenizer_config.json").write_text(json.dumps({**config, "padding_side": "left"}))
@@ -394,8 +384,8 @@ def test_edge_tokenizer_pads_on_the_left_as_python_does(npm: str, tmp_path: Path
     for text, got in zip(texts, ours):
         unpadded = tokenizer(text, truncation=True, max_length=16)["input_ids"]
         bucket = 8 if len(unpadded) <= 8 else 16
-        theirs = tokenizer(text, truncation=True, max_length=bucket, padding="max_length")
+        theirs = tokenizer(text, truncation=True, max_length=bucket, padding="max_length", return_token_type_ids=True)
         assert got["ids"] == unpadded and unpadded[-2:] == tokenizer.convert_tokens_to_ids(["[SEP]", "[CLS]"])
-        for key in ("input_ids", "attention_mask"):
+        for key in ("input_ids", "attention_mask", "token_type_ids"):  # <cls> in segment 2, padding in segment 3
             assert got[key] == theirs[key], (text, key)
         assert got["attention_mask"][0] == (0 if len(unpadded) < bucket else 1)  # padding first

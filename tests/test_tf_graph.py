@@ -24,7 +24,7 @@ CASES = [
     ("roberta", None, None, None), ("albert", None, None, None), ("mpnet", None, None, None),
     ("mpnet", "sequence-classification", "text-classification", None), ("modernbert", None, None, None),
     ("modernbert", "sequence-classification", "text-classification", None), ("deberta_v2", None, None, None),
-    ("deberta_v2", "sequence-classification", "text-classification", None),
+    ("deberta_v2", "sequence-classification", "text-classification", None), ("xlnet", "sequence-classification", "text-classification", None),
     ("bert", "sequence-classification", "text-classification", None),
     ("roberta", "token-classification", "token-classification", None),
     ("roberta", "fill-mask", "fill-mask", None),

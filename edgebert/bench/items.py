@@ -279,6 +279,7 @@ def longest_input(spec: ItemSpec) -> int | None:
     import json
 
     from edgebert.families import family_for
+    from edgebert.modelio import position_limit
     from edgebert.modeldir import read_manifest
 
     path = Path(spec.path)
@@ -286,7 +287,8 @@ def longest_input(spec: ItemSpec) -> int | None:
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
         family = family_for(str(config.get("model_type")))
         offset = int(config.get("pad_token_id") or 0) + 1 if family.positions_from_pad else 0
-        return int(config.get("max_position_embeddings", 512)) - offset
+        limit = position_limit(config)
+        return None if limit is None else limit - offset
     if spec.kind == "export":
         manifest = read_manifest(path)
         positions = manifest.get("model", {}).get("max_positions")

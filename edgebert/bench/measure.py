@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebert import buckets
 from edgebert.bench.items import ItemSpec, OpenItem, open_item
 from edgebert.bench.metrics import summarize
 from edgebert.config import BenchConfig
@@ -190,11 +191,11 @@ def latency_texts(batch: int, seq_len: int) -> list[str]:
     return texts
 
 
-def _pad_to(inputs: dict[str, np.ndarray], length: int) -> dict[str, np.ndarray]:
-    pad = length - inputs["input_ids"].shape[1]
-    if pad <= 0:
+def _pad_to(inputs: dict[str, np.ndarray], length: int, side: str) -> dict[str, np.ndarray]:
+    """`inputs` zero-padded to `length` tokens on the tokenizer's `side` (unchanged when they are that long)."""
+    if length <= inputs["input_ids"].shape[1]:
         return inputs
-    return {k: np.pad(v, ((0, 0), (0, pad))) for k, v in inputs.items()}
+    return {k: buckets.pad(v, length, side=side) for k, v in inputs.items()}
 
 
 def make_tokenize(item: OpenItem, texts: list[str], seq_len: int) -> Callable[[], dict[str, np.ndarray]]:
@@ -202,7 +203,7 @@ def make_tokenize(item: OpenItem, texts: list[str], seq_len: int) -> Callable[[]
 
     def tokenize() -> dict[str, np.ndarray]:
         inputs = encode(item.tokenizer, texts, seq_len, pad_to_seq_len=True)
-        return _pad_to(inputs, item.pad_length(inputs["input_ids"].shape[1]) or 0)
+        return _pad_to(inputs, item.pad_length(inputs["input_ids"].shape[1]) or 0, item.tokenizer.padding_side)
 
     return tokenize
 
@@ -264,7 +265,7 @@ def sentence_batches(item: OpenItem, sentences: list[str], max_length: int, batc
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
         inputs = encode(item.tokenizer, [sentences[i] for i in chunk], length, pad_to_seq_len=False)
-        yield chunk, _pad_to(inputs, item.pad_length(inputs["input_ids"].shape[1]) or 0)  # static: its smallest bucket
+        yield chunk, _pad_to(inputs, item.pad_length(inputs["input_ids"].shape[1]) or 0, item.tokenizer.padding_side)  # static: its smallest bucket
 
 
 def embed_sentences(item: OpenItem, runner: Any, sentences: list[str], max_length: int, batch_size: int) -> np.ndarray:

@@ -294,8 +294,14 @@ def _choose_losses(run: _Run) -> None:
 
     a = run.a
     given = {k: getattr(a, k) for k in LOSS_OPTIONS}
-    chosen, reason = auto_losses(given, has_mlm_head(run.teacher_dir, run.family), classifier=run.classifier)
+    masked_head = run.family.masked_lm and has_mlm_head(run.teacher_dir, run.family)  # XLNet's LM head: permuted tokens
+    chosen, reason = auto_losses(given, masked_head, classifier=run.classifier)
     check_losses(**chosen, classifier=run.classifier, alpha_sim=a.alpha_sim)
+    if not run.classifier and (chosen["alpha_mlm"] or chosen["alpha_ce"]) and not run.family.masked_lm:
+        raise UserError(
+            f"{run.family.name}'s LM head predicts permuted tokens, not masked ones: distil a {run.family.name} classifier, "
+            "or use hidden-state losses only (--alpha-mlm 0 --alpha-ce 0)"
+        )
     if a.teacher_cache is not None and (run.classifier or chosen["alpha_mlm"] or chosen["alpha_ce"] or chosen["mlm_probability"]):
         raise UserError(
             "--teacher-cache needs unmasked text and hidden-state losses only (the teacher sees new masks every step, and "

@@ -360,6 +360,17 @@ def index(ctx: Context, x: Any, indices: list[Any]) -> Any:
     return tf.gather_nd(x, stacked)
 
 
+def index_select(ctx: Context, x: Any, dim: int, index: Any) -> Any:
+    """x's entries `index` along `dim`; a constant run of consecutive indices is a slice (XLNet's relative shift keeps
+    the first `length` columns: a slice is a copy, TF.js' wasm Gather computes every element's coordinates)."""
+    tf, x = ctx.tf, _tensor(ctx, x)
+    ids, axis = _tensor(ctx, index), _axis(dim, _rank(x))
+    known = tf.get_static_value(ids)
+    if known is not None and known.ndim == 1 and known.size and (known[1:] - known[:-1] == 1).all() and known[0] >= 0:
+        return slice_op(ctx, x, axis, int(known[0]), int(known[0]) + int(known.size))
+    return tf.gather(x, tf.cast(ids, tf.int32), axis=axis)
+
+
 def gather(ctx: Context, x: Any, dim: int, index: Any, sparse_grad: bool = False) -> Any:
     """torch.gather: out[i...] = x[i... with axis `dim` replaced by index[i...]], as one GatherNd over coordinates."""
     tf, x = ctx.tf, _tensor(ctx, x)
@@ -420,6 +431,14 @@ def vector_norm(ctx: Context, x: Any, order: Any = 2, dims: Any = None, keepdim:
 def cumsum(ctx: Context, x: Any, dim: int, dtype: Any = None) -> Any:
     tf, x = ctx.tf, _tensor(ctx, x)
     return tf.cumsum(tf.cast(x, tf_dtype(tf, ctx.dtype)), axis=_axis(dim, _rank(x)))
+
+
+def one_hot(ctx: Context, x: Any, num_classes: int = -1) -> Any:
+    """torch's one_hot (int64 -> int32 here); the class count comes from the node's static shape (XLNet's relative
+    segment encodings: two classes)."""
+    tf, x = ctx.tf, _tensor(ctx, x)
+    depth = ctx.shape[-1] if num_classes == -1 else num_classes
+    return tf.one_hot(tf.cast(x, tf.int32), depth, dtype=tf_dtype(tf, ctx.dtype))
 
 
 def topk(ctx: Context, x: Any, k: int, dim: int = -1, largest: bool = True, sorted_: bool = True) -> Any:
@@ -537,6 +556,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "aten.unbind.int": unbind,
     "aten.index.Tensor": index,
     "aten.gather.default": gather,
+    "aten.index_select.default": index_select,
     "aten.sum.dim_IntList": reduce_sum,
     "aten.sum.default": reduce_sum,
     "aten.mean.dim": reduce_mean,
@@ -547,4 +567,5 @@ OPS: dict[str, Callable[..., Any]] = {
     "aten.linalg_vector_norm.default": vector_norm,
     "aten.cumsum.default": cumsum,
     "aten.topk.default": topk,
+    "aten.one_hot.default": one_hot,
 }

@@ -34,6 +34,10 @@ PASS_THROUGH = {
     "aten.clone.default", "aten.contiguous.default", "aten.dropout.default", "aten.alias.default",
     "aten.detach.default", "aten.lift_fresh_copy.default", "aten.lift_fresh.default",
 }  # fmt: skip
+# Ops written as the products, transposes and reshapes they compute (torch's own decomposition): XLNet's
+# attention is einsum over [length, batch, heads, size] layouts, which the TensorFlow side would otherwise need
+# einsum for (TF.js runs tf.einsum on its slow generic kernels).
+DECOMPOSED = {"aten.einsum.default"}
 DROPPED = {"aten._assert_tensor_metadata.default", "aten._assert_scalar.default", "aten.sym_constrain_range_for_size.default"}
 
 
@@ -57,14 +61,16 @@ def _int32_wrapper(module: Any, input_names: list[str]) -> Any:
 
 
 def export_program(module: Any, input_names: list[str], length: int) -> Any:
-    """`torch.export` of `module` at int32 inputs [1, length], decomposed to ATen ops (no higher decompositions)."""
+    """`torch.export` of `module` at int32 inputs [1, length], decomposed to ATen ops; of the higher decompositions only
+    einsum's (`DECOMPOSED`)."""
     import torch
 
     sample = {n: torch.ones(1, length, dtype=torch.int32) for n in input_names}
     with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
         warnings.simplefilter("ignore")
         program = torch.export.export(_int32_wrapper(module, input_names), (), kwargs=sample, strict=False)
-        return program.run_decompositions({})
+        table = torch.export.default_decompositions()
+        return program.run_decompositions({op: table[op] for op in table if str(op) in DECOMPOSED})
 
 
 def _dtype_name(dtype: Any) -> str:

@@ -1,7 +1,9 @@
 """ExecuTorch target exporter: `torch.export` of the module every target exports (the sentence-transformers stack or
 the task head in the graph), with dynamic batch and sequence dimensions up to `--seq-len`, lowered with the XNNPACK
 partitioner into one `model.pte` that react-native-executorch loads; fp32, or the int8 / int4 recipes of
-quantize.py (dynamically quantized Linear layers)."""
+quantize.py (dynamically quantized Linear layers). A family whose graph torch.export cannot keep free in the sequence
+(`Family.dynamic_sequence`: XLNet's relative shift) gets one program at `--seq-len` tokens, inputs padded to it on the
+tokenizer's side, as the static targets are."""
 
 from __future__ import annotations
 
@@ -9,13 +11,13 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from edgebert.errors import TargetUnavailable
+from edgebert import buckets
+from edgebert.errors import TargetUnavailable, UserError
 from edgebert.modelio import LoadedModel
 from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, Runner
-from edgebert.targets.executorch.runner import ExecuTorchRunner
+from edgebert.targets.executorch.runner import MAX_BATCH, ExecuTorchRunner
 
 MODEL_FILE = "model.pte"
-MAX_BATCH = 64  # the largest batch the program accepts (apps run one text; parity checks a few at once)
 
 
 class ExecuTorchExporter(Exporter):
@@ -35,42 +37,49 @@ class ExecuTorchExporter(Exporter):
         from edgebert.progress import library_chatter_kept_back
 
         names, outputs = model.family.input_names(), list(model.output_names)
+        dynamic = model.family.dynamic_sequence
+        if not dynamic and len(options.lengths) > 1:
+            raise UserError(f"{model.family.name} exports to executorch at one sequence length (its graph fixes the length); pass one --seq-len")
         extra: dict[str, Any] = {
             "runtime": f"executorch {importlib.metadata.version('executorch')}", "delegate": "XNNPACK",
             "method": "forward", "max_batch": MAX_BATCH, "max_seq_len": options.seq_len,
         }  # fmt: skip
+        lower = lambda m: _lowered(m, names, options.seq_len, dynamic)  # noqa: E731
         with library_chatter_kept_back():  # torch.export and the lowering's warnings and C++ logs
             if options.quantize == "none":
-                program = _lowered(model.embedder, names, options.seq_len)
+                program = lower(model.embedder)
             else:
                 from edgebert.parity import guard_inputs
                 from edgebert.targets.executorch.quantize import quantize_with_islands
 
                 program, extra["quantization"] = quantize_with_islands(
-                    model.embedder, model.family, options.quantize, lambda m: _lowered(m, names, options.seq_len),
+                    model.embedder, model.family, options.quantize, lower,
                     lambda data, feed: ExecuTorchRunner(data, names, outputs).run(feed),
-                    guard_inputs(model.tokenizer, names, options.seq_len),
+                    guard_inputs(model.tokenizer, names, options.seq_len, padded=not dynamic),
                 )  # fmt: skip
         (work_dir / MODEL_FILE).write_bytes(program)
-        return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=False, extra=extra)
+        if dynamic:
+            return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=False, extra=extra)
+        return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=True, extra=extra, buckets={options.seq_len: {"method": "forward"}})
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         names = [i["name"] for i in manifest["inputs"]]
         outputs = [o["name"] for o in manifest["outputs"]]
-        return ExecuTorchRunner(Path(export_dir) / MODEL_FILE, names, outputs)
+        static = int(manifest["seq_len"]) if manifest.get("static_shape") else None
+        return ExecuTorchRunner(Path(export_dir) / MODEL_FILE, names, outputs, static, buckets.padding_side(manifest))
 
 
-def _lowered(module: Any, names: list[str], seq_len: int) -> bytes:
-    """`module` under torch.export (batch in [1, MAX_BATCH], sequence in [2, seq_len] left free), lowered to XNNPACK:
-    the `.pte` bytes."""
+def _lowered(module: Any, names: list[str], seq_len: int, dynamic_sequence: bool = True) -> bytes:
+    """`module` under torch.export (batch in [1, MAX_BATCH], sequence in [2, seq_len] left free, or fixed at `seq_len`
+    when not `dynamic_sequence`), lowered to XNNPACK: the `.pte` bytes."""
     import torch
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import to_edge_transform_and_lower
     from torch.export import Dim, export
 
     batch, sequence = Dim("batch", min=1, max=MAX_BATCH), Dim("sequence", min=2, max=seq_len)
-    sample = tuple(torch.ones(2, min(seq_len, 16), dtype=torch.long) for _ in names)
-    shapes = tuple({0: batch, 1: sequence} for _ in names)
+    sample = tuple(torch.ones(2, min(seq_len, 16) if dynamic_sequence else seq_len, dtype=torch.long) for _ in names)
+    shapes = tuple({0: batch, 1: sequence} if dynamic_sequence else {0: batch} for _ in names)
     with torch.no_grad():
         exported = export(module.eval(), sample, dynamic_shapes=shapes, strict=False)
     return bytes(to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()]).to_executorch().buffer)

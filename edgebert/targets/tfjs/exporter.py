@@ -98,6 +98,7 @@ class TFJSRunner(Runner):
         declared = manifest.get("outputs") or [{"name": n, "dtype": "float32"} for n in OUTPUT_NAMES]
         self.output_names = [o["name"] for o in declared]
         self.output_dtypes = {o["name"]: o.get("dtype", "float32") for o in declared}
+        self.padding_side = buckets.padding_side(manifest)  # the tokenizer's: shorter inputs are padded on it
         self.threads = threads  # the wasm backend in Node runs single-threaded; kept for the interface
         self.backend = os.environ.get("EDGEBERT_TFJS_BACKEND", "wasm")
         self.last_backend: str | None = None
@@ -107,7 +108,7 @@ class TFJSRunner(Runner):
     def _request(self, inputs: dict[str, np.ndarray], **fields: Any) -> dict[str, Any]:
         """One request to Node with `inputs` [B, T] padded to the smallest bucket >= T, run on that bucket's graph."""
         bucket = buckets.pick(np.asarray(inputs["input_ids"]).shape[1], tuple(self.model_files))
-        feeds = buckets.fit(inputs, bucket, self.input_names)
+        feeds = buckets.fit(inputs, bucket, self.input_names, side=self.padding_side)
         rows = {name: feeds[name].tolist() for name in self.input_names}
         request = {
             "model_dir": str(self.export_dir), "model_file": self.model_files[bucket], "inputs": rows,
@@ -170,7 +171,7 @@ class TFJSRunner(Runner):
         outputs = self._request(inputs, mode="run", encoding="base64", outputs=self.output_names)["outputs"]
         width = np.asarray(inputs["input_ids"]).shape[1]
         return {
-            name: buckets.cut(np.frombuffer(base64.b64decode(outputs[name]["f32"]), dtype="<f4").reshape(outputs[name]["shape"]), width)
+            name: buckets.cut(np.frombuffer(base64.b64decode(outputs[name]["f32"]), dtype="<f4").reshape(outputs[name]["shape"]), width, self.padding_side)
             .astype(self.output_dtypes[name])  # integer ids travel as float32 (exact below 2^24)
             for name in self.output_names
         }

@@ -171,12 +171,13 @@ class TFLiteExporter(Exporter):
             raise TargetUnavailable("the converted TFLite model breaks the export contract: " + "; ".join(problems))
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
-        return TFLiteRunner(Path(export_dir) / MODEL_FILE, _signatures(manifest), threads=threads)
+        return TFLiteRunner(Path(export_dir) / MODEL_FILE, _signatures(manifest), threads=threads, padding_side=buckets.padding_side(manifest))
 
     def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
         """XNNPACK and the built-in kernels: their int8 arithmetic differs (dynamic-range inputs, rounding)."""
         path, signatures = Path(export_dir) / MODEL_FILE, _signatures(manifest)
-        return {name: KernelPath(text, TFLiteRunner(path, signatures, kernels=name)) for name, text in KERNEL_PATHS.items()}
+        side = buckets.padding_side(manifest)
+        return {name: KernelPath(text, TFLiteRunner(path, signatures, kernels=name, padding_side=side)) for name, text in KERNEL_PATHS.items()}
 
 
 def _signatures(manifest: dict[str, Any]) -> dict[int, str]:
@@ -199,7 +200,7 @@ def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dic
     for roles in base.INT8_FLOAT_ISLANDS:
         modules = tuple(dict.fromkeys(model.family.layer_module(role) for role in roles))
         quantized = tq.quantize_tflite(data, options.quantize, float_modules=modules)
-        measured = _guard_min_cosine(quantized, signatures, guard, reference)
+        measured = _guard_min_cosine(quantized, signatures, guard, reference, model.tokenizer.padding_side)
         if measured >= base.RECIPE_MIN_COSINE:
             break
     extra["quantization"] = {
@@ -210,8 +211,10 @@ def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dic
     return quantized
 
 
-def _guard_min_cosine(data: bytes, signatures: dict[int, str], guard: list[dict[str, np.ndarray]], reference: list[dict[str, np.ndarray]]) -> float:
-    """The worst cosine to PyTorch over the guard feeds, on both kernel paths of the flatbuffer `data`."""
+def _guard_min_cosine(
+    data: bytes, signatures: dict[int, str], guard: list[dict[str, np.ndarray]], reference: list[dict[str, np.ndarray]], side: str
+) -> float:
+    """The worst cosine to PyTorch over the guard feeds (padded on `side`), on both kernel paths of the flatbuffer `data`."""
     from edgebert.parity import compare
 
     worst = 1.0
@@ -219,7 +222,7 @@ def _guard_min_cosine(data: bytes, signatures: dict[int, str], guard: list[dict[
         path = Path(scratch) / MODEL_FILE
         path.write_bytes(data)
         for kernels in KERNEL_PATHS:
-            runner = TFLiteRunner(path, signatures, kernels=kernels)
+            runner = TFLiteRunner(path, signatures, kernels=kernels, padding_side=side)
             for feed, expected in zip(guard, reference):
                 worst = min(worst, compare(expected, runner.run(feed), feed["attention_mask"], 0.0).min_cosine)
             runner.close()

@@ -43,7 +43,7 @@ class TFLiteRunner(Runner):
     an input of T tokens runs on the smallest bucket >= T, row by row (the shapes are [1, bucket])."""
 
     def __init__(
-        self, path: Path, signatures: dict[int, str], threads: int | None = None, kernels: str = XNNPACK
+        self, path: Path, signatures: dict[int, str], threads: int | None = None, kernels: str = XNNPACK, padding_side: str = "right"
     ) -> None:
         _set_env()
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
@@ -54,12 +54,13 @@ class TFLiteRunner(Runner):
         listed = self.interpreter.get_signature_list()
         self.input_names = {n: list(listed[s]["inputs"]) for n, s in signatures.items()}
         self.buckets = tuple(sorted(signatures))
+        self.padding_side = padding_side  # the tokenizer's: shorter inputs are padded on it
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         width = inputs["input_ids"].shape[1]
         bucket = buckets.pick(width, self.buckets)  # shorter inputs: zero-padded (attention_mask 0), cut back after
-        feeds = buckets.fit(inputs, bucket, self.input_names[bucket])
-        outputs = buckets.run_rows(feeds, width, lambda row: self.runners[bucket](**row))
+        feeds = buckets.fit(inputs, bucket, self.input_names[bucket], side=self.padding_side)
+        outputs = buckets.run_rows(feeds, width, lambda row: self.runners[bucket](**row), self.padding_side)
         return {name: named_output(name, value) for name, value in outputs.items()}
 
     def close(self) -> None:
@@ -96,7 +97,7 @@ class BareTFLiteRunner(Runner):
         for name, d in self.details.items():
             value = inputs.get(name)
             value = np.zeros_like(inputs["input_ids"]) if value is None else value
-            feeds[name] = buckets.pad_right(value, self.static_seq_len, d["dtype"])
+            feeds[name] = buckets.pad(value, self.static_seq_len, d["dtype"])
         mask = feeds["attention_mask"] if "attention_mask" in feeds else (feeds["input_ids"] != 0)
         rows = []
         for r in range(inputs["input_ids"].shape[0]):
