@@ -49,6 +49,10 @@ def _tiny(family_name: str) -> nn.Module:
         )
         config._attn_implementation = "eager"  # as edgebert loads every model (MPNet and DeBERTa have no SDPA path)
         return AutoModel.from_config(config)
+    if family_name == "xlnet":
+        config = AutoConfig.for_model("xlnet", vocab_size=50, d_model=16, n_layer=3, n_head=2, d_inner=32)
+        config._attn_implementation = "eager"  # XLNet has no SDPA path
+        return AutoModel.from_config(config)
     return AlbertModel(AlbertConfig(
         vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=3, num_hidden_groups=3, inner_group_num=1,
         num_attention_heads=2, intermediate_size=32,
