@@ -92,7 +92,6 @@ class BareTFLiteRunner(Runner):
         length = inputs["input_ids"].shape[1]
         if length > self.static_seq_len:
             raise ValueError(f"inputs have {length} tokens but this TFLite model takes exactly {self.static_seq_len}")
-        pad = self.static_seq_len - length
         feeds = {}
         for name, d in self.details.items():
             value = inputs.get(name)
