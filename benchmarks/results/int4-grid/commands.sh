@@ -14,3 +14,13 @@ edgebert export --target onnx --quantize int4 --model "$Q/qat-onnx" --out "$Q/qa
 edgebert export --target onnx --quantize int8 --model "$Q/qat-onnx" --out "$Q/qat-onnx-int8" --force
 edgebert bench qat-onnx-int4="$Q/qat-onnx-int4" qat-onnx-int8="$Q/qat-onnx-int8" --sts ../shared/data/stsb/dev.csv \
   --seq-len 128 --batch 1 --threads 1 --repeats 30 --texts-limit 0 --out benchmarks/results/int4-grid --force
+# ExecuTorch: the same heal on the executorch-int4 grid (12,000 steps; its last step is its best on the STS-B train
+# pairs, 0.7875), exported at 4 and 8 bits, benched with STS-B dev (executorch/), then timed again in the other order
+# (executorch-run2/), the bench alone on the machine:
+python benchmarks/heal_on_grid.py executorch-int4 "$Q/qat-et" 12000 "$S" ../shared/data/corpus/sotu.txt.gz
+edgebert export --target executorch --quantize int4 --model "$Q/qat-et" --seq-len 128 --out "$Q/qat-et-int4" --force
+edgebert export --target executorch --quantize int8 --model "$Q/qat-et" --seq-len 128 --out "$Q/qat-et-int8" --force
+edgebert bench qat-et-int4="$Q/qat-et-int4" qat-et-int8="$Q/qat-et-int8" --sts ../shared/data/stsb/dev.csv \
+  --seq-len 16 128 --batch 1 --threads 1 --repeats 30 --texts-limit 0 --out benchmarks/results/int4-grid/executorch --force
+edgebert bench qat-et-int8="$Q/qat-et-int8" qat-et-int4="$Q/qat-et-int4" --seq-len 16 128 --batch 1 --threads 1 \
+  --warmup 10 --repeats 50 --texts-limit 0 --out benchmarks/results/int4-grid/executorch-run2 --force
