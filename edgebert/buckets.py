@@ -62,8 +62,8 @@ def how_to_pick(buckets: tuple[int, ...] | list[int]) -> str:
 
 
 def fit(inputs: dict[str, np.ndarray], bucket: int, names: Iterable[str], dtype: Any = np.int32, side: str = "right") -> dict[str, np.ndarray]:
-    """`inputs` [B, T] (T <= bucket) zero-padded to [B, bucket] as `dtype` (mask 0 on the padding), on the tokenizer's
-    padding `side` (XLNet's is the left: its classifier reads the last token)."""
+    """`inputs` [B, T] (T <= bucket) zero-padded to [B, bucket] as `dtype` (None: each its own; mask 0 on the padding),
+    on the tokenizer's padding `side` (XLNet's is the left: its classifier reads the last token)."""
     feeds = {}
     for name in names:
         value = np.asarray(inputs[name]) if name in inputs else np.zeros_like(np.asarray(inputs["input_ids"]))

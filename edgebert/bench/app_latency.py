@@ -57,7 +57,7 @@ def _one_call(item: OpenItem, runner: Runner, tokenize: AppTokenizer, text: str,
     start = time.perf_counter()
     inputs = tokenize(text)
     width = pad(inputs["input_ids"].shape[1])
-    inputs = {k: buckets.pad(v, width, side=item.tokenizer.padding_side) for k, v in inputs.items()}
+    inputs = buckets.fit(inputs, width, inputs, dtype=None, side=item.tokenizer.padding_side)
     tokenized = time.perf_counter()
     if native or item.runs_out_of_process:
         return tokenized - start, runner.time_calls(inputs, 0, 1)[0]  # the runtime times itself (TF.js in Node)

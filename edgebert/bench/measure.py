@@ -195,7 +195,7 @@ def _pad_to(inputs: dict[str, np.ndarray], length: int, side: str) -> dict[str, 
     """`inputs` zero-padded to `length` tokens on the tokenizer's `side` (unchanged when they are that long)."""
     if length <= inputs["input_ids"].shape[1]:
         return inputs
-    return {k: buckets.pad(v, length, side=side) for k, v in inputs.items()}
+    return buckets.fit(inputs, length, inputs, dtype=None, side=side)
 
 
 def make_tokenize(item: OpenItem, texts: list[str], seq_len: int) -> Callable[[], dict[str, np.ndarray]]:

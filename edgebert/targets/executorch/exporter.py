@@ -58,9 +58,8 @@ class ExecuTorchExporter(Exporter):
                     guard_inputs(model.tokenizer, names, options.seq_len, padded=not dynamic),
                 )  # fmt: skip
         (work_dir / MODEL_FILE).write_bytes(program)
-        if dynamic:
-            return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=False, extra=extra)
-        return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=True, extra=extra, buckets={options.seq_len: {"method": "forward"}})
+        fixed = {} if dynamic else {options.seq_len: {"method": "forward"}}  # one program of one length: its bucket
+        return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=not dynamic, extra=extra, buckets=fixed)
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         names = [i["name"] for i in manifest["inputs"]]
