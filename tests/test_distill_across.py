@@ -76,6 +76,8 @@ def test_a_student_with_its_own_tokenizer_learns_the_teachers_sentence_embedding
     assert manifest["distill"]["objective"] == OBJECTIVE == manifest["recipe"]["objective"]
     assert manifest["recipe"]["losses"] == {"alpha_pooled": 1.0, "alpha_sim": 1.0}
     assert manifest["model"]["family"] == "bert" and manifest["distill"]["targets"]["dim"] == 48
+    config = json.loads((bert_student / "config.json").read_text())
+    assert (manifest["model"]["hidden_size"], manifest["model"]["layers"]) == (32, config["num_hidden_layers"])
     assert manifest["parent"] == str(mpnet_embedder) and report.out_dir == out
     scores = manifest["metrics"]["sts_spearman"]
     assert {"teacher", "student_init", "best", "kept", "history", "student_final"} <= set(scores)

@@ -305,7 +305,7 @@ def model_record(student: Any) -> dict[str, Any]:
 
     hf = student[0].auto_model
     family = family_for(hf.config.model_type)
-    hidden, layers, heads, ffn = (int(getattr(hf.config, f)) for f in family.size_fields)
+    layers, hidden, heads, ffn = (int(getattr(hf.config, f)) for f in family.size_fields)
     return {
         "family": family.name, "architecture": type(hf).__name__, "pooling": _pooling_mode(student),
         "hidden_size": hidden, "layers": layers, "heads": heads, "heads_per_layer": heads_per_layer(hf.config, family),
