@@ -2,8 +2,9 @@
  * edgebert demo: type a query, embed it on the device with the bundled student (shared core in src/core), rank the
  * bundled notes by cosine against their embeddings, show the top hits, scores and timing. The runtime is a setting
  * (the button at the bottom): TF.js on rn-webgl or cpu (assets/model), ONNX Runtime (onnxruntime-react-native,
- * assets/model-onnx) or LiteRT (react-native-fast-tflite, assets/model-tflite); the last two need a development build.
- * Notes whose precomputed embeddings come from another export than the runtime's (the ONNX and TFLite ones) are
+ * assets/model-onnx), LiteRT (react-native-fast-tflite, assets/model-tflite) or ExecuTorch (react-native-executorch,
+ * assets/model-et); the last three need a development build.
+ * Notes whose precomputed embeddings come from another export than the runtime's (ONNX, TFLite, ExecuTorch) are
  * embedded on the device at load.
  */
 import '@tensorflow/tfjs-react-native'; // registers the React Native platform and the rn-webgl backend
@@ -25,17 +26,19 @@ import {
 import { bundledModelFiles, noteEmbeddings, notes } from './src/mobile/bundledModel';
 import { bundledOnnxFiles, ONNX_RN_RUNTIME_NAME } from './src/mobile/bundledOnnx';
 import { bundledTfliteFiles, TFLITE_RN_RUNTIME_NAME } from './src/mobile/bundledTflite';
+import { bundledExecutorchFiles, EXECUTORCH_RN_RUNTIME_NAME } from './src/mobile/bundledExecutorch';
 import { Embedder, type ModelFiles } from './src/core/model';
 import { embedNotes, NoteIndex, type SearchResult } from './src/core/search';
 
-/** The runtime setting: TF.js on one of its React Native backends, ONNX Runtime or LiteRT. */
-type Runtime = 'rn-webgl' | 'cpu' | 'onnx' | 'tflite';
-const RUNTIMES: Runtime[] = ['rn-webgl', 'cpu', 'onnx', 'tflite'];
+/** The runtime setting: TF.js on one of its React Native backends, ONNX Runtime, LiteRT or ExecuTorch. */
+type Runtime = 'rn-webgl' | 'cpu' | 'onnx' | 'tflite' | 'executorch';
+const RUNTIMES: Runtime[] = ['rn-webgl', 'cpu', 'onnx', 'tflite', 'executorch'];
 const TOP_K = 5;
 
 async function filesFor(runtime: Runtime): Promise<{ files: ModelFiles; name: string }> {
   if (runtime === 'onnx') return { files: await bundledOnnxFiles(), name: ONNX_RN_RUNTIME_NAME };
   if (runtime === 'tflite') return { files: await bundledTfliteFiles(), name: TFLITE_RN_RUNTIME_NAME };
+  if (runtime === 'executorch') return { files: await bundledExecutorchFiles(), name: EXECUTORCH_RN_RUNTIME_NAME };
   await tf.ready();
   if (!(await tf.setBackend(runtime))) throw new Error(`the ${runtime} backend is not available on this device`);
   await tf.ready();

@@ -1,4 +1,5 @@
-// Metro must treat the TF.js weights shard (*.bin), the ONNX model (*.onnx) and the TFLite one (*.tflite) as assets so that require() gives
+// Metro must treat the TF.js weights shard (*.bin), the ONNX model (*.onnx), the TFLite one (*.tflite) and the
+// ExecuTorch program (*.pte) as assets so that require() gives
 // bundleResourceIO / expo-asset an asset id; model.json, tokenizer.json and the notes are ordinary JSON modules.
 const path = require('path');
 const { getDefaultConfig } = require('expo/metro-config');
@@ -13,7 +14,7 @@ const escape = (p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** @type {import('expo/metro-config').MetroConfig} */
 const config = getDefaultConfig(__dirname);
 config.watchFolders = [...(config.watchFolders ?? []), RUNTIME_PACKAGE];
-const MODEL_EXTS = ['bin', 'onnx', 'tflite'];
+const MODEL_EXTS = ['bin', 'onnx', 'tflite', 'pte'];
 config.resolver.assetExts = [...config.resolver.assetExts.filter((ext) => !MODEL_EXTS.includes(ext)), ...MODEL_EXTS];
 // web/ and test/ are not part of the app bundle.
 config.resolver.blockList = [

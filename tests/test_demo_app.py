@@ -41,12 +41,13 @@ PREPARED = (
     "assets/model/tokenizer.json",
     "assets/model-onnx/model.onnx",
     "assets/model-tflite/model.tflite",
+    "assets/model-et/model.pte",
     "assets/reference.json",
     "assets/note_embeddings.json",
     "web/dist/main.js",
 )
 # Not copied: installed packages (linked instead), prepare.sh's output, the student's pipeline run, build output.
-GENERATED = {"node_modules", "model", "model-onnx", "note_embeddings.json", "reference.json", ".student", "dist", ".expo", "android", "ios"}
+GENERATED = {"node_modules", "model", "model-onnx", "model-tflite", "model-et", "note_embeddings.json", "reference.json", ".student", "dist", ".expo", "android", "ios"}
 # The demo student's distillation text (../shared/data, see its README) and the STS pairs its checkpoint is chosen on.
 DEMO_CORPUS = (SHARED_DATA / "corpus" / "sotu.txt.gz", SHARED_DATA / "stsb" / "train.csv", SHARED_DATA / "sst2" / "train.tsv")
 DEMO_EVAL_STS = SHARED_DATA / "stsb" / "train.csv"
@@ -242,7 +243,8 @@ def test_browser_end_to_end(npm: str, app: Path, prepared: Path) -> None:
 
 def test_android_bundle_is_built_offline_with_every_runtimes_export(npm: str, app: Path, prepared: Path) -> None:
     """`npx expo export --platform android` bundles the app offline (Metro, no network, no native build): the JS bundle
-    with the runtime setting's three exports as assets, the TF.js weights shard, the ONNX model and the TFLite one."""
+    with the runtime setting's four exports as assets: the TF.js weights shard, the ONNX model, the TFLite one and the
+    ExecuTorch program."""
     out = app / "dist"
     env = {"EXPO_OFFLINE": "1", "CI": "1", "EXPO_NO_TELEMETRY": "1"}
     proc = subprocess.run([str(Path(npm).with_name("npx")), "expo", "export", "--platform", "android", "--output-dir", str(out)],
@@ -257,6 +259,9 @@ def test_android_bundle_is_built_offline_with_every_runtimes_export(npm: str, ap
     tflite = json.loads((prepared.parent / "model-tflite" / "edgebert.json").read_text())
     lengths = [b["seq_len"] for b in tflite.get("buckets") or ()]
     assert tflite["target"] == "tflite" and lengths in ([], [tflite["seq_len"]]) and tflite["parity"]["passed"] is True  # one subgraph
+    assert shipped["pte"] == (prepared.parent / "model-et" / "model.pte").stat().st_size
+    et = json.loads((prepared.parent / "model-et" / "edgebert.json").read_text())
+    assert et["target"] == "executorch" and et["quantization"] == "int8" and et["parity"]["passed"] is True
 
 
 def test_prepared_export_is_the_small_students_bucketed_single_shard_tfjs_model(prepared: Path) -> None:

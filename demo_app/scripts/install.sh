@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what the demo app and its tests need:
-#   - its npm packages, exactly as locked (npm ci: Expo/React Native, TF.js, tokenizers, esbuild, playwright-core);
+#   - its npm packages, exactly as locked (npm ci: Expo/React Native, TF.js, ONNX Runtime, LiteRT, ExecuTorch,
+#     tokenizers, esbuild, playwright-core);
 #   - Debian's Chromium for the browser test (apt-get, only when missing and running as root; playwright's own
 #     browser download is not used). CHROMIUM=/path/to/chromium points the test at another build.
 # Idempotent: npm ci runs only when node_modules does not match package-lock.json.
@@ -15,6 +16,14 @@ fi
 # npm ci writes node_modules/.package-lock.json; reinstall when the lock file is newer or packages are missing.
 if [ ! -f "$APP_DIR/node_modules/.package-lock.json" ] \
   || [ "$APP_DIR/package-lock.json" -nt "$APP_DIR/node_modules/.package-lock.json" ]; then
+  # react-native-executorch's postinstall downloads its native libraries (package.json's "react-native-executorch"
+  # block: XNNPACK only) from GitHub. Only a native build needs them: where GitHub is out of reach (an offline CI),
+  # the JS bundle and every test here work without, and the download is skipped with a line saying how to get it.
+  if [ -z "${RNET_SKIP_DOWNLOAD:-}" ] && ! node -e 'fetch("https://github.com", {method: "HEAD", signal: AbortSignal.timeout(8000)}).catch(() => process.exit(1))' 2>/dev/null; then
+    echo "demo_app/scripts/install.sh: github.com unreachable: react-native-executorch's native libraries not downloaded;" \
+      "before a native build (npx expo run:android|ios) run: npm rebuild react-native-executorch --prefix demo_app" >&2
+    export RNET_SKIP_DOWNLOAD=1
+  fi
   npm ci --prefix "$APP_DIR" --no-audit --no-fund --loglevel=error
 fi
 

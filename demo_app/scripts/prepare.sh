@@ -12,7 +12,8 @@
 # Then, for either:
 #   1. edgebert export --target tfjs --out demo_app/assets/model --force [options], and the same model to ONNX int8
 #      (--out demo_app/assets/model-onnx: the web page's other runtime, onnxruntime-web, ?runtime=onnx) and to TFLite
-#      int8 at one length (--out demo_app/assets/model-tflite: the app's react-native-fast-tflite runtime)
+#      int8 at one length (--out demo_app/assets/model-tflite: the app's react-native-fast-tflite runtime) and to
+#      ExecuTorch int8 (--out demo_app/assets/model-et: the app's react-native-executorch runtime)
 #   2. the Python/PyTorch reference the Node tests compare with (scripts/make_fixtures.py → assets/reference.json)
 #   3. src/mobile/bundledGraphs.ts: the React Native bundle's static require() of each bucket graph
 #   4. the bundled notes' embeddings with that same export (Node, wasm backend)
@@ -81,6 +82,8 @@ echo "prepare.sh: exporting $MODEL to $APP_DIR/assets/model-onnx (onnxruntime-we
 "$EDGEBERT" export --target onnx --quantize int8 --model "$MODEL" --out "$APP_DIR/assets/model-onnx" --force
 echo "prepare.sh: exporting $MODEL to $APP_DIR/assets/model-tflite (react-native-fast-tflite: one length)" >&2
 "$EDGEBERT" export --target tflite --quantize int8 --model "$MODEL" --out "$APP_DIR/assets/model-tflite" --force
+echo "prepare.sh: exporting $MODEL to $APP_DIR/assets/model-et (react-native-executorch)" >&2
+"$EDGEBERT" export --target executorch --quantize int8 --model "$MODEL" --out "$APP_DIR/assets/model-et" --force
 
 cd "$APP_DIR"
 echo "prepare.sh: writing the PyTorch reference of the Node tests" >&2
