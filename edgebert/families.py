@@ -469,8 +469,8 @@ MODERNBERT = Family(
 # DeBERTa-v2 / v3 (the strongest small classifiers): BERT's post-LN layer with query_proj / key_proj / value_proj,
 # disentangled attention over relative positions (`encoder.rel_embeddings`, log buckets, shared by every layer), no
 # absolute position or token-type table in v3 (position_biased_input false, type_vocab_size 0), a SentencePiece
-# Unigram tokenizer. Export, bench and distill (whole layers copied; the shared relative-position table comes along);
-# pruning refuses it.
+# Unigram tokenizer. Export, bench, distill (whole layers copied; the shared relative-position table comes along) and
+# vocabulary trimming; pruning refuses it.
 DEBERTA_V2 = Family(
     name="deberta-v2",
     model_types=("deberta-v2",),
@@ -490,7 +490,7 @@ DEBERTA_V2 = Family(
     mlm_class="DebertaV2ForMaskedLM",
     mlm_base_attr="deberta",
     prunable=False,
-    verbs=("export", "bench", "distill"),
+    verbs=("export", "bench", "distill", "trim"),
 )
 
 # XLNet (the seed notes' fifth family): relative-position attention (sinusoidal relative encodings, content,
@@ -535,7 +535,7 @@ XLNET = Family(
     mlm_vocab_keys=("lm_loss.weight", "lm_loss.bias"),
     prunable=False,
     dynamic_sequence=False,
-    verbs=("export", "bench", "distill"),
+    verbs=("export", "bench", "distill", "trim"),
 )
 
 FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, XLM_ROBERTA, ELECTRA, DISTILBERT, MPNET, MODERNBERT, DEBERTA_V2, XLNET)

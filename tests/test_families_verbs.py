@@ -252,9 +252,9 @@ def test_a_pruned_teachers_layers_keep_their_heads_in_the_student(tmp_path: Path
     assert torch.equal(student.bert.encoder.layer[0].attention.self.query.weight, teacher.bert.encoder.layer[1].attention.self.query.weight)
 
 
-@pytest.mark.parametrize("family", ["distilbert", "electra", "roberta", "mpnet", "albert", "xlm-roberta"])
+@pytest.mark.parametrize("family", ["distilbert", "electra", "roberta", "mpnet", "albert", "xlm-roberta", "deberta-v2"])
 def test_vocab_trim_slices_each_familys_head(family: str, corpus: Path, tmp_path: Path) -> None:
-    """WordPiece (DistilBERT, ELECTRA, MPNet) and SentencePiece Unigram (ALBERT, XLM-R) families: the MLM head's
+    """WordPiece (DistilBERT, ELECTRA, MPNet) and SentencePiece Unigram (ALBERT, XLM-R, DeBERTa-v3) families: the MLM head's
     vocabulary tensors sliced with the word table, logits of the kept ids unchanged. RoBERTa's byte-level BPE is
     refused with one line."""
     import transformers
@@ -276,6 +276,28 @@ def test_vocab_trim_slices_each_familys_head(family: str, corpus: Path, tmp_path
     new = transformers.AutoTokenizer.from_pretrained(tmp_path / "trimmed")(text, padding=True, return_tensors="pt")
     with torch.no_grad():
         torch.testing.assert_close(after(**new).logits, before(**old).logits[..., report.kept_ids], atol=1e-5, rtol=1e-5)
+
+
+def test_an_xlnet_classifiers_vocabulary_trim_keeps_its_left_padding_and_its_logits(corpus: Path, tmp_path: Path) -> None:
+    """XLNet's Unigram vocabulary trimmed: the tokenizer still pads on the left and ends with `<sep> <cls>` (renumbered),
+    and the classifier, which reads the last token, gives the same logits."""
+    import transformers
+
+    from edgebert.compress.vocab import trim_vocab
+    from model_zoo import build_xlnet
+
+    model_dir = build_xlnet(tmp_path / "model", head="sequence-classification")
+    report = trim_vocab(model_dir, tmp_path / "trimmed", [corpus], quiet=True)
+    assert len(report.kept_ids) < transformers.AutoConfig.from_pretrained(model_dir).vocab_size
+    old, new = (transformers.AutoTokenizer.from_pretrained(d) for d in (model_dir, tmp_path / "trimmed"))
+    assert new.padding_side == "left"
+    text = training_lines(4, seed=9)
+    a, b = old(text, padding=True, return_tensors="pt"), new(text, padding=True, return_tensors="pt")
+    assert torch.equal(a["attention_mask"], b["attention_mask"]) and b["input_ids"][0, -1] == new.cls_token_id
+    assert torch.equal(torch.tensor(report.kept_ids)[b["input_ids"]], a["input_ids"])
+    before, after = (transformers.AutoModelForSequenceClassification.from_pretrained(d).eval() for d in (model_dir, tmp_path / "trimmed"))
+    with torch.no_grad():
+        torch.testing.assert_close(after(**b).logits, before(**a).logits, atol=1e-5, rtol=1e-5)
 
 
 def test_a_multilingual_vocabulary_trimmed_to_one_language_cuts_that_language_as_before(tmp_path: Path) -> None:
