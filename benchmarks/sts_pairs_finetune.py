@@ -5,7 +5,8 @@ on STS-B *train*, the epoch kept by its Spearman on held-out train pairs (STS-B 
     benchmarks/sts_pairs_finetune.py MODEL_DIR PAIRS.csv HELD_OUT.csv OUT_DIR [EPOCHS] [LR]
 
 PAIRS.csv and HELD_OUT.csv: sentence1,sentence2,score (0-5), no header (STS-B's layout); the pairs of HELD_OUT are
-left out of training. MODEL_DIR: an edgebert model dir with a sentence-transformers stack (a pruned student too: it
+left out of training. HELD_OUT `-`: every pair is trained on for EPOCHS (a count an earlier run chose on held-out
+pairs) and the last epoch is kept. MODEL_DIR: an edgebert model dir with a sentence-transformers stack (a pruned student too: it
 loads through edgebert's loader). OUT_DIR (must not exist): the model at its best held-out epoch, in edgebert's
 model-dir layout with MODEL_DIR's stack and tokenizer, and `finetune.json` (recipe, held-out Spearman per epoch).
 """
@@ -29,9 +30,9 @@ def read_pairs(path: Path) -> list[tuple[str, str, float]]:
         return [(a, b, float(score)) for a, b, score, *_ in csv.reader(fh)]
 
 
-def training_pairs(pairs: Path, held_out: Path) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]]]:
+def training_pairs(pairs: Path, held_out: Path | None) -> tuple[list[tuple[str, str, float]], list[tuple[str, str, float]]]:
     """The rows of `pairs` whose sentence pair is not in `held_out`, and the held-out rows."""
-    held = read_pairs(held_out)
+    held = read_pairs(held_out) if held_out is not None else []
     kept = {(a, b) for a, b, _ in held}
     return [p for p in read_pairs(pairs) if (p[0], p[1]) not in kept], held
 
@@ -55,25 +56,27 @@ def keep_best(model: Any, init: Path, best_dir: Path, history: list[float]) -> A
     return KeepBest()
 
 
-def finetune(init: Path, pairs: Path, held_out: Path, out: Path, epochs: int, lr: float) -> dict[str, Any]:
-    """Train `init` on `pairs` (CoSENT), keep its best epoch on `held_out` in `out`; the record written beside it."""
+def finetune(init: Path, pairs: Path, held_out: Path | None, out: Path, epochs: int, lr: float) -> dict[str, Any]:
+    """Train `init` on `pairs` (CoSENT), keep its best epoch on `held_out` (None: its last epoch) in `out`; the record
+    written beside it."""
     from datasets import Dataset
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
     from sentence_transformers.sentence_transformer.losses import CoSENTLoss
 
+    from edgebert.modeldir import save_model_dir
     from edgebert.modelio import load_sentence_transformer
 
     train, held = training_pairs(pairs, held_out)
     model = load_sentence_transformer(init)
     columns = {"sentence1": [a for a, _, _ in train], "sentence2": [b for _, b, _ in train], "score": [s / 5 for *_, s in train]}
-    evaluator = EmbeddingSimilarityEvaluator([a for a, _, _ in held], [b for _, b, _ in held], [s / 5 for *_, s in held], name="held-out")
-    history = [float(evaluator(model)["held-out_spearman_cosine"])]
+    evaluator = EmbeddingSimilarityEvaluator([a for a, _, _ in held], [b for _, b, _ in held], [s / 5 for *_, s in held], name="held-out") if held else None
+    history = [float(evaluator(model)["held-out_spearman_cosine"])] if evaluator else [float("-inf")]
     work = Path(tempfile.mkdtemp(prefix=".finetune.tmp-", dir=out.parent))
     try:
         args = SentenceTransformerTrainingArguments(
             output_dir=str(work / "trainer"), num_train_epochs=epochs, per_device_train_batch_size=BATCH, learning_rate=lr,
-            warmup_ratio=WARMUP, weight_decay=WEIGHT_DECAY, eval_strategy="epoch", save_strategy="no", logging_steps=100,
+            warmup_ratio=WARMUP, weight_decay=WEIGHT_DECAY, eval_strategy="epoch" if evaluator else "no", save_strategy="no", logging_steps=100,
             report_to="none", seed=SEED, use_cpu=True,
         )  # fmt: skip
         trainer = SentenceTransformerTrainer(
@@ -81,12 +84,15 @@ def finetune(init: Path, pairs: Path, held_out: Path, out: Path, epochs: int, lr
             callbacks=[keep_best(model, init, work / "best", history)],
         )  # fmt: skip
         trainer.train()
+        if evaluator is None:
+            save_model_dir(work / "best", model[0].auto_model, model.tokenizer, init)
         best = work / "best" if (work / "best").is_dir() else None
         record = {
-            "init": str(init), "pairs": str(pairs), "held_out": str(held_out), "training_pairs": len(train), "held_out_pairs": len(held),
+            "init": str(init), "pairs": str(pairs), "held_out": str(held_out) if held_out else None, "training_pairs": len(train), "held_out_pairs": len(held),
             "loss": "CoSENT (sentence-transformers)", "epochs": epochs, "lr": lr, "batch_size": BATCH, "warmup_ratio": WARMUP,
-            "weight_decay": WEIGHT_DECAY, "seed": SEED, "held_out_spearman": {"init": history[0], "epochs": history[1:]},
-            "kept": f"epoch {history.index(max(history))}" if best else "init",
+            "weight_decay": WEIGHT_DECAY, "seed": SEED,
+            "held_out_spearman": {"init": history[0], "epochs": history[1:]} if evaluator else None,
+            "kept": f"epoch {epochs} (the last)" if evaluator is None else f"epoch {history.index(max(history))}" if best else "init",
         }  # fmt: skip
         if best is None:
             shutil.copytree(init, work / "best")
@@ -101,7 +107,8 @@ def main(argv: list[str]) -> int:
     if len(argv) not in (4, 5, 6):
         print(__doc__, file=sys.stderr)
         return 2
-    init, pairs, held_out, out = map(Path, argv[:4])
+    init, pairs, out = Path(argv[0]), Path(argv[1]), Path(argv[3])
+    held_out = None if argv[2] == "-" else Path(argv[2])
     if out.exists():
         print(f"sts_pairs_finetune.py: {out} exists; remove it or choose another OUT_DIR", file=sys.stderr)
         return 2

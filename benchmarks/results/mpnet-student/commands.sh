@@ -7,4 +7,4 @@ EDGEBERT_MPNET=/path/to/all-mpnet-base-v2 nice -n 5 benchmarks/mpnet_student.sh 
   benchmarks/results/mpnet-student ../shared/data 500
 # student-manifest.json: the MPNet-distilled student's recipe and its STS-B *train* evaluations (1,000 held-out pairs);
 # supervised-finetune.json: the supervised stage (CoSENT on the other 4,729 STS-B train pairs) and its held-out
-# Spearman per epoch (epoch 6 kept).
+# Spearman per epoch (epoch 6 kept); supervised-all-finetune.json: the same stage on all 5,749 pairs for 6 epochs.
