@@ -26,6 +26,7 @@ HELD_OUT_METRIC = "eval_held-out_spearman_cosine"
 
 
 def read_pairs(path: Path) -> list[tuple[str, str, float]]:
+    """(sentence1, sentence2, score) rows of an STS-B-style CSV."""
     with path.open(newline="", encoding="utf-8") as fh:
         return [(a, b, float(score)) for a, b, score, *_ in csv.reader(fh)]
 
@@ -71,7 +72,7 @@ def finetune(init: Path, pairs: Path, held_out: Path | None, out: Path, epochs: 
     model = load_sentence_transformer(init)
     columns = {"sentence1": [a for a, _, _ in train], "sentence2": [b for _, b, _ in train], "score": [s / 5 for *_, s in train]}
     evaluator = EmbeddingSimilarityEvaluator([a for a, _, _ in held], [b for _, b, _ in held], [s / 5 for *_, s in held], name="held-out") if held else None
-    history = [float(evaluator(model)["held-out_spearman_cosine"])] if evaluator else [float("-inf")]
+    history = [float(evaluator(model)["held-out_spearman_cosine"])] if evaluator else []
     work = Path(tempfile.mkdtemp(prefix=".finetune.tmp-", dir=out.parent))
     try:
         args = SentenceTransformerTrainingArguments(
@@ -81,18 +82,19 @@ def finetune(init: Path, pairs: Path, held_out: Path | None, out: Path, epochs: 
         )  # fmt: skip
         trainer = SentenceTransformerTrainer(
             model=model, args=args, train_dataset=Dataset.from_dict(columns), loss=CoSENTLoss(model), evaluator=evaluator,
-            callbacks=[keep_best(model, init, work / "best", history)],
+            callbacks=[keep_best(model, init, work / "best", history)] if evaluator else [],
         )  # fmt: skip
         trainer.train()
         if evaluator is None:
             save_model_dir(work / "best", model[0].auto_model, model.tokenizer, init)
         best = work / "best" if (work / "best").is_dir() else None
+        kept = "init" if best is None else f"epoch {history.index(max(history))}" if evaluator else f"epoch {epochs} (the last)"
         record = {
             "init": str(init), "pairs": str(pairs), "held_out": str(held_out) if held_out else None, "training_pairs": len(train), "held_out_pairs": len(held),
             "loss": "CoSENT (sentence-transformers)", "epochs": epochs, "lr": lr, "batch_size": BATCH, "warmup_ratio": WARMUP,
             "weight_decay": WEIGHT_DECAY, "seed": SEED,
             "held_out_spearman": {"init": history[0], "epochs": history[1:]} if evaluator else None,
-            "kept": f"epoch {epochs} (the last)" if evaluator is None else f"epoch {history.index(max(history))}" if best else "init",
+            "kept": kept,
         }  # fmt: skip
         if best is None:
             shutil.copytree(init, work / "best")
