@@ -149,7 +149,7 @@ class DistillRecipe:
     weight_grid: str | None = option(
         None, "quantization-aware training: the student's Linear and embedding weights are seen on this runtime "
         "quantizer's 4-bit grid and saved on it, so `export --quantize int4` to that target computes the student "
-        "exactly (edgebert/weight_grids.py): onnx-int4 or executorch-int4", group="student", metavar="GRID",
+        "exactly (edgebert/weight_grids.py): onnx-int4, onnx-w4a8, executorch-int4 or executorch-w4a8", group="student", metavar="GRID",
     )  # fmt: skip
 
 
@@ -308,7 +308,7 @@ class ExportRecipe:
 class ExportConfig(ExportRecipe):
     """Every option of `edgebert export` / `edgebert.export(target, model, out, **options)`."""
 
-    quantize: str = option("none", "onnx: int8, int8-static, int4, fp16; tflite: int8, int8-static, int4, fp16; tfjs: uint8, float16; executorch: int8, int4")
+    quantize: str = option("none", "onnx: int8, int8-static, int4, w4a8, fp16; tflite: int8, int8-static, int4, fp16; tfjs: uint8, float16; executorch: int8, int4, w4a8")
     task: str | None = option(
         None, "what the export computes (default: detected from the model dir); feature-extraction on a classifier or "
         "fill-mask model ships only its encoder's sentence embeddings, without the head",

@@ -259,7 +259,7 @@ def _convert_and_verify(
 def _recipes_that_pass(exporter: Any, loaded: LoadedModel, options: Any, min_cosine: float | None, stages: Stages) -> list[str]:
     """The target's other quantizations that hold for this model, each converted and verified as the export was
     (scratch space, nothing kept): "<recipe> (min cosine x)". A calibrated recipe without calibration text is not
-    tried; int4 is tried only on a model trained on the target's 4-bit grid, and otherwise named last as what holds
+    tried; a 4-bit recipe is tried only on a model trained on the target's grid for it, and otherwise named last as what holds
     once the model is (`_on_grid_for`)."""
     import dataclasses
     import tempfile
@@ -270,7 +270,7 @@ def _recipes_that_pass(exporter: Any, loaded: LoadedModel, options: Any, min_cos
             continue
         if quantize in CALIBRATED_QUANTIZATIONS and not options.calibration_texts:
             continue
-        if quantize == FOUR_BIT:  # only a model trained on the target's grid holds it: named, not tried, otherwise
+        if quantize in FOUR_BIT:  # only a model trained on the target's grid holds it: named, not tried, otherwise
             grid = grid_for(exporter.name, quantize)
             if grid is None or not _on_grid_for(loaded, grid):
                 if grid is not None and loaded.task != FILL_MASK:  # grid training leaves an MLM head off the grid
@@ -286,7 +286,7 @@ def _recipes_that_pass(exporter: Any, loaded: LoadedModel, options: Any, min_cos
     return passing + once_trained
 
 
-FOUR_BIT = "int4"
+FOUR_BIT = ("int4", "w4a8")  # the recipes whose 4-bit weights hold only on a model trained on their grid
 
 
 def _on_grid_for(loaded: LoadedModel, grid: WeightGrid) -> bool:

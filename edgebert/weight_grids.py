@@ -18,6 +18,13 @@ Each grid is the quantizer's own rule, written in torch (a test compares it with
   input width 32 does not divide (a pruned FFN's 507) has no 4-bit kernel in XNNPACK, whose 4-bit groups must be a
   multiple of 32: the recipe stores it int8 and the grid leaves it as it is.
 
+- ``onnx-w4a8``: the ONNX `w4a8` recipe's two-level 4-bit codes (`two_level_int4`): one float scale a row, a 4-bit
+  multiplier (1-9) a block of 32, 4-bit values (-7..7). Their product is an int8 code of at most 63 in magnitude, so
+  the file stores 4 bits a weight and onnxruntime folds them at load into the 7-bit int8 weights its int8 kernels
+  multiply (edgebert.targets.onnx.w4a8): 4-bit bytes at int8 speed, and no x86 kernel can saturate on them.
+- ``executorch-w4a8``: ExecuTorch's `w4a8` recipe: `executorch-int4`'s rule with one group a Linear's row (XNNPACK's
+  per-channel 4-bit kernels), its tables as `executorch-int4`'s.
+
 TFLite has the rule (`litert_blockwise_int4`, ai-edge-quantizer's blockwise 4-bit weights) but no grid: litert-torch's
 converter folds a LayerNorm's weight into the Linear it feeds (W diag(gamma): the query / key / value projections
 after a layer's output norm and the FFN up-projection after the attention norm), so the tensors the quantizer rounds
@@ -89,6 +96,48 @@ def torchao_symmetric_int4_linear(w: torch.Tensor, block: int = INT4_BLOCK) -> t
     return torchao_symmetric_int4(w, block) if executorch_int4_linear(w.shape[-1], block) else w
 
 
+W4A8_LEVELS = 7  # |value| <= 7 in a block: 4 bits
+W4A8_MULTIPLIERS = 9  # a block's multiplier 1..9 (4 bits): |code| <= 63, the int8 recipe's 7-bit range (no saturation)
+W4A8_CODE_MAX = W4A8_LEVELS * W4A8_MULTIPLIERS
+
+
+def two_level_int4_codes(w: torch.Tensor, block: int = INT4_BLOCK) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(codes [..., k] int, multipliers [..., ceil(k / block)] int, scale [..., 1]) of `w` [..., k] on the two-level
+    grid: w ~ codes × scale, codes = values × their block's multiplier, values in [-7, 7], multipliers in [1, 9].
+
+    The row's scale is its largest magnitude / 63. A block whose codes (w / scale rounded) are all multiples of a
+    multiplier at least its need (largest code / 7, rounded up) keeps them: that is every block of a weight already on
+    the grid, so the rule maps its points to themselves (to a float ulp of the scale). Any other block rounds w to its
+    needed multiplier's steps."""
+    x = w.detach().float()
+    bound = x.abs().amax(-1, keepdim=True)
+    scale = torch.where(bound > 0, bound / W4A8_CODE_MAX, torch.ones_like(bound))
+    xb, pad = _blocks(x / scale, block)  # [..., nb, block] in units of the scale
+    codes = xb.round()
+    need = (codes.abs().amax(-1) / W4A8_LEVELS).ceil().clamp(1, W4A8_MULTIPLIERS)  # [..., nb]
+    kept = torch.zeros_like(need, dtype=torch.bool)
+    multiplier = need.clone()
+    for m in range(W4A8_MULTIPLIERS, 0, -1):  # the smallest fitting multiplier wins (the last one written)
+        fits = (m >= need) & (torch.remainder(codes, m) == 0).all(-1)
+        multiplier = torch.where(fits, torch.full_like(need, m), multiplier)
+        kept |= fits
+    rounded = (xb / multiplier[..., None]).round().clamp(-W4A8_LEVELS, W4A8_LEVELS) * multiplier[..., None]
+    codes = torch.where(kept[..., None], codes, rounded).reshape(*x.shape[:-1], -1)
+    codes = codes[..., : x.shape[-1]] if pad else codes
+    return codes.to(torch.int32), multiplier.to(torch.int32), scale
+
+
+def two_level_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
+    """`w` [..., k] on the two-level grid (`two_level_int4_codes`), dequantized (codes × scale)."""
+    codes, _, scale = two_level_int4_codes(w, block)
+    return (codes.float() * scale).to(w.dtype)
+
+
+def torchao_per_channel_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
+    """A Linear's [out, in] weight on ExecuTorch's w4a8 grid: `torchao_int4` with one group a row (`block` unused)."""
+    return torchao_symmetric_int4(w, w.shape[-1])
+
+
 def litert_blockwise_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
     """`w` [..., k] rounded as ai-edge-quantizer's symmetric blockwise 4-bit weights along its last axis (bfloat16
     scales), dequantized; as it is when `block` does not divide k (the TFLite recipe stores that tensor int8)."""
@@ -130,6 +179,8 @@ GRIDS = {
     for g in (
         WeightGrid("onnx-int4", "onnx", "int4", INT4_BLOCK, onnxruntime_symmetric_int4, onnxruntime_symmetric_int4),
         WeightGrid("executorch-int4", "executorch", "int4", INT4_BLOCK, torchao_symmetric_int4_linear, torchao_symmetric_int4),
+        WeightGrid("onnx-w4a8", "onnx", "w4a8", INT4_BLOCK, two_level_int4, two_level_int4),
+        WeightGrid("executorch-w4a8", "executorch", "w4a8", INT4_BLOCK, torchao_per_channel_int4, torchao_symmetric_int4),
     )
 }
 

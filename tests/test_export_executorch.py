@@ -53,7 +53,7 @@ def test_a_classifier_ships_its_head_and_labels(tmp_path: Path) -> None:
     assert all(c.get("agreement") == 1.0 for c in checks if "agreement" in c)
 
 
-@pytest.mark.parametrize("recipe", ["int8", "int4"])
+@pytest.mark.parametrize("recipe", ["int8", "int4", "w4a8"])
 def test_integer_recipes_hold_parity_and_say_what_they_kept_in_float(tiny_bert: Path, exported: Path, tmp_path: Path, recipe: str) -> None:
     from edgebert.export import export
 
@@ -65,7 +65,7 @@ def test_integer_recipes_hold_parity_and_say_what_they_kept_in_float(tiny_bert: 
     assert manifest["parity"]["passed"] and details["recipe"] == recipe and tuple(details["float_islands"]) in LADDERS[recipe]
     assert details["guard"]["min_cosine"] >= details["guard"]["required"]
     assert (tmp_path / recipe / "model.pte").stat().st_size < (exported / "model.pte").stat().st_size
-    assert "embedding_4bit" in details["tables"] if recipe == "int4" else "embedding_byte" in details["tables"]
+    assert "embedding_byte" in details["tables"] if recipe == "int8" else "embedding_4bit" in details["tables"]
 
 
 @pytest.mark.parametrize("bits", [8, 4])

@@ -75,9 +75,10 @@ def test_the_tflite_rule_is_ai_edge_quantizers_blockwise_rounding() -> None:
 
 
 def test_an_unknown_grid_is_refused_in_one_line() -> None:
-    with pytest.raises(UserError, match="unknown weight grid .tflite-int3.; choose one of: onnx-int4, executorch-int4"):
+    with pytest.raises(UserError, match="unknown weight grid .tflite-int3.; choose one of: onnx-int4, executorch-int4, onnx-w4a8, executorch-w4a8"):
         grid_named("tflite-int3")
-    assert set(GRIDS) == {"onnx-int4", "executorch-int4"}
+    assert set(GRIDS) == {"onnx-int4", "executorch-int4", "onnx-w4a8", "executorch-w4a8"}
+    assert grid_for("onnx", "w4a8") is GRIDS["onnx-w4a8"]
     assert grid_for("onnx", "int4") is GRIDS["onnx-int4"] and grid_for("tflite", "int4") is None
 
 
@@ -125,3 +126,81 @@ def test_the_executorch_grid_is_what_its_int4_recipe_stores(k: int) -> None:
     table = nn.Embedding(20, k + k % 2)  # rows of an even width (two values a byte); 508: one group a row
     looked_up = QuantizedTable(table, 4)(torch.arange(20)[None])[0]
     assert torch.equal(looked_up, torchao_symmetric_int4(table.weight.detach())) and torch.equal(looked_up, grid.snap(table))
+
+
+@pytest.mark.parametrize("k", [64, 507])  # 507: a last block of 27 inputs
+def test_the_two_level_grid_codes_are_4bit_values_times_4bit_multipliers_and_its_own_points(k: int) -> None:
+    """onnx-w4a8: codes = values (-7..7) x their block's multiplier (1..9), at most 63 (the int8 recipe's 7-bit range),
+    one scale a row; the rule maps its own points to themselves and rounds other weights to no more than 4 bits."""
+    from edgebert.weight_grids import two_level_int4, two_level_int4_codes
+
+    w = torch.randn(24, k, generator=torch.Generator().manual_seed(k)) * 0.05
+    w[5] = 0  # an all-zero row: codes 0
+    w[7, :32] *= 1e-3  # a block far below its row's largest: multiplier 1
+    codes, multipliers, scale = two_level_int4_codes(w, 32)
+    assert int(codes.abs().max()) == 63 and 1 <= int(multipliers.min()) and int(multipliers.max()) <= 9
+    blocks = torch.nn.functional.pad(codes, (0, (-k) % 32)).reshape(24, -1, 32)
+    assert bool((blocks % multipliers[..., None] == 0).all()) and int((blocks // multipliers[..., None]).abs().max()) <= 7
+    assert not codes[5].any() and int(multipliers[7, 0]) == 1
+    on_grid = two_level_int4(w, 32)
+    assert torch.allclose(two_level_int4(on_grid, 32), on_grid, rtol=1e-6, atol=0) and not torch.equal(on_grid, w)
+    assert torch.equal(two_level_int4_codes(on_grid, 32)[0], codes)
+    coarse = (on_grid - w).norm() / w.norm()
+    assert coarse > (onnxruntime_symmetric_int4(w, 32) - w).norm() / w.norm()  # coarser than free block scales, for int8 kernels
+
+
+def test_a_student_trained_on_the_two_level_grid_exports_to_onnx_w4a8_exactly(tiny_bert: Path, tiny_corpus: Path, tmp_path: Path) -> None:
+    """The w4a8 file stores 4-bit values and multipliers (INT4 / UINT4), onnxruntime folds them at load into the int8
+    weights its integer kernels read, and those are the grid's codes; smaller than int8, and it holds."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import numpy_helper
+
+    from edgebert.distill import distill
+    from edgebert.export import export
+    from edgebert.modelio import load_model
+    from edgebert.weight_grids import two_level_int4_codes
+
+    student, sts = tmp_path / "student", tmp_path / "sts.csv"
+    sts.write_text("the dog plays,a dog is playing,4.5\nthe cat,hello world,0.5\nmusic on stage,guitar music,3\nthe man,the woman,2\n")
+    distill(tiny_bert, tiny_corpus, student, weight_grid="onnx-w4a8", steps=4, batch_size=4, seq_len=24, student_layers=1,
+            alpha_mlm=0, alpha_ce=0, mlm_probability=0, alpha_cos=1, eval_sts=sts, eval_steps=2, save_steps=2, quiet=True)  # fmt: skip
+    assert off_grid(load_model(student).embedder, GRIDS["onnx-w4a8"]) == ["encoder.pooler.dense"]  # the unused fresh pooler
+    reports = {q: export("onnx", student, tmp_path / q, quantize=q, quiet=True) for q in ("int8", "w4a8")}
+    report = reports["w4a8"]
+    assert report.manifest["parity"]["passed"] and report.manifest["target_details"]["opset"] == 21
+    path = tmp_path / "w4a8" / "model.onnx"
+    stored = {(i.data_type, len(i.dims)) for i in onnx.load(str(path)).graph.initializer}
+    assert {(onnx.TensorProto.INT4, 3), (onnx.TensorProto.UINT4, 3)} <= stored and (onnx.TensorProto.INT8, 2) not in stored  # zero points stay
+
+    for init in onnx.load(str(path)).graph.initializer:  # two values a byte
+        if init.data_type in (onnx.TensorProto.INT4, onnx.TensorProto.UINT4):
+            assert len(init.raw_data) == (int(np.prod(init.dims)) + 1) // 2
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.optimized_model_filepath = str(tmp_path / "folded.onnx")
+    ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    folded = onnx.load(str(tmp_path / "folded.onnx")).graph
+    assert not [n for n in folded.node if "_unpack_" in n.name]  # folded at load: the kernels read int8 constants
+    table = load_model(student).embedder.encoder.embeddings.word_embeddings.weight
+    int8 = {i.name: numpy_helper.to_array(i) for i in folded.initializer if i.data_type == onnx.TensorProto.INT8}
+    word = next(v for name, v in int8.items() if "word_embeddings" in name)
+    assert np.array_equal(word, two_level_int4_codes(table, 32)[0].numpy())
+
+
+@pytest.mark.parametrize("k", [64, 507])
+def test_the_executorch_w4a8_grid_is_what_its_recipe_stores_per_channel_at_any_width(k: int) -> None:
+    """ExecuTorch w4a8: every Linear 4-bit with one scale per output channel (XNNPACK's per-channel kernels need no
+    multiple of 32), on the grid, whose points map to themselves."""
+    from torch import nn
+
+    from edgebert.families import BERT
+    from edgebert.targets.executorch.quantize import quantized_module
+
+    grid = GRIDS["executorch-w4a8"]
+    linear = nn.Sequential(nn.Linear(k, 24))
+    stored = quantized_module(linear, BERT, "w4a8", ())[0].weight
+    on_grid = grid.snap(linear[0])
+    assert int(stored.qdata.abs().max()) <= 8 and tuple(stored.scale.shape)[0] == 24 and stored.scale.numel() == 24
+    assert torch.equal(stored.dequantize(), on_grid) and not torch.equal(on_grid, linear[0].weight.detach())
+    assert torch.allclose(grid.snap(linear[0], on_grid), on_grid, rtol=1e-6, atol=0)

@@ -24,7 +24,7 @@ class ExecuTorchExporter(Exporter):
     """One `model.pte`: the embedder's graph with XNNPACK-delegated kernels, dynamic batch and sequence."""
 
     name = "executorch"
-    quantizations = ("int8", "int4")
+    quantizations = ("int8", "int4", "w4a8")
     install_hint = "pip install 'edgebert[executorch]'"
 
     def check_available(self) -> None:

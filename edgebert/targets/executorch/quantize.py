@@ -6,6 +6,10 @@ XNNPACK's dynamically quantized linear kernels:
   `SYMMETRIC_NO_CLIPPING_ERR` scales: the `executorch-int4` weight grid (edgebert/weight_grids.py), whose points map
   to themselves, so a model trained on it exports exactly. A Linear whose input width `INT4_GROUP` does not divide
   (a pruned FFN's down-projection) is stored as in `int8`: XNNPACK's 4-bit groups must be a multiple of 32.
+- `w4a8`: the same activations, 4-bit weights with one scale per output channel (the same torchao scales): XNNPACK
+  multiplies them with its per-channel 4-bit kernels (qd8-f32-qc4w), which run as fast as its int8 ones where its
+  grouped 4-bit kernels do not (x86: `benchmarks/results/int4-grid/`); every Linear, whatever its width. The
+  `executorch-w4a8` grid. Tables as `int4`.
 
 The embedding tables (the word table is most of a small student's bytes) are stored as `QuantizedTable`s: int8 rows
 (`int8`) or 4-bit groups on the same grid (`int4`), looked up by ExecuTorch's quantized kernels (`embedding_byte`,
@@ -33,15 +37,17 @@ from edgebert.weight_grids import executorch_int4_linear, torchao_int4
 # 8da8w quantizes activations per row (token), not per tensor as onnxruntime's dynamic int8 does: the `small`
 # preset's pruned student holds the guard with no float island at all (guard 0.99891, parity 0.99910 over the wide
 # texts; 6.1 MB against 7.9 MB with the FFN down-projections float; AMD EPYC), so int8 tries none first, as int4 does.
-LADDERS = {"int8": INT4_FLOAT_ISLANDS, "int4": INT4_FLOAT_ISLANDS}
+LADDERS = {"int8": INT4_FLOAT_ISLANDS, "int4": INT4_FLOAT_ISLANDS, "w4a8": INT4_FLOAT_ISLANDS}
 RECIPES = {
     "int8": "int8 dynamic activations (per row), int8 weights per output channel (ExecuTorch 8da8w)",
     "int4": f"int8 dynamic activations (per row), 4-bit symmetric weights in groups of {INT4_GROUP} (ExecuTorch 8da4w, scale max(min/-8, max/7))",
+    "w4a8": "int8 dynamic activations (per row), 4-bit symmetric weights per output channel (ExecuTorch 8da4w, scale max(min/-8, max/7))",
 }
 
 TABLES = {
     "int8": "int8 per row (ExecuTorch embedding_byte)",
     "int4": f"4-bit symmetric, groups of {INT4_GROUP}, scale max(min/-8, max/7) (ExecuTorch embedding_4bit)",
+    "w4a8": f"4-bit symmetric, groups of {INT4_GROUP}, scale max(min/-8, max/7) (ExecuTorch embedding_4bit)",
 }
 
 
@@ -55,6 +61,10 @@ def quantize_config(recipe: str) -> Any:
     if recipe == "int4":
         return Int8DynamicActivationIntxWeightConfig(
             weight_dtype=torch.int4, weight_granularity=PerGroup(INT4_GROUP), weight_mapping_type=MappingType.SYMMETRIC_NO_CLIPPING_ERR
+        )
+    if recipe == "w4a8":
+        return Int8DynamicActivationIntxWeightConfig(
+            weight_dtype=torch.int4, weight_granularity=PerAxis(0), weight_mapping_type=MappingType.SYMMETRIC_NO_CLIPPING_ERR
         )
     raise ValueError(f"unknown ExecuTorch quantization recipe '{recipe}'")
 
@@ -85,7 +95,7 @@ def quantized_module(module: Any, family: Family, recipe: str, roles: tuple[str,
     for name in tables:
         parent, _, attribute = name.rpartition(".")
         owner = copied.get_submodule(parent) if parent else copied
-        setattr(owner, attribute, QuantizedTable(getattr(owner, attribute), 4 if recipe == "int4" else 8))
+        setattr(owner, attribute, QuantizedTable(getattr(owner, attribute), 8 if recipe == "int8" else 4))
     return copied
 
 

@@ -20,11 +20,11 @@ MODEL_FILE = "model.onnx"
 
 
 class OnnxExporter(Exporter):
-    """torch.onnx export of the SentenceEmbedder; int8 (dynamic, per-channel), int8-static (QDQ), int4 (4-bit blocks)
-    and fp16 variants."""
+    """torch.onnx export of the SentenceEmbedder; int8 (dynamic, per-channel), int8-static (QDQ), int4 (4-bit blocks),
+    w4a8 (int8's kernels on 4-bit storage) and fp16 variants."""
 
     name = "onnx"
-    quantizations = ("int8", "int8-static", "int4", "fp16")
+    quantizations = ("int8", "int8-static", "int4", "w4a8", "fp16")
     install_hint = "pip install 'edgebert[onnx]'"
 
     def check_available(self) -> None:
@@ -47,7 +47,7 @@ class OnnxExporter(Exporter):
 
                 feeds = calibration_feeds(model, options) if options.calibration_texts else None
                 extra["quantization"] = quantize_onnx(fp32, target, options.quantize, model.family, feeds, guard_feeds(model, options))
-            extra["opset"] = file_opset(target)  # int4 moves the file to opset 21 (4-bit tensors)
+            extra["opset"] = file_opset(target)  # int4 and w4a8 move the file to opset 21 (4-bit tensors)
             extra["fusion_guards"] = guard_file(target)
         return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=False, extra=extra)
 

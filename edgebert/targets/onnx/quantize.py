@@ -7,6 +7,9 @@
   float32.
 - ``int4``: 4-bit weight blocks (onnxruntime's MatMulNBits and GatherBlockQuantized), float compute, with the
   float islands of ``int8`` (`_write_int4`, with what 4 bits cost on all-MiniLM-L6-v2).
+- ``w4a8``: the ``int8`` recipe's graph, kernels and float islands, with every weight and table stored at 4 bits
+  (two-level codes that onnxruntime folds into the int8 weights at load: `edgebert.targets.onnx.w4a8`), the islands'
+  weights too: 4-bit bytes at int8 speed. Exact on the `onnx-w4a8` grid (`distill --weight-grid onnx-w4a8`).
 - ``fp16``: float16 weights and compute, float32 inputs/outputs.
 - ``int8-static``: static QDQ. Per-channel asymmetric uint8 weights (U8U8), per-tensor asymmetric uint8 activations with
   ranges calibrated on the caller's sentences (each at its natural length, as the dynamic-shape graph is used).
@@ -54,6 +57,7 @@ from edgebert.weight_grids import INT4_BLOCK  # input channels per scale: the mo
 
 STATIC = "int8-static"
 INT4 = "int4"
+W4A8 = "w4a8"
 INT4_QUANTIZER_LOGGER = "onnxruntime.quantization.matmul_nbits_quantizer"
 # 7-bit int8 weights for the dynamic recipe: no u8 x s8 pair can saturate int16 on x86 without VNNI (module doc).
 DYNAMIC_REDUCE_RANGE = True
@@ -71,7 +75,7 @@ def quantize_onnx(
 ) -> dict[str, Any]:
     """Write a quantized copy of `src` to `dst`; return what the recipe did (for the export manifest).
 
-    'int8' dynamic per-channel, 'int4' (`_write_int4`), 'fp16', or 'int8-static' (QDQ), which needs `calibration`: model feeds
+    'int8' dynamic per-channel, 'int4' (`_write_int4`), 'w4a8' (`_write_w4a8`), 'fp16', or 'int8-static' (QDQ), which needs `calibration`: model feeds
     (input name -> int64 [1, T] array), one per calibration sentence. `guard`: model feeds, one per guard text
     (`onnx.exporter.guard_feeds`), on which 'int8' chooses its float islands and their weights' storage.
     """
@@ -95,6 +99,16 @@ def quantize_onnx(
             "compute": "float32 (weights dequantized in the kernel)",
         }
         return _with_float_islands(src, dst, family, guard, _write_int4, info, INT4_FLOAT_ISLANDS)
+    if recipe == W4A8:
+        shared = fold_shared_weights(src)
+        info = {"recipe": W4A8, "weights": f"4-bit two-level codes (values -7..7, a multiplier 1..9 per {INT4_BLOCK} inputs, "
+                "a float scale per output channel), folded at load into int8 weights (-63..63)",
+                "activations": "uint8, dynamic", "compute": "the int8 recipe's integer kernels (float islands: float)"}  # fmt: skip
+        info = _with_float_islands(src, dst, family, guard, _write_w4a8, info, INT8_FLOAT_ISLANDS, store_islands=False)
+        left = float_weight_matmuls(dst, info["excluded_nodes"])
+        if left:
+            raise UserError(f"onnx w4a8 left {len(left)} weight MatMul(s) in float (e.g. {left[0]}); export with --quantize int8")
+        return {**info, **({"shared_weights": {"identity_nodes_folded": shared}} if shared else {})}
     if recipe == "fp16":
         import onnx
         from onnxruntime.transformers.float16 import convert_float_to_float16
@@ -155,13 +169,30 @@ def _write_int4(src: Path, dst: Path, excluded: list[str]) -> None:
     quantizer.model.save_model_to_file(str(dst), use_external_data_format=False)
 
 
+def _write_w4a8(src: Path, dst: Path, excluded: list[str]) -> None:
+    """The int8 recipe's file (`excluded`: float islands, their weights as int8 codes) with every int8 weight and
+    table stored as 4-bit two-level codes of its float original in `src` (`edgebert.targets.onnx.w4a8`)."""
+    import onnx
+    from onnx import numpy_helper
+
+    from edgebert.targets.onnx.w4a8 import store_at_four_bits
+
+    _write_dynamic_int8(src, dst, excluded)
+    model = onnx.load(str(dst))
+    weight_only_int8(model, excluded)
+    floats = {i.name: numpy_helper.to_array(i) for i in onnx.load(str(src)).graph.initializer}
+    store_at_four_bits(model, floats)
+    onnx.save(model, str(dst))
+
+
 def _with_float_islands(
     src: Path, dst: Path, family: Family, guard: list[dict[str, np.ndarray]] | None,
     write: Callable[[Path, Path, list[str]], None], info: dict[str, Any], ladder: tuple[tuple[str, ...], ...],
+    store_islands: bool = True,
 ) -> dict[str, Any]:
     """`write(src, dst, excluded)` with the float islands of each rung of `ladder` in turn, until the guard texts hold
     `RECIPE_MIN_COSINE` on every kernel path (the last is kept anyway: the parity check decides); `info` plus what was
-    chosen and how the islands' weights are stored."""
+    chosen and how the islands' weights are stored (`store_islands` False: `write` stored them)."""
     reference = _guard_reference(src, guard)
     for roles in ladder:
         excluded = module_matmuls(src, family, [family.layer_module(role) for role in roles])
@@ -172,7 +203,10 @@ def _with_float_islands(
     info = {**info, "float_islands": list(roles), "excluded_nodes": excluded}
     if measured is not None:
         info["guard"] = {"texts": len(guard or ()), "min_cosine": round(measured, 6), "required": RECIPE_MIN_COSINE}
-    info["float_island_weights"] = _weight_only_if_faithful(dst, excluded, guard, reference)
+    if store_islands:
+        info["float_island_weights"] = _weight_only_if_faithful(dst, excluded, guard, reference)
+    elif excluded:
+        info["float_island_weights"] = {"storage": "as the other weights, dequantized to float32 at load (Cast + Mul -> float MatMul)"}
     return info
 
 
