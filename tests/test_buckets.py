@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from edgebert import buckets
+from edgebert.bench.app_latency import schedule
 from edgebert.errors import UserError
 from edgebert.parity import PARITY_SENTENCES, encode, torch_reference
 from test_export_tfjs import graph_products
@@ -235,7 +236,7 @@ def test_tfjs_one_graph_per_bucket_over_one_shard(tiny_bert: Path, tmp_path: Pat
         # What bench's app-like latency times for TF.js: each text tokenized in JS (the demo app's tokenizer) and run
         # in Node, fixed and bucketed; the JS ids must be Python's, truncation included.
         texts = ["Hello world.", "where is my phone charger, the white one?", " ".join(["a very long note"] * 12)]
-        timed = runner.time_texts(texts, ["fixed", "buckets"], warmup=1)
+        timed = runner.time_texts(texts, schedule(len(texts), ["fixed", "buckets"], run=2), warmup=1)
         loaded = load_model(tiny_bert)
         python_ids = [encode(loaded.tokenizer, [t], 32, pad_to_seq_len=False)["input_ids"][0].tolist() for t in texts]
         assert timed["ids"] == python_ids and len(python_ids[-1]) == 32 and "JS" in timed["tokenizer"]
@@ -358,3 +359,13 @@ def test_a_weight_named_like_a_node_another_bucket_computes_is_renamed(tmp_path:
         assert model["weightsManifest"][0]["paths"] == [SHARD]
     short_graph = json.loads((out / "model-16.json").read_text())["modelTopology"]["node"]
     assert {"name": "add", "op": "Add", "input": ["w", "bias/seq_16"]} in short_graph and "w" in weights  # w shared once
+
+
+def test_the_app_latency_schedule_times_each_text_once_per_mode_in_alternating_runs() -> None:
+    """Each mode runs over a run's texts in turn (a timed call follows calls of its own mode, as in an app), the first
+    mode alternating, and every text is timed once in each mode."""
+    runs = schedule(25, ["fixed", "buckets"], run=10)
+    assert [m for m, _ in runs] == ["fixed", "buckets", "buckets", "fixed", "fixed", "buckets"]
+    assert runs[0][1] == runs[1][1] == list(range(10)) and runs[-1][1] == list(range(20, 25))
+    for mode in ("fixed", "buckets"):
+        assert sorted(i for m, indices in runs if m == mode for i in indices) == list(range(25))

@@ -4,9 +4,15 @@ The texts are `--texts FILE` (one per line) or the STS sentences, each at its ow
 item's longest input), tokenized as an app of the item's runtime does: in JS for TF.js (in Node, the demo app's
 tokenizer), else by the model's Rust tokenizer called directly (`app_tokenizer`); either way the ids are checked
 against transformers' call. Dynamic-shape items (PyTorch, ONNX) compute the tokens they get (`natural`); static-shape
-exports are timed twice per text, interleaved so both see the same machine: padded to their longest length
-(`fixed`, what a single-shape export costs) and to the smallest bucket that holds the text (`buckets`; the same as
-`fixed` for an export with one length). Reported as median and p90 over the texts.
+exports are timed twice per text: padded to their longest length (`fixed`, what a single-shape export costs) and to
+the smallest bucket that holds the text (`buckets`; the same as `fixed` for an export with one length). Reported as
+median and p90 over the texts.
+
+The two modes alternate in runs of `RUN_TEXTS` texts (`schedule`), each run opened by one untimed call: both modes see
+the same machine, and each timed call follows a call of its own mode, as in an app that uses one of them. Alternating
+every text instead makes each bucketed call follow a 128-token one, whose tensors it finds in the caches: the `small`
+student's 16-token call took 4.53 ms after a 128-token call against 4.29 ms after its own
+(`benchmarks/results/buckets-student/bucket-curve.txt`), an app with buckets never pays that.
 """
 
 from __future__ import annotations
@@ -23,6 +29,19 @@ from edgebert.parity import encode
 from edgebert.targets.base import Runner
 
 WARMUP_TEXTS = 3  # untimed texts per mode before timing (first calls allocate, compile shaders, fill caches)
+RUN_TEXTS = 10  # texts timed in a row in one mode before the other mode's run of the same texts
+
+Schedule = list[tuple[str, list[int]]]  # (mode, text indices) runs, in order
+
+
+def schedule(count: int, modes: list[str], run: int = RUN_TEXTS) -> Schedule:
+    """Runs of `run` texts, every mode over each run's texts in turn, the first mode alternating (ABBA): each text is
+    timed once per mode, its timings a few calls apart."""
+    runs: Schedule = []
+    for k, start in enumerate(range(0, count, run)):
+        indices = list(range(start, min(start + run, count)))
+        runs += [(mode, indices) for mode in (modes if k % 2 == 0 else modes[::-1])]
+    return runs
 
 
 def read_texts(path: str | None, sts_path: str | None, limit: int) -> tuple[list[str], str] | None:
@@ -71,19 +90,19 @@ Encoded = dict[str, np.ndarray]  # one text's [1, T] arrays (parity.encode)
 
 def _in_python(item: OpenItem, runner: Runner, texts: list[str], reference: list[Encoded], longest: int) -> tuple[str, Timings]:
     """Tokenized here (the Rust tokenizer called directly, as an app's native one; transformers' call if its arrays
-    differ from `reference`), each mode timed per text, interleaved."""
+    differ from `reference`), the modes timed in alternating runs (`schedule`)."""
     tokenize = AppTokenizer(item.tokenizer, longest)
     differs = tokenize.check(texts, reference)
     modes = _modes(item)
     for text in texts[:WARMUP_TEXTS]:
         for pad in modes.values():
             _one_call(item, runner, tokenize, text, pad)
-    times: Timings = {m: {"tokenize": [], "model": []} for m in modes}
-    for text in texts:
-        for mode, pad in modes.items():
-            tok, model = _one_call(item, runner, tokenize, text, pad)
-            times[mode]["tokenize"].append(tok)
-            times[mode]["model"].append(model)
+    timed: dict[str, dict[int, tuple[float, float]]] = {m: {} for m in modes}
+    for mode, indices in schedule(len(texts), list(modes)):
+        _one_call(item, runner, tokenize, texts[indices[0]], modes[mode])  # untimed: after the other mode's run
+        for i in indices:
+            timed[mode][i] = _one_call(item, runner, tokenize, texts[i], modes[mode])
+    times: Timings = {m: {"tokenize": [t[i][0] for i in range(len(texts))], "model": [t[i][1] for i in range(len(texts))]} for m, t in timed.items()}
     name = tokenize.name if differs is None else f"{tokenize.name} (the Rust tokenizer's ids differ on {differs!r})"
     return name, times
 
@@ -96,7 +115,7 @@ def _in_runtime(
     than the export (`--sts-max-length` below its longest bucket)."""
     if not item.buckets or longest != max(item.buckets):
         return None
-    answer = runner.time_texts(texts, list(_modes(item)), WARMUP_TEXTS)
+    answer = runner.time_texts(texts, schedule(len(texts), list(_modes(item))), WARMUP_TEXTS)
     if answer is None:
         return None
     differ = [t for t, ids, ref in zip(texts, answer["ids"], reference) if ids != ref["input_ids"][0].tolist()]
@@ -135,7 +154,7 @@ def measure_app_latency(item: OpenItem, runner: Runner, texts: list[str], source
 
 def at_median_length(item: OpenItem, times: dict[str, dict[str, list[float]]], tokens: np.ndarray) -> dict[str, Any]:
     """Fixed vs buckets for the texts of the median token count (what "a median-length sentence costs"): per text, the
-    ratio of its two interleaved timings; the median of those ratios. Over all texts the buckets' times are a mixture
+    ratio of its two timings (one run apart); the median of those ratios. Over all texts the buckets' times are a mixture
     of a few graphs, and their median falls on whichever graph holds the middle text."""
     length = int(np.sort(tokens)[len(tokens) // 2])
     at = np.flatnonzero(tokens == length)

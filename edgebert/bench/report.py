@@ -13,6 +13,7 @@ from typing import Any
 
 from edgebert import __version__
 from edgebert.artifact import report_json
+from edgebert.bench.app_latency import RUN_TEXTS
 from edgebert.bench.metrics import pareto_front, ratio
 from edgebert.bench.references import PARENT
 from edgebert.heads import FEATURE_EXTRACTION, FILL_MASK, TEXT_CLASSIFICATION, TOKEN_CLASSIFICATION
@@ -315,7 +316,8 @@ def method_text(config: Any) -> list[str]:
         "the file) one at a time, "
         "each at its own length: tokenizer + model per text, median and p90 over the texts; static exports timed "
         "padded to their longest length (fixed) and to the smallest bucket that holds the text (buckets), "
-        "interleaved per text. Tokenized as an app of the runtime does: TF.js in JS inside Node (the demo app's "
+        f"in alternating runs of {RUN_TEXTS} texts, each run opened by an untimed call (each timed call follows one of its "
+        "own mode, as in an app). Tokenized as an app of the runtime does: TF.js in JS inside Node (the demo app's "
         "tokenizer, @huggingface/tokenizers) and timed there with tensors in, execute and read back; the others by "
         "the model's Rust tokenizer called directly (an app's native tokenizer pays none of transformers' Python "
         "wrapping). Every text's ids are checked against transformers' call; an item whose ids differ says so.",
@@ -484,7 +486,7 @@ def app_latency_table(report: dict[str, Any]) -> list[str]:
             rows += ["", f"{item['label']}, texts of the median length ({m['tokens']} tokens, {m['texts']} texts, bucket "
                      f"{m['bucket']}): tok+model {m['fixed_e2e_ms']:.2f} ms fixed, {m['buckets_e2e_ms']:.2f} ms buckets; "
                      f"buckets vs fixed {m['speedup_e2e']:.2f}x tok+model, {m['speedup_model']:.2f}x model only "
-                     "(median of each text's ratio of its two interleaved timings)."]
+                     "(median of each text's ratio of its two timings, one run apart)."]
     return rows
 
 

@@ -81,10 +81,12 @@ class Runner(ABC):
             times.append(time.perf_counter() - start)
         return times
 
-    def time_texts(self, texts: list[str], modes: list[str], warmup: int) -> dict[str, Any] | None:
+    def time_texts(self, texts: list[str], runs: list[tuple[str, list[int]]], warmup: int) -> dict[str, Any] | None:
         """Tokenize and run each text in the runtime's own language, as its apps do: {"tokenizer": what tokenized,
-        "ids": each text's real token ids, "times": {mode: {"tokenize_s": [...], "model_s": [...]}}}, the modes
-        ("fixed", "buckets") interleaved per text. None: apps of this runtime tokenize where the bench does (Python)."""
+        "ids": each text's real token ids, "times": {mode: {"tokenize_s": [...], "model_s": [...]}}} (per text, in
+        text order), timed in `runs` ((mode, text indices) in order, each opened by an untimed call; modes "fixed",
+        "buckets": `edgebert.bench.app_latency.schedule`). None: apps of this runtime tokenize where the bench does
+        (Python)."""
         return None
 
     def close(self) -> None:

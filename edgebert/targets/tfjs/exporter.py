@@ -181,9 +181,10 @@ class TFJSRunner(Runner):
         answer = self._request(inputs, mode="time", warmup=int(warmup), repeats=int(repeats), outputs=self.output_names)
         return [float(t) for t in answer["times_s"]]
 
-    def time_texts(self, texts: list[str], modes: list[str], warmup: int) -> dict[str, Any] | None:
+    def time_texts(self, texts: list[str], runs: list[tuple[str, list[int]]], warmup: int) -> dict[str, Any] | None:
         """Tokenized in JS by the tokenizer the demo app uses (edgebert-runtime's EdgeTokenizer), timed in Node."""
-        request = {"model_dir": str(self.export_dir), "mode": "texts", "texts": list(texts), "modes": list(modes),
+        request = {"model_dir": str(self.export_dir), "mode": "texts", "texts": list(texts),
+                   "runs": [[mode, list(indices)] for mode, indices in runs],
                    "warmup": int(warmup), "outputs": self.output_names, "backend": self.backend}  # fmt: skip
         answer = self._exchange(request)
         return {"tokenizer": JS_TOKENIZER, "ids": answer["ids"], "times": answer["times"]}

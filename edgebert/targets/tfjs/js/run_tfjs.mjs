@@ -12,11 +12,13 @@
 //   time: {"backend", "times_s": [...]}  (seconds per call over every row of `inputs`, measured here in Node,
 //         the requested outputs read back flat as an app reads them)
 // or, with "mode": "texts", what an app does per text (`edgebert bench`'s app-like latency of a TF.js export):
-//   {"model_dir", "mode": "texts", "texts": [...], "modes": ["fixed", "buckets"], "warmup": 3, "outputs": [...]}
+//   {"model_dir", "mode": "texts", "texts": [...], "runs": [["fixed", [0, 1, ...]], ["buckets", [0, 1, ...]], ...],
+//    "warmup": 3, "outputs": [...]}
 //   -> {"backend", "ids": [[...], ...] (each text's real token ids), "times": {mode: {"tokenize_s": [...],
-//       "model_s": [...]}}}: tokenized in JS (edgebert-runtime's EdgeTokenizer, as the demo app does), padded to the
-//       export's longest length (fixed) or to the smallest bucket that holds the text (buckets), then tensors in,
-//       execute and read back; the modes interleaved per text, after `warmup` untimed texts.
+//       "model_s": [...]}}} (per text, in text order): tokenized in JS (edgebert-runtime's EdgeTokenizer, as the demo
+//       app does), padded to the export's longest length (fixed) or to the smallest bucket that holds the text
+//       (buckets), then tensors in, execute and read back; after `warmup` untimed texts in each mode, the runs in
+//       order (edgebert.bench.app_latency.schedule), each opened by one untimed call of its first text.
 // Each row is one execute() of the static [1, seq_len] graph. Anything else tfjs prints goes to stderr.
 // The graphs of one export's buckets list the same weight shard: it is decoded once and their graphs share it.
 //
@@ -130,7 +132,7 @@ async function timeTexts(request) {
   for (const g of graphs) {
     byLength.set(g.seq_len, { model: await graph(tf, dir, g.model_file), nodes: outputNodes(dir, g.model_file, keys) });
   }
-  const modes = request.modes || ['fixed', 'buckets'];
+  const modes = [...new Set(request.runs.map(([mode]) => mode))];
   const { Tokenizer } = await import('@huggingface/tokenizers');
   const tokenizers = {};
   for (const mode of modes) tokenizers[mode] = exportTokenizer(Tokenizer, dir, { buckets: mode === 'buckets' });
@@ -149,12 +151,9 @@ async function timeTexts(request) {
   };
   for (const text of request.texts.slice(0, request.warmup ?? 3)) for (const mode of modes) await once(text, mode);
   const times = Object.fromEntries(modes.map((m) => [m, { tokenize_s: [], model_s: [] }]));
-  for (const text of request.texts) {
-    for (const mode of modes) {
-      const [tokenize, model] = await once(text, mode);
-      times[mode].tokenize_s.push(tokenize);
-      times[mode].model_s.push(model);
-    }
+  for (const [mode, indices] of request.runs) {
+    await once(request.texts[indices[0]], mode);  // untimed: the call after the other mode's run
+    for (const i of indices) [times[mode].tokenize_s[i], times[mode].model_s[i]] = await once(request.texts[i], mode);
   }
   return { backend, ids: request.texts.map((t) => tokenizers[modes[0]].ids(t)), times };
 }
