@@ -27,13 +27,14 @@ def test_a_refusal_names_a_recipe_that_then_passes(
     monkeypatch.setattr(export_module, "_convert_and_verify", lambda e, m, o, *a: tried.append(o.quantize) or convert(e, m, o, *a))
     with pytest.raises(VerificationError) as info:
         export(target, model=tiny_bert, out=tmp_path / "refused", quantize=quantize, seq_len=16, min_cosine=STRICT, quiet=True)
-    assert tried[0] == quantize and "int4" not in tried  # 4 bits are tried only on a model trained on the target's grid
+    assert tried[0] == quantize and not {"int4", "w4a8"} & set(tried)  # 4 bits are tried only on a model trained on the target's grid
     message = str(info.value)
     assert "\n" not in message and not (tmp_path / "refused").exists()
     named = re.search(r"recipes that hold for this model: (\S+) \(min cosine (\d\.\d+)\)", message)
     assert named, message
-    grid = f"{target}-int4"  # 4 bits are not tried on a model off the grid: named as what holds once trained on it
-    assert (f"int4 once trained on the {grid} weight grid (distill --weight-grid {grid})" in message) == (grid in GRIDS)
+    for four_bit in ("int4", "w4a8"):  # 4 bits are not tried on a model off the grid: named as what holds once trained on it
+        grid = f"{target}-{four_bit}"
+        assert (f"{four_bit} once trained on the {grid} weight grid (distill --weight-grid {grid})" in message) == (grid in GRIDS)
     recipe, measured = named.group(1), float(named.group(2))
     assert recipe != quantize and measured >= STRICT
     report = export(target, model=tiny_bert, out=tmp_path / "passes", quantize=recipe, seq_len=16, min_cosine=STRICT, quiet=True)

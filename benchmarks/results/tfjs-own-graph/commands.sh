@@ -25,3 +25,7 @@ edgebert bench before-student=$A/before-student after-student=$A/after-student b
 #   edgebert export --target tfjs --quantize uint8 --buckets --model $S --out $A/tfjs-b --force
 #   edgebert bench small-tfjs=$A/tfjs-b --texts benchmarks/results/buckets-student/texts.txt --texts-limit 300 \
 #     --seq-len 128 --repeats 30 --out $A/bucket-runN --force
+# Run 5 (runs.txt): the same export and bench with bench's runs schedule (fixed and bucketed calls alternating every 10
+# texts), three times, and twice back to back with the per-text schedule of commit 1f1801b (a worktree of it, its
+# edgebert on PYTHONPATH). Where its 16-token call spends its time:
+#   node benchmarks/tfjs_profile_ops.mjs $A/tfjs-b --seq-len 16 --calls 50
