@@ -169,6 +169,7 @@ def test_a_student_trained_on_the_two_level_grid_exports_to_onnx_w4a8_exactly(ti
     reports = {q: export("onnx", student, tmp_path / q, quantize=q, quiet=True) for q in ("int8", "w4a8")}
     report = reports["w4a8"]
     assert report.manifest["parity"]["passed"] and report.manifest["target_details"]["opset"] == 21
+    assert set(report.manifest["parity"]["kernel_paths"]) == {"host", "u8s8-saturating"}  # the folded codes, emulated
     path = tmp_path / "w4a8" / "model.onnx"
     stored = {(i.data_type, len(i.dims)) for i in onnx.load(str(path)).graph.initializer}
     assert {(onnx.TensorProto.INT4, 3), (onnx.TensorProto.UINT4, 3)} <= stored and (onnx.TensorProto.INT8, 2) not in stored  # zero points stay

@@ -14,7 +14,9 @@ host's kernel, so a file that would drift on an AVX2 machine fails on a VNNI mac
 applied after the integer sum, as MLAS does (row and column sums), so only the raw u8 x s8 pairs saturate.
 
 Covered: `MatMulInteger` (dynamic int8) and `DequantizeLinear -> MatMul <- DequantizeLinear` with a uint8
-activation and an int8 constant weight (QDQ int8-static, which onnxruntime runs as QLinearMatMul).
+activation and an int8 constant weight (QDQ int8-static, which onnxruntime runs as QLinearMatMul). A weight computed
+from constants (the `w4a8` recipe's 4-bit codes, which onnxruntime folds at load) is folded first (`folded`), so its
+products are emulated as the kernels meet them.
 """
 
 from __future__ import annotations
@@ -45,6 +47,26 @@ class _Product:
     weight: np.ndarray  # int8 [K, N]
     weight_zero_point: np.ndarray  # int8, scalar or [N]
     scales: tuple[str, ...]  # (activation scale, weight scale) for QDQ: the float result; () keeps MatMulInteger's int32
+
+
+def folded(model: Any) -> Any:
+    """`model` with its constant subgraphs folded as onnxruntime folds them at load (its basic graph optimizations:
+    standard ops only), when it stores 4-bit weights; else `model` itself."""
+    import tempfile
+    from pathlib import Path
+
+    import onnx
+    import onnxruntime as ort
+
+    four_bit = (onnx.TensorProto.INT4, onnx.TensorProto.UINT4)
+    if not any(i.data_type in four_bit for i in model.graph.initializer):
+        return model
+    with tempfile.TemporaryDirectory(prefix="edgebert-fold-") as scratch:
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(Path(scratch) / "folded.onnx")
+        ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        return onnx.load(options.optimized_model_filepath)
 
 
 def has_u8s8_products(model: Any) -> bool:

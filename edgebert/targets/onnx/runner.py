@@ -48,7 +48,7 @@ def onnx_kernel_paths(path: Path) -> dict[str, KernelPath]:
     from edgebert.targets.onnx import kernels as onnx_kernels
 
     paths = {onnx_kernels.HOST: KernelPath(onnx_kernels.KERNEL_PATHS[onnx_kernels.HOST], OnnxRunner(path))}
-    model = onnx.load(str(path))
+    model = onnx_kernels.folded(onnx.load(str(path)))
     if onnx_kernels.emulate_u8s8_saturation(model):
         description = onnx_kernels.KERNEL_PATHS[onnx_kernels.SATURATING_U8S8]
         # The emulation holds a chunk of pair products ([1, tokens, pairs, N] int32, kernels.CHUNK_BYTES for 128
