@@ -23,7 +23,8 @@ Each grid is the quantizer's own rule, written in torch (a test compares it with
   the file stores 4 bits a weight and onnxruntime folds them at load into the 7-bit int8 weights its int8 kernels
   multiply (edgebert.targets.onnx.w4a8): 4-bit bytes at int8 speed, and no x86 kernel can saturate on them.
 - ``executorch-w4a8``: ExecuTorch's `w4a8` recipe: `executorch-int4`'s rule with one group a Linear's row (XNNPACK's
-  per-channel 4-bit kernels), its tables as `executorch-int4`'s.
+  per-channel 4-bit kernels; a row 32 does not divide is stored int8 and left as it is), its tables as
+  `executorch-int4`'s.
 
 TFLite has the rule (`litert_blockwise_int4`, ai-edge-quantizer's blockwise 4-bit weights) but no grid: litert-torch's
 converter folds a LayerNorm's weight into the Linear it feeds (W diag(gamma): the query / key / value projections
@@ -134,8 +135,9 @@ def two_level_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
 
 
 def torchao_per_channel_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
-    """A Linear's [out, in] weight on ExecuTorch's w4a8 grid: `torchao_int4` with one group a row (`block` unused)."""
-    return torchao_symmetric_int4(w, w.shape[-1])
+    """A Linear's [out, in] weight on ExecuTorch's w4a8 grid: `torchao_int4` with one group a row, or as it is when
+    the recipe stores it int8 (XNNPACK takes the row as a group, which must be a multiple of `block`)."""
+    return torchao_symmetric_int4(w, w.shape[-1]) if executorch_int4_linear(w.shape[-1], block) else w
 
 
 def litert_blockwise_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:

@@ -8,8 +8,9 @@ XNNPACK's dynamically quantized linear kernels:
   (a pruned FFN's down-projection) is stored as in `int8`: XNNPACK's 4-bit groups must be a multiple of 32.
 - `w4a8`: the same activations, 4-bit weights with one scale per output channel (the same torchao scales): XNNPACK
   multiplies them with its per-channel 4-bit kernels (qd8-f32-qc4w), which run as fast as its int8 ones where its
-  grouped 4-bit kernels do not (x86: `benchmarks/results/int4-grid/`); every Linear, whatever its width. The
-  `executorch-w4a8` grid. Tables as `int4`.
+  grouped 4-bit kernels do not (`benchmarks/results/w4a8/et-kernels.txt`). XNNPACK takes a row as one group, so
+  a Linear whose input width 32 does not divide is stored int8, as in `int4`. The `executorch-w4a8` grid. Tables
+  as `int4`.
 
 The embedding tables (the word table is most of a small student's bytes) are stored as `QuantizedTable`s: int8 rows
 (`int8`) or 4-bit groups on the same grid (`int4`), looked up by ExecuTorch's quantized kernels (`embedding_byte`,
@@ -86,8 +87,8 @@ def quantized_module(module: Any, family: Family, recipe: str, roles: tuple[str,
     def chosen(layer: Any, name: str) -> bool:
         return isinstance(layer, nn.Linear) and not islands.search(name)
 
-    if recipe == "int4":  # 4 bits where XNNPACK has the kernel, int8 elsewhere
-        quantize_(copied, quantize_config("int4"), filter_fn=lambda m, n: chosen(m, n) and executorch_int4_linear(m.in_features))
+    if recipe in ("int4", "w4a8"):  # 4 bits where XNNPACK has the kernel, int8 elsewhere
+        quantize_(copied, quantize_config(recipe), filter_fn=lambda m, n: chosen(m, n) and executorch_int4_linear(m.in_features))
         quantize_(copied, quantize_config("int8"), filter_fn=lambda m, n: chosen(m, n) and not executorch_int4_linear(m.in_features))
     else:
         quantize_(copied, quantize_config(recipe), filter_fn=chosen)
