@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The `small` preset's student at 4 bits on the int8 kernels (issue 35): its pruned student (the preset's compress
+# stage) healed from the teacher on each w4a8 weight grid with the preset's heal settings (12,000 steps, lr 3e-4,
+# seq 64, pooled cosine, the teacher cache; the checkpoint kept on the STS-B train pairs), exported at w4a8 and at
+# int8, and benched against the teacher on STS-B dev (1,500 pairs) at seq 16 and 128, batch 1, one thread.
+# AMD EPYC (KVM; AVX2, AVX-512 VNNI), 2 cores; the bench ran with nothing else running.
+#   S = the small preset's work dir after its compress stage (edgebert pipeline --preset small $DATA --work S, stopped
+#       in its heal stage, which heal_on_grid.py replaces)
+set -euo pipefail
+S=${S:-/work/bench/small.work}
+Q=${Q:-/work/bench}
+TEXT=../shared/data/corpus/sotu.txt.gz
+# The two heals ran side by side (the ExecuTorch one with OMP_NUM_THREADS=1):
+python benchmarks/heal_on_grid.py onnx-w4a8 "$Q/qat-onnx" 12000 "$S" $TEXT
+OMP_NUM_THREADS=1 python benchmarks/heal_on_grid.py executorch-w4a8 "$Q/qat-et" 12000 "$S" $TEXT
+for q in w4a8 int8; do
+  edgebert export --target onnx --quantize $q --model "$Q/qat-onnx" --out "$Q/onnx-$q" --force
+  edgebert export --target executorch --quantize $q --model "$Q/qat-et" --seq-len 128 --out "$Q/et-$q" --force
+done
+edgebert bench teacher=default onnx-w4a8="$Q/onnx-w4a8" onnx-int8="$Q/onnx-int8" et-w4a8="$Q/et-w4a8" \
+  et-int8="$Q/et-int8" --sts ../shared/data/stsb/dev.csv --seq-len 16 128 --batch 1 --threads 1 --repeats 30 \
+  --texts-limit 0 --out benchmarks/results/w4a8/bench --force
+# The kernels alone (et-kernels.txt):
+python benchmarks/et_4bit_kernels.py 2 100
+# Timing-only reruns (timing-runs.txt), nothing else running:
+#   edgebert bench et-int8=... et-w4a8=... onnx-int8=... onnx-w4a8=... --seq-len 16 128 --batch 1 --threads 1 --warmup 10 --repeats 50 --texts-limit 0 --out RUN2
+#   edgebert bench et-w4a8=... et-int8=... --seq-len 16 128 --batch 1 --threads 1 --warmup 10 --repeats 100 --texts-limit 0 --out RUN3 (and RUN4)
