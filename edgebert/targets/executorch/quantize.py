@@ -59,13 +59,10 @@ def quantize_config(recipe: str) -> Any:
 
     if recipe == "int8":
         return Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int8, weight_granularity=PerAxis(0))
-    if recipe == "int4":
+    if recipe in ("int4", "w4a8"):  # groups of INT4_GROUP, or one group a row
+        granularity = PerGroup(INT4_GROUP) if recipe == "int4" else PerAxis(0)
         return Int8DynamicActivationIntxWeightConfig(
-            weight_dtype=torch.int4, weight_granularity=PerGroup(INT4_GROUP), weight_mapping_type=MappingType.SYMMETRIC_NO_CLIPPING_ERR
-        )
-    if recipe == "w4a8":
-        return Int8DynamicActivationIntxWeightConfig(
-            weight_dtype=torch.int4, weight_granularity=PerAxis(0), weight_mapping_type=MappingType.SYMMETRIC_NO_CLIPPING_ERR
+            weight_dtype=torch.int4, weight_granularity=granularity, weight_mapping_type=MappingType.SYMMETRIC_NO_CLIPPING_ERR
         )
     raise ValueError(f"unknown ExecuTorch quantization recipe '{recipe}'")
 

@@ -79,9 +79,12 @@ def quantize_onnx(
     (input name -> int64 [1, T] array), one per calibration sentence. `guard`: model feeds, one per guard text
     (`onnx.exporter.guard_feeds`), on which 'int8' chooses its float islands and their weights' storage.
     """
-    if recipe in ("int8", STATIC):
+    if recipe in ("int8", W4A8, STATIC):
         shared = fold_shared_weights(src)
-        info = _quantize_dynamic(src, dst, family, guard) if recipe == "int8" else _quantize_static(src, dst, family, list(calibration or ()))
+        if recipe == STATIC:
+            info = _quantize_static(src, dst, family, list(calibration or ()))
+        else:
+            info = _quantize_dynamic(src, dst, family, guard) if recipe == "int8" else _quantize_w4a8(src, dst, family, guard)
         left = float_weight_matmuls(dst, info["excluded_nodes"])
         if left:
             raise UserError(
@@ -99,16 +102,6 @@ def quantize_onnx(
             "compute": "float32 (weights dequantized in the kernel)",
         }
         return _with_float_islands(src, dst, family, guard, _write_int4, info, INT4_FLOAT_ISLANDS)
-    if recipe == W4A8:
-        shared = fold_shared_weights(src)
-        info = {"recipe": W4A8, "weights": f"4-bit two-level codes (values -7..7, a multiplier 1..9 per {INT4_BLOCK} inputs, "
-                "a float scale per output channel), folded at load into int8 weights (-63..63)",
-                "activations": "uint8, dynamic", "compute": "the int8 recipe's integer kernels (float islands: float)"}  # fmt: skip
-        info = _with_float_islands(src, dst, family, guard, _write_w4a8, info, INT8_FLOAT_ISLANDS, store_islands=False)
-        left = float_weight_matmuls(dst, info["excluded_nodes"])
-        if left:
-            raise UserError(f"onnx w4a8 left {len(left)} weight MatMul(s) in float (e.g. {left[0]}); export with --quantize int8")
-        return {**info, **({"shared_weights": {"identity_nodes_folded": shared}} if shared else {})}
     if recipe == "fp16":
         import onnx
         from onnxruntime.transformers.float16 import convert_float_to_float16
@@ -122,6 +115,13 @@ def quantize_onnx(
 def _quantize_dynamic(src: Path, dst: Path, family: Family, guard: list[dict[str, np.ndarray]] | None) -> dict[str, Any]:
     info = {"recipe": "int8", "weights": "int8 on a 7-bit range (-64..63), per-channel", "activations": "uint8, dynamic"}
     return _with_float_islands(src, dst, family, guard, _write_dynamic_int8, info, INT8_FLOAT_ISLANDS)
+
+
+def _quantize_w4a8(src: Path, dst: Path, family: Family, guard: list[dict[str, np.ndarray]] | None) -> dict[str, Any]:
+    info = {"recipe": W4A8, "weights": f"4-bit two-level codes (values -7..7, a multiplier 1..9 per {INT4_BLOCK} inputs, "
+            "a float scale per output channel), folded at load into int8 weights (-63..63)",
+            "activations": "uint8, dynamic", "compute": "the int8 recipe's integer kernels (float islands: float)"}  # fmt: skip
+    return _with_float_islands(src, dst, family, guard, _write_w4a8, info, INT8_FLOAT_ISLANDS, store_islands=False)
 
 
 def _write_dynamic_int8(src: Path, dst: Path, excluded: list[str]) -> None:

@@ -13,7 +13,6 @@ A table's per-row scale is looked up with its rows (Gather, Cast, Mul) instead o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,38 +25,28 @@ IR_VERSION = 10
 QUANTIZED, WEIGHT_ONLY, SCALE = "_quantized", "_int8", "_scale"  # onnxruntime's and `weight_only_int8`'s names
 
 
-@dataclass
-class Stored:
-    """What `store_at_four_bits` rewrote: weights (MatMul and float-island) and tables, and their bytes."""
-
-    weights: int = 0
-    tables: int = 0
-    four_bit_bytes: int = 0
-
-
-def store_at_four_bits(model: Any, floats: dict[str, np.ndarray]) -> Stored:
+def store_at_four_bits(model: Any, floats: dict[str, np.ndarray]) -> None:
     """Rewrite the int8 recipe's `model` in place: each int8 weight and table rebuilt from two-level 4-bit codes of
     its float original (`floats`: the fp32 graph's initializers by name)."""
     graph = model.graph
     consumers = _consumers(graph)
     initializers = {i.name: i for i in graph.initializer}
-    stored, prepended = Stored(), []
+    prepended = []
     for name, init in list(initializers.items()):
         base = _float_name(name)
         if base is None or base not in floats or len(init.dims) != 2:
             continue
         kinds = {n.op_type for n in consumers.get(name, [])}
         if kinds == {"Gather"}:
-            prepended += _table(graph, init, floats[base], consumers[name], stored)
+            prepended += _table(graph, init, floats[base], consumers)
         elif kinds and kinds <= {"MatMulInteger", "Cast"}:
-            prepended += _matmul_weight(graph, init, initializers[base + SCALE], floats[base], stored)
+            prepended += _matmul_weight(graph, init, initializers[base + SCALE], floats[base])
         else:
             raise UserError(f"onnx w4a8 cannot store '{base}' (read by {', '.join(sorted(kinds))}); export with --quantize int8")
     for node in reversed(prepended):  # constants only: first in the graph keeps it sorted
         graph.node.insert(0, node)
     _drop_unread(graph)
     _set_opset(model)
-    return stored
 
 
 def _drop_unread(graph: Any) -> None:
@@ -82,44 +71,42 @@ def _consumers(graph: Any) -> dict[str, list[Any]]:
     return found
 
 
-def _matmul_weight(graph: Any, init: Any, scale: Any, weight_kn: np.ndarray, stored: Stored) -> list[Any]:
+def _matmul_weight(graph: Any, init: Any, scale: Any, weight_kn: np.ndarray) -> list[Any]:
     """A [K, N] int8 MatMul weight (its scale per output column) rebuilt from codes along K per output column."""
     from onnx import numpy_helper
 
-    codes_nodes, row_scale = _codes(graph, init.name, weight_kn.T, stored, transpose=True)
+    codes_nodes, row_scale = _codes(graph, init.name, weight_kn.T, transpose=True)
     scale.CopyFrom(numpy_helper.from_array(row_scale.reshape(-1), scale.name))
-    stored.weights += 1
     return codes_nodes
 
 
-def _table(graph: Any, init: Any, table: np.ndarray, gathers: list[Any], stored: Stored) -> list[Any]:
+def _table(graph: Any, init: Any, table: np.ndarray, consumers: dict[str, list[Any]]) -> list[Any]:
     """A [rows, dim] int8 table rebuilt from codes along dim per row; each lookup's dequantization reads its rows'
-    scales."""
+    scales (`consumers`: the nodes reading each tensor, `_consumers`)."""
     from onnx import TensorProto, helper, numpy_helper
 
-    codes_nodes, row_scale = _codes(graph, init.name, table, stored, transpose=False)
+    codes_nodes, row_scale = _codes(graph, init.name, table, transpose=False)
     scales = f"{init.name}_row_scale"
     graph.initializer.append(numpy_helper.from_array(row_scale.astype(np.float32), scales))  # [rows, 1]
-    for gather in gathers:
-        dequantize = _only_consumer(graph, gather.output[0], "DequantizeLinear")
+    for gather in consumers[init.name]:
+        dequantize = _only_consumer(consumers, gather.output[0], "DequantizeLinear")
         out, at = dequantize.output[0], list(graph.node).index(dequantize)
         graph.node.remove(dequantize)
         prefix = gather.name or gather.output[0]
         graph.node.insert(at, helper.make_node("Mul", [f"{prefix}_as_float", f"{prefix}_row_scales"], [out], name=f"{prefix}_Scale"))
         graph.node.insert(at, helper.make_node("Cast", [gather.output[0]], [f"{prefix}_as_float"], name=f"{prefix}_Cast", to=TensorProto.FLOAT))
         graph.node.insert(at, helper.make_node("Gather", [scales, gather.input[1]], [f"{prefix}_row_scales"], name=f"{prefix}_RowScales"))
-    stored.tables += 1
     return codes_nodes
 
 
-def _only_consumer(graph: Any, name: str, op_type: str) -> Any:
-    users = [n for n in graph.node if name in n.input]
+def _only_consumer(consumers: dict[str, list[Any]], name: str, op_type: str) -> Any:
+    users = consumers.get(name, [])
     if len(users) != 1 or users[0].op_type != op_type:
         raise UserError(f"onnx w4a8 expected one {op_type} after '{name}'; export with --quantize int8")
     return users[0]
 
 
-def _codes(graph: Any, name: str, rows_k: np.ndarray, stored: Stored, transpose: bool) -> tuple[list[Any], np.ndarray]:
+def _codes(graph: Any, name: str, rows_k: np.ndarray, transpose: bool) -> tuple[list[Any], np.ndarray]:
     """Replace initializer `name` by nodes computing its int8 codes from 4-bit values and block multipliers of
     `rows_k` [rows, k] (blocks along k); `transpose`: the int8 tensor is [k, rows]. Returns (nodes, scale [rows, 1])."""
     import torch
@@ -154,7 +141,6 @@ def _codes(graph: Any, name: str, rows_k: np.ndarray, stored: Stored, transpose:
     nodes.append(helper.make_node("Cast", [last], [name], to=TensorProto.INT8))
     for n, node in enumerate(nodes):
         node.name = f"{name}_unpack_{n}"
-    stored.four_bit_bytes += (values.size + multipliers.size + 1) // 2
     return nodes, scale
 
 
