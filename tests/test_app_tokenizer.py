@@ -73,9 +73,11 @@ class _RuntimeTokenizes(Runner):
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         raise AssertionError("a runtime that tokenizes times whole texts; run() is not called")
 
-    def time_texts(self, texts: list[str], modes: list[str], warmup: int) -> dict[str, Any]:
+    def time_texts(self, texts: list[str], runs: list[tuple[str, list[int]]], warmup: int) -> dict[str, Any]:
         ids = [encode(self.tokenizer, [t], 32, pad_to_seq_len=False)["input_ids"][0].tolist() for t in texts]
         ids[1] = ids[1][:-1]
+        modes = list(dict.fromkeys(mode for mode, _ in runs))
+        assert sorted(i for mode, indices in runs if mode == modes[0] for i in indices) == list(range(len(texts)))
         times = {m: {"tokenize_s": [1e-5] * len(texts), "model_s": [1e-3 * (i + 1)] * len(texts)} for i, m in enumerate(modes)}
         return {"tokenizer": "the runtime's own", "ids": ids, "times": times}
 
