@@ -148,8 +148,8 @@ class DistillRecipe:
     threads: int | None = option(None, "CPU threads for torch", group="training")
     weight_grid: str | None = option(
         None, "quantization-aware training: the student's Linear and embedding weights are seen on this runtime "
-        "quantizer's 4-bit grid and saved on it, so `export --quantize int4` to that target computes the student "
-        "exactly (edgebert/weight_grids.py): onnx-int4, onnx-w4a8, executorch-int4 or executorch-w4a8", group="student", metavar="GRID",
+        "quantizer's 4-bit grid and saved on it, so `export --quantize int4` (or w4a8) to that target computes the student "
+        "exactly (edgebert/weight_grids.py): onnx-int4, onnx-w4a8, executorch-int4, executorch-w4a8 or tflite-w4a8", group="student", metavar="GRID",
     )  # fmt: skip
 
 

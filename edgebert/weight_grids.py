@@ -26,10 +26,15 @@ Each grid is the quantizer's own rule, written in torch (a test compares it with
   per-channel 4-bit kernels; a row 32 does not divide is stored int8 and left as it is), its tables as
   `executorch-int4`'s.
 
-TFLite has the rule (`litert_blockwise_int4`, ai-edge-quantizer's blockwise 4-bit weights) but no grid: litert-torch's
-converter folds a LayerNorm's weight into the Linear it feeds (W diag(gamma): the query / key / value projections
-after a layer's output norm and the FFN up-projection after the attention norm), so the tensors the quantizer rounds
-are not the model's weights, and a model trained on the rule would be off it in the file (docs/export.md).
+- ``tflite-w4a8``: TFLite's `w4a8` recipe: ai-edge-quantizer's channelwise 4-bit weights (`litert_channelwise_int4`:
+  one float32 scale a row, its largest magnitude / 7), which XNNPACK multiplies with its per-channel 4-bit kernels; a
+  Linear whose input width 32 does not divide is stored int8 and left as it is. litert-torch's converter folds a norm's
+  weight into each Linear that reads the norm's output as it is (W diag(gamma): the query / key / value projections
+  after a layer's output norm, the FFN up-projection after the attention norm), so the tensor the quantizer rounds is
+  W diag(gamma), not W: this grid rounds that product (`norm_folds`, found by converting the model once), and the model keeps
+  round(W diag(gamma)) diag(1 / gamma), which the converter folds back onto the grid.
+
+TFLite `int4` (`litert_blockwise_int4`, blocks of 32) has the rule but no grid of its own.
 """
 
 from __future__ import annotations
@@ -140,6 +145,21 @@ def torchao_per_channel_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.
     return torchao_symmetric_int4(w, w.shape[-1]) if executorch_int4_linear(w.shape[-1], block) else w
 
 
+def litert_channelwise_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
+    """`w` [rows, k] rounded as ai-edge-quantizer's channelwise 4-bit weights (`dynamic_wi4_afp32`): one float32 scale
+    a row, its largest magnitude / 7, q = round(w / scale) (so in [-7, 7]), dequantized. A grid point maps to itself."""
+    x = w.float()
+    scale = x.abs().amax(-1, keepdim=True) / 7.0
+    q = torch.where(scale == 0, torch.zeros_like(x), x / scale).round().clamp(-8, 7)
+    return (q * scale).to(w.dtype)
+
+
+def litert_channelwise_int4_linear(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
+    """A Linear's [out, in] weight on TFLite's w4a8 grid, or as it is when the recipe stores it int8 (an input width
+    `block` does not divide: `edgebert.targets.tflite.quantize.unblockable_ops`)."""
+    return litert_channelwise_int4(w) if w.shape[-1] % block == 0 else w
+
+
 def litert_blockwise_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
     """`w` [..., k] rounded as ai-edge-quantizer's symmetric blockwise 4-bit weights along its last axis (bfloat16
     scales), dequantized; as it is when `block` does not divide k (the TFLite recipe stores that tensor int8)."""
@@ -163,6 +183,7 @@ class WeightGrid:
     block: int
     linear: Callable[[torch.Tensor, int], torch.Tensor]
     table: Callable[[torch.Tensor, int], torch.Tensor]
+    folds_norms: bool = False  # the target's converter stores W diag(gamma) for some Linears fed by a norm (`norm_folds`)
 
     def rule_for(self, module: nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
         """The rounding of `module`'s weight (a table's or a Linear's), blocks along its last axis."""
@@ -183,6 +204,7 @@ GRIDS = {
         WeightGrid("executorch-int4", "executorch", "int4", INT4_BLOCK, torchao_symmetric_int4_linear, torchao_symmetric_int4),
         WeightGrid("onnx-w4a8", "onnx", "w4a8", INT4_BLOCK, two_level_int4, two_level_int4),
         WeightGrid("executorch-w4a8", "executorch", "w4a8", INT4_BLOCK, torchao_per_channel_int4, torchao_symmetric_int4),
+        WeightGrid("tflite-w4a8", "tflite", "w4a8", INT4_BLOCK, litert_channelwise_int4_linear, litert_channelwise_int4, folds_norms=True),
     )
 }
 
@@ -217,15 +239,46 @@ def grid_modules(model: nn.Module) -> dict[str, nn.Module]:
     return {name: m for name, m in model.named_modules() if isinstance(m, (nn.Linear, nn.Embedding))}
 
 
+def norm_folds(model: nn.Module, target: str) -> dict[nn.Module, nn.Module]:
+    """{Linear: norm} of the Linears whose weight `target`'s converter stores as W diag(gamma) (the target's own
+    measurement: edgebert.targets.tflite.folds)."""
+    if target != "tflite":
+        raise ValueError(f"no norm folding is known for {target}")
+    from edgebert.targets.tflite.folds import folded_norms
+
+    return folded_norms(model)
+
+
+def _through_norm(rule: Callable[[torch.Tensor], torch.Tensor], norm: nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
+    """`rule` applied to W diag(gamma) (the norm's weight as it is now), returned as a weight of the model: the
+    product the converter stores is then on the grid. A zero gamma's column is left as it is (it multiplies zeros)."""
+
+    def snap(w: torch.Tensor) -> torch.Tensor:
+        gamma = norm.weight.detach().to(w.dtype)
+        safe = torch.where(gamma == 0, torch.ones_like(gamma), gamma)
+        return torch.where(gamma == 0, w, rule(w * safe) / safe)
+
+    return snap
+
+
+def grid_rules(model: nn.Module, grid: WeightGrid) -> dict[str, tuple[nn.Module, Callable[[torch.Tensor], torch.Tensor]]]:
+    """{name: (module, the rounding of its weight)} for every Linear and Embedding of `model` on `grid`."""
+    folds = norm_folds(model, grid.target) if grid.folds_norms else {}
+    return {
+        name: (m, _through_norm(grid.rule_for(m), folds[m]) if m in folds else grid.rule_for(m))
+        for name, m in grid_modules(model).items()
+    }
+
+
 def put_on_grid(model: nn.Module, grid: WeightGrid) -> int:
     """Train `model` on `grid`: each Linear and Embedding weight is seen snapped (straight-through gradient).
     Returns how many weights. `bake` writes them snapped for good."""
     from torch.nn.utils import parametrize
 
-    modules = grid_modules(model).values()
-    for m in modules:
-        parametrize.register_parametrization(m, "weight", _OnGrid(grid.rule_for(m)), unsafe=True)
-    return len(modules)
+    rules = grid_rules(model, grid).values()
+    for m, rule in rules:
+        parametrize.register_parametrization(m, "weight", _OnGrid(rule), unsafe=True)
+    return len(rules)
 
 
 def bake(model: nn.Module) -> None:
@@ -240,4 +293,5 @@ def bake(model: nn.Module) -> None:
 def off_grid(model: nn.Module, grid: WeightGrid) -> list[str]:
     """The Linear / Embedding weights of `model` that `grid` would move (empty: every one is a grid point, to the
     float ulp a recomputed scale can differ by)."""
-    return [name for name, m in grid_modules(model).items() if not torch.allclose(grid.snap(m), m.weight.detach(), rtol=1e-6, atol=0)]
+    rules = grid_rules(model, grid)
+    return [name for name, (m, rule) in rules.items() if not torch.allclose(rule(m.weight.detach()), m.weight.detach(), rtol=1e-6, atol=0)]

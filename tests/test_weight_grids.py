@@ -11,7 +11,15 @@ import pytest
 import torch
 
 from edgebert.errors import UserError
-from edgebert.weight_grids import GRIDS, grid_for, grid_named, litert_blockwise_int4, off_grid, onnxruntime_symmetric_int4
+from edgebert.weight_grids import (
+    GRIDS,
+    grid_for,
+    grid_named,
+    litert_blockwise_int4,
+    litert_channelwise_int4,
+    off_grid,
+    onnxruntime_symmetric_int4,
+)
 
 
 def _ort_matmul_int4(w_kn: np.ndarray, block: int) -> np.ndarray:
@@ -74,11 +82,30 @@ def test_the_tflite_rule_is_ai_edge_quantizers_blockwise_rounding() -> None:
     assert torch.equal(litert_blockwise_int4(odd), odd)
 
 
+def test_the_tflite_w4a8_rule_is_ai_edge_quantizers_channelwise_rounding() -> None:
+    from ai_edge_quantizer import qtyping
+    from ai_edge_quantizer.algorithms.uniform_quantize import uniform_quantize_tensor as uqt
+
+    w = torch.randn(24, 96, generator=torch.Generator().manual_seed(3)) * 0.05  # a Linear's [out, in] (or a table)
+    w[3] = 0  # an all-zero row: scale 0, stays 0
+    w[5, 40] = 3.0  # an outlier: its row's scale
+    x = w.numpy()
+    zero, scale = uqt.tensor_zp_scale_from_min_max(x.min(1, keepdims=True), x.max(1, keepdims=True), 4, True, qtyping.QuantGranularity.CHANNELWISE)
+    params = qtyping.UniformQuantParams(num_bits=4, quantized_dimension=0, scale=scale, zero_point=zero, symmetric=True)
+    with np.errstate(invalid="ignore"):
+        theirs = uqt.uniform_dequantize(uqt.uniform_quantize(x, params), params)
+    ours = litert_channelwise_int4(w).numpy()
+    assert np.array_equal(ours, theirs) and not np.array_equal(ours, x)
+    assert torch.allclose(litert_channelwise_int4(torch.from_numpy(ours)), torch.from_numpy(ours), rtol=1e-6, atol=0)
+    odd = torch.randn(24, 507)  # stored int8 by the recipe (no fast 4-bit kernel): the grid leaves it as it is
+    assert torch.equal(GRIDS["tflite-w4a8"].linear(odd, 32), odd)
+
+
 def test_an_unknown_grid_is_refused_in_one_line() -> None:
-    with pytest.raises(UserError, match="unknown weight grid .tflite-int3.; choose one of: onnx-int4, executorch-int4, onnx-w4a8, executorch-w4a8"):
+    with pytest.raises(UserError, match="unknown weight grid .tflite-int3.; choose one of: onnx-int4, executorch-int4, onnx-w4a8, executorch-w4a8, tflite-w4a8"):
         grid_named("tflite-int3")
-    assert set(GRIDS) == {"onnx-int4", "executorch-int4", "onnx-w4a8", "executorch-w4a8"}
-    assert grid_for("onnx", "w4a8") is GRIDS["onnx-w4a8"]
+    assert set(GRIDS) == {"onnx-int4", "executorch-int4", "onnx-w4a8", "executorch-w4a8", "tflite-w4a8"}
+    assert grid_for("onnx", "w4a8") is GRIDS["onnx-w4a8"] and grid_for("tflite", "w4a8") is GRIDS["tflite-w4a8"]
     assert grid_for("onnx", "int4") is GRIDS["onnx-int4"] and grid_for("tflite", "int4") is None
 
 
@@ -208,3 +235,50 @@ def test_the_executorch_w4a8_grid_is_what_its_recipe_stores_per_channel(k: int) 
     assert int(stored.qdata.abs().max()) <= 8 and stored.scale.numel() == 24
     assert torch.equal(stored.dequantize(), on_grid) and not torch.equal(on_grid, linear[0].weight.detach())
     assert torch.allclose(grid.snap(linear[0], on_grid), on_grid, rtol=1e-6, atol=0)
+
+
+def _int4_weights(path: Path) -> list[np.ndarray]:
+    """The first subgraph's 4-bit tensors of a .tflite file, dequantized (two values a byte, the low nibble first)."""
+    from ai_edge_litert import schema_py_generated as schema
+    from ai_edge_litert.tools import flatbuffer_utils
+
+    tree = flatbuffer_utils.read_model(str(path))
+    found = []
+    for tensor in tree.subgraphs[0].tensors:
+        if tensor.type == schema.TensorType.INT4:
+            packed = np.frombuffer(bytes(tree.buffers[tensor.buffer].data), np.uint8)
+            q = np.stack([packed & 0x0F, packed >> 4], -1).reshape(-1)[: int(np.prod(tensor.shape))].astype(np.int8)
+            q = np.where(q > 7, q - 16, q).reshape(tuple(tensor.shape))
+            found.append(q.astype(np.float32) * np.asarray(tensor.quantization.scale, np.float32).reshape(-1, 1))
+    return found
+
+
+def test_a_student_trained_on_the_tflite_grid_exports_to_tflite_w4a8_exactly(tiny_bert: Path, tiny_corpus: Path, tmp_path: Path) -> None:
+    """litert-torch stores W diag(gamma) for the Linears that read a LayerNorm (BERT: each layer's query / key / value
+    and FFN up-projection): the grid rounds that product, so every 4-bit weight in the file is the grid's."""
+    from edgebert.distill import distill
+    from edgebert.export import export
+    from edgebert.modelio import load_model
+    from edgebert.weight_grids import grid_rules, norm_folds
+
+    student, sts = tmp_path / "student", tmp_path / "sts.csv"
+    sts.write_text("the dog plays,a dog is playing,4.5\nthe cat,hello world,0.5\nmusic on stage,guitar music,3\nthe man,the woman,2\n")
+    distill(tiny_bert, tiny_corpus, student, weight_grid="tflite-w4a8", steps=4, batch_size=4, seq_len=24, student_layers=2,
+            alpha_mlm=0, alpha_ce=0, mlm_probability=0, alpha_cos=1, eval_sts=sts, eval_steps=2, save_steps=2, quiet=True)  # fmt: skip
+    encoder = load_model(student).embedder.encoder
+    names = {m: name for name, m in encoder.named_modules()}
+    folded = sorted(names[linear] for linear in norm_folds(encoder, "tflite"))
+    assert folded == [f"encoder.layer.{i}.{m}" for i in (0, 1) for m in ("attention.self.key", "attention.self.query", "attention.self.value", "intermediate.dense")]
+    assert off_grid(encoder, GRIDS["tflite-w4a8"]) == ["pooler.dense"]  # the loader's fresh pooler (unused)
+    report = export("tflite", student, tmp_path / "w4a8", quantize="w4a8", quiet=True)
+    assert report.manifest["target_details"]["quantization"]["float_islands"] == [] and report.manifest["parity"]["passed"]
+    rules = grid_rules(encoder, GRIDS["tflite-w4a8"])
+    expected = []  # what the file must hold: the grid's weights, times gamma where the converter folds it
+    for name, (module, _) in rules.items():
+        w = module.weight.detach()
+        folds = {names[m]: n for m, n in norm_folds(encoder, "tflite").items()}
+        expected.append((w * folds[name].weight.detach() if name in folds else w).numpy())
+    stored = _int4_weights(tmp_path / "w4a8" / "model.tflite")
+    assert len(stored) >= 10  # 2 layers × 6 Linears (the pooler is not in the graph) and the word table
+    for q in stored:
+        assert any(e.shape == q.shape and np.allclose(q, e, rtol=1e-5, atol=1e-7) for e in expected)

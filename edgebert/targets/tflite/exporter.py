@@ -36,10 +36,10 @@ TENSORFLOW = "tensorflow"
 
 class TFLiteExporter(Exporter):
     """litert-torch conversion of the SentenceEmbedder; int8 (dynamic range), int8-static, int4 (4-bit weight blocks,
-    dynamic-range) and fp16 variants."""
+    dynamic-range), w4a8 (4-bit weights a scale a row, dynamic-range) and fp16 variants."""
 
     name = "tflite"
-    quantizations = ("int8", "int8-static", "int4", "fp16")
+    quantizations = ("int8", "int8-static", "int4", "w4a8", "fp16")
     install_hint = "pip install 'edgebert[tflite]'"
 
     def check_available(self) -> None:
@@ -115,6 +115,10 @@ class TFLiteExporter(Exporter):
             extra["quantizer"] = (f"ai-edge-quantizer dynamic_wi4b32_afp32 (4-bit weights in blocks of {tq.INT4_BLOCK}), "
                                   "inputs quantized per row with a zero point")  # fmt: skip
             return _dynamic(data, model, options, extra)
+        if options.quantize == tq.W4A8:
+            extra["quantizer"] = ("ai-edge-quantizer dynamic_wi4_afp32 (4-bit weights, one scale a row: XNNPACK's "
+                                  "per-channel 4-bit kernels), inputs quantized per row with a zero point")  # fmt: skip
+            return _dynamic(data, model, options, extra)
         extra["quantizer"] = "litert_torch full_fp16_recipe"
         return tq.quantize_tflite(data, options.quantize)
 
@@ -187,9 +191,9 @@ def _signatures(manifest: dict[str, Any]) -> dict[int, str]:
 
 
 def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dict[str, Any]) -> bytes:
-    """The dynamic recipe `options.quantize` (int8, int4) with the first float islands (`INT8_FLOAT_ISLANDS`) that
-    hold on the guard texts, measured against PyTorch on both kernel paths; what was chosen goes into
-    `extra["quantization"]`."""
+    """The dynamic recipe `options.quantize` (int8, int4, w4a8) with the first float islands that hold on the guard
+    texts (`INT8_FLOAT_ISLANDS`; w4a8, whose models are trained on its grid: `INT4_FLOAT_ISLANDS`, none first),
+    measured against PyTorch on both kernel paths; what was chosen goes into `extra["quantization"]`."""
     from edgebert.parity import guard_inputs, torch_reference
     from edgebert.targets import base
     from edgebert.targets.tflite import quantize as tq
@@ -197,7 +201,7 @@ def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dic
     guard = guard_inputs(model.tokenizer, model.family.input_names(), options.seq_len)
     reference = [torch_reference(model.embedder, feed) for feed in guard]
     signatures = signature_names(options.lengths)
-    for roles in base.INT8_FLOAT_ISLANDS:
+    for roles in base.INT4_FLOAT_ISLANDS if options.quantize == tq.W4A8 else base.INT8_FLOAT_ISLANDS:
         modules = tuple(dict.fromkeys(model.family.layer_module(role) for role in roles))
         quantized = tq.quantize_tflite(data, options.quantize, float_modules=modules)
         measured = _guard_min_cosine(quantized, signatures, guard, reference, model.tokenizer.padding_side)
