@@ -25,3 +25,14 @@ python benchmarks/et_4bit_kernels.py 2 100
 # Timing-only reruns (timing-runs.txt), nothing else running:
 #   edgebert bench et-int8=... et-w4a8=... onnx-int8=... onnx-w4a8=... --seq-len 16 128 --batch 1 --threads 1 --warmup 10 --repeats 50 --texts-limit 0 --out RUN2
 #   edgebert bench et-w4a8=... et-int8=... --seq-len 16 128 --batch 1 --threads 1 --warmup 10 --repeats 100 --texts-limit 0 --out RUN3 (and RUN4)
+# TFLite w4a8 (tflite/): the same heal on the tflite-w4a8 grid (alone on the machine; its last step is its best on the
+# STS-B train pairs, 0.7856), exported at w4a8 and int8 with one length (128) and with --buckets, and benched with
+# nothing else running:
+python benchmarks/heal_on_grid.py tflite-w4a8 "$Q/qat-tflite" 12000 "$S" $TEXT
+for q in w4a8 int8; do
+  edgebert export --target tflite --quantize $q --model "$Q/qat-tflite" --out "$Q/tfl-$q" --force
+  edgebert export --target tflite --quantize $q --buckets --model "$Q/qat-tflite" --out "$Q/tfl-$q-b" --force
+done
+edgebert bench teacher=default tflite-w4a8="$Q/tfl-w4a8" tflite-int8="$Q/tfl-int8" tflite-w4a8-buckets="$Q/tfl-w4a8-b" \
+  tflite-int8-buckets="$Q/tfl-int8-b" --sts ../shared/data/stsb/dev.csv --seq-len 16 128 --batch 1 --threads 1 \
+  --repeats 30 --texts-limit 0 --out benchmarks/results/w4a8/tflite --force
