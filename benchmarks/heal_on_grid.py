@@ -1,11 +1,12 @@
 """The `small` preset's heal stage (the teacher distilled into its pruned student) trained on a 4-bit weight grid.
 
-    python benchmarks/heal_on_grid.py GRID OUT STEPS WORK TEXT
+    python benchmarks/heal_on_grid.py GRID OUT STEPS WORK TEXT [SEED]
 
 WORK is the preset's work dir after its compress stage (`edgebert pipeline --preset small --corpus TEXT STS SST
 ... --work WORK`): its pruned student, prepared sentence sets, STS pairs and teacher cache are read from there; TEXT
 is the run's text corpus (its first --corpus). The stage runs with the preset's [distill] losses and [compress] heal
 settings, plus `heal_weight_grid = GRID` (edgebert/weight_grids.py): what `[compress] heal_weight_grid` does in a recipe.
+SEED replaces the preset's [distill] seed (data order, dropout): a second run of the same heal.
 """
 
 import sys
@@ -20,6 +21,8 @@ def main() -> None:
     recipe = load_recipe(preset_path("small", "preset"))
     recipe.compress.heal_weight_grid = grid
     recipe.compress.heal_steps = steps
+    if len(sys.argv) > 6:
+        recipe.distill.seed = int(sys.argv[6])
     corpus = [text] + [work / "corpus" / name for name in ("stsb-train.txt", "sst2-train.txt", "augmented.txt")]
     run_heal_from_teacher("default", corpus, work / "compress" / "student", out, recipe, work / "corpus" / "eval-sts.csv",
                           False, None, False, teacher_cache=work / "teacher-cache")  # fmt: skip

@@ -308,7 +308,7 @@ class ExportRecipe:
 class ExportConfig(ExportRecipe):
     """Every option of `edgebert export` / `edgebert.export(target, model, out, **options)`."""
 
-    quantize: str = option("none", "onnx: int8, int8-static, int4, w4a8, fp16; tflite: int8, int8-static, int4, fp16; tfjs: uint8, float16; executorch: int8, int4, w4a8")
+    quantize: str = option("none", "onnx: int8, int8-static, int4, w4a8, fp16; tflite: int8, int8-static, int4, w4a8, fp16; tfjs: uint8, float16; executorch: int8, int4, w4a8")
     task: str | None = option(
         None, "what the export computes (default: detected from the model dir); feature-extraction on a classifier or "
         "fill-mask model ships only its encoder's sentence embeddings, without the head",
