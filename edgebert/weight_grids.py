@@ -31,7 +31,7 @@ Each grid is the quantizer's own rule, written in torch (a test compares it with
   Linear whose input width 32 does not divide is stored int8 and left as it is. litert-torch's converter folds a norm's
   weight into each Linear that reads the norm's output as it is (W diag(gamma): the query / key / value projections
   after a layer's output norm, the FFN up-projection after the attention norm), so the tensor the quantizer rounds is
-  W diag(gamma), not W: this grid rounds that product (`norm_folds`, found by converting the model once), and the model keeps
+  W diag(gamma), not W: this grid rounds that product (`litert_torch_folds`: found by converting the model once), and the model keeps
   round(W diag(gamma)) diag(1 / gamma), which the converter folds back onto the grid.
 
 TFLite `int4` (`litert_blockwise_int4`, blocks of 32) has the rule but no grid of its own.
@@ -160,6 +160,13 @@ def litert_channelwise_int4_linear(w: torch.Tensor, block: int = INT4_BLOCK) -> 
     return litert_channelwise_int4(w) if w.shape[-1] % block == 0 else w
 
 
+def litert_torch_folds(model: nn.Module) -> dict[nn.Module, nn.Module]:
+    """{Linear: norm} of the Linears litert-torch stores as W diag(gamma) (measured: edgebert.targets.tflite.folds)."""
+    from edgebert.targets.tflite.folds import folded_norms
+
+    return folded_norms(model)
+
+
 def litert_blockwise_int4(w: torch.Tensor, block: int = INT4_BLOCK) -> torch.Tensor:
     """`w` [..., k] rounded as ai-edge-quantizer's symmetric blockwise 4-bit weights along its last axis (bfloat16
     scales), dequantized; as it is when `block` does not divide k (the TFLite recipe stores that tensor int8)."""
@@ -183,7 +190,8 @@ class WeightGrid:
     block: int
     linear: Callable[[torch.Tensor, int], torch.Tensor]
     table: Callable[[torch.Tensor, int], torch.Tensor]
-    folds_norms: bool = False  # the target's converter stores W diag(gamma) for some Linears fed by a norm (`norm_folds`)
+    # {Linear: norm} of the Linears the target's converter stores as W diag(gamma), measured on a model; None: none
+    folds: Callable[[nn.Module], dict[nn.Module, nn.Module]] | None = None
 
     def rule_for(self, module: nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
         """The rounding of `module`'s weight (a table's or a Linear's), blocks along its last axis."""
@@ -204,7 +212,7 @@ GRIDS = {
         WeightGrid("executorch-int4", "executorch", "int4", INT4_BLOCK, torchao_symmetric_int4_linear, torchao_symmetric_int4),
         WeightGrid("onnx-w4a8", "onnx", "w4a8", INT4_BLOCK, two_level_int4, two_level_int4),
         WeightGrid("executorch-w4a8", "executorch", "w4a8", INT4_BLOCK, torchao_per_channel_int4, torchao_symmetric_int4),
-        WeightGrid("tflite-w4a8", "tflite", "w4a8", INT4_BLOCK, litert_channelwise_int4_linear, litert_channelwise_int4, folds_norms=True),
+        WeightGrid("tflite-w4a8", "tflite", "w4a8", INT4_BLOCK, litert_channelwise_int4_linear, litert_channelwise_int4, folds=litert_torch_folds),
     )
 }
 
@@ -239,16 +247,6 @@ def grid_modules(model: nn.Module) -> dict[str, nn.Module]:
     return {name: m for name, m in model.named_modules() if isinstance(m, (nn.Linear, nn.Embedding))}
 
 
-def norm_folds(model: nn.Module, target: str) -> dict[nn.Module, nn.Module]:
-    """{Linear: norm} of the Linears whose weight `target`'s converter stores as W diag(gamma) (the target's own
-    measurement: edgebert.targets.tflite.folds)."""
-    if target != "tflite":
-        raise ValueError(f"no norm folding is known for {target}")
-    from edgebert.targets.tflite.folds import folded_norms
-
-    return folded_norms(model)
-
-
 def _through_norm(rule: Callable[[torch.Tensor], torch.Tensor], norm: nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
     """`rule` applied to W diag(gamma) (the norm's weight as it is now), returned as a weight of the model: the
     product the converter stores is then on the grid. A zero gamma's column is left as it is (it multiplies zeros)."""
@@ -263,7 +261,7 @@ def _through_norm(rule: Callable[[torch.Tensor], torch.Tensor], norm: nn.Module)
 
 def grid_rules(model: nn.Module, grid: WeightGrid) -> dict[str, tuple[nn.Module, Callable[[torch.Tensor], torch.Tensor]]]:
     """{name: (module, the rounding of its weight)} for every Linear and Embedding of `model` on `grid`."""
-    folds = norm_folds(model, grid.target) if grid.folds_norms else {}
+    folds = grid.folds(model) if grid.folds else {}
     return {
         name: (m, _through_norm(grid.rule_for(m), folds[m]) if m in folds else grid.rule_for(m))
         for name, m in grid_modules(model).items()

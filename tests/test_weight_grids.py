@@ -259,7 +259,7 @@ def test_a_student_trained_on_the_tflite_grid_exports_to_tflite_w4a8_exactly(tin
     from edgebert.distill import distill
     from edgebert.export import export
     from edgebert.modelio import load_model
-    from edgebert.weight_grids import grid_rules, norm_folds
+    from edgebert.weight_grids import grid_rules, litert_torch_folds
 
     student, sts = tmp_path / "student", tmp_path / "sts.csv"
     sts.write_text("the dog plays,a dog is playing,4.5\nthe cat,hello world,0.5\nmusic on stage,guitar music,3\nthe man,the woman,2\n")
@@ -267,7 +267,8 @@ def test_a_student_trained_on_the_tflite_grid_exports_to_tflite_w4a8_exactly(tin
             alpha_mlm=0, alpha_ce=0, mlm_probability=0, alpha_cos=1, eval_sts=sts, eval_steps=2, save_steps=2, quiet=True)  # fmt: skip
     encoder = load_model(student).embedder.encoder
     names = {m: name for name, m in encoder.named_modules()}
-    folded = sorted(names[linear] for linear in norm_folds(encoder, "tflite"))
+    folds = {names[linear]: norm for linear, norm in litert_torch_folds(encoder).items()}
+    folded = sorted(folds)
     assert folded == [f"encoder.layer.{i}.{m}" for i in (0, 1) for m in ("attention.self.key", "attention.self.query", "attention.self.value", "intermediate.dense")]
     assert off_grid(encoder, GRIDS["tflite-w4a8"]) == ["pooler.dense"]  # the loader's fresh pooler (unused)
     report = export("tflite", student, tmp_path / "w4a8", quantize="w4a8", quiet=True)
@@ -276,7 +277,6 @@ def test_a_student_trained_on_the_tflite_grid_exports_to_tflite_w4a8_exactly(tin
     expected = []  # what the file must hold: the grid's weights, times gamma where the converter folds it
     for name, (module, _) in rules.items():
         w = module.weight.detach()
-        folds = {names[m]: n for m, n in norm_folds(encoder, "tflite").items()}
         expected.append((w * folds[name].weight.detach() if name in folds else w).numpy())
     stored = _int4_weights(tmp_path / "w4a8" / "model.tflite")
     assert len(stored) >= 10  # 2 layers × 6 Linears (the pooler is not in the graph) and the word table
