@@ -113,10 +113,10 @@ def test_missing_toolchain_is_reported_with_a_hint(monkeypatch: pytest.MonkeyPat
         TFLiteExporter().check_available()
 
 
-def test_quantize_offers_int8_int8_static_int4_and_fp16_only(tiny_bert: Path, tmp_path: Path) -> None:
+def test_quantize_offers_int8_int8_static_int4_w4a8_and_fp16_only(tiny_bert: Path, tmp_path: Path) -> None:
     from edgebert.errors import UserError
 
-    assert TFLiteExporter.quantizations == ("int8", "int8-static", "int4", "fp16")
+    assert TFLiteExporter.quantizations == ("int8", "int8-static", "int4", "w4a8", "fp16")
     with pytest.raises(UserError, match="not offered"):
         export("tflite", model=tiny_bert, out=tmp_path / "x", quantize="uint8", seq_len=SEQ_LEN, quiet=True)
     assert not (tmp_path / "x").exists()
