@@ -46,3 +46,7 @@ done
 edgebert bench teacher=default et-w4a8="$Q/et2-w4a8" et-int8="$Q/et2-int8" --sts ../shared/data/stsb/dev.csv \
   --seq-len 16 128 --batch 1 --threads 1 --repeats 30 --texts-limit 0 --out benchmarks/results/w4a8/executorch-seed7 --force
 python benchmarks/et_call_compare.py int8="$Q/et2-int8" w4a8="$Q/et2-w4a8" --calls 300 --rounds 3  # call-compare.txt
+# The three runtimes' w4a8 and int8 exports of the kept students in one bench run (all-runtimes/), nothing else running:
+edgebert bench teacher=default onnx-w4a8="$Q/onnx-w4a8" onnx-int8="$Q/onnx-int8" tflite-w4a8="$Q/tfl-w4a8" \
+  tflite-int8="$Q/tfl-int8" et-w4a8="$Q/et2-w4a8" et-int8="$Q/et2-int8" --sts ../shared/data/stsb/dev.csv --seq-len 128 \
+  --batch 1 --threads 1 --repeats 50 --texts-limit 0 --out benchmarks/results/w4a8/all-runtimes --force
