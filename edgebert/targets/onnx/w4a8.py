@@ -4,7 +4,7 @@ The int8 recipe multiplies uint8 activations by 7-bit int8 weights (MatMulIntege
 as int8 codes times a scale, and stores the tables as int8. `w4a8` keeps that graph and those kernels, and stores each
 int8 weight as its two-level 4-bit codes (`edgebert.weight_grids.two_level_int4_codes`): 4-bit values, a 4-bit
 multiplier per block of 32 and one float scale per output channel (a table: per row). A few standard ONNX ops rebuild
-the int8 codes from them (Cast, Reshape, Mul, Transpose, Cast); every input is a constant, so onnxruntime folds them
+the int8 codes from them (Cast, Mul, Reshape, Transpose, all in int8); every input is a constant, so onnxruntime folds them
 into the int8 weight at load and runs the int8 recipe's kernels on it. The rebuilt codes are exact integers: what
 runs is the grid, on every CPU, and a model trained on the `onnx-w4a8` grid is computed as it was trained.
 
@@ -123,10 +123,10 @@ def _codes(graph: Any, name: str, rows_k: np.ndarray, transpose: bool) -> tuple[
     graph.initializer.extend([_int4(v, values, TensorProto.INT4), _int4(m, multipliers[..., None], TensorProto.UINT4)])
     shape = f"{name}_codes_shape"
     graph.initializer.append(numpy_helper.from_array(np.array([rows, blocks * INT4_BLOCK], np.int64), shape))
-    nodes = [
-        helper.make_node("Cast", [v], [f"{v}_i32"], to=TensorProto.INT32),
-        helper.make_node("Cast", [m], [f"{m}_i32"], to=TensorProto.INT32),
-        helper.make_node("Mul", [f"{v}_i32", f"{m}_i32"], [f"{name}_blocks"]),
+    nodes = [  # int8 throughout (|codes| <= 63): the folding's intermediates are the int8 weight's size
+        helper.make_node("Cast", [v], [f"{v}_i8"], to=TensorProto.INT8),
+        helper.make_node("Cast", [m], [f"{m}_i8"], to=TensorProto.INT8),
+        helper.make_node("Mul", [f"{v}_i8", f"{m}_i8"], [f"{name}_blocks"]),
         helper.make_node("Reshape", [f"{name}_blocks", shape], [f"{name}_padded"]),
     ]
     last = f"{name}_padded"
@@ -138,7 +138,7 @@ def _codes(graph: Any, name: str, rows_k: np.ndarray, transpose: bool) -> tuple[
     if transpose:
         nodes.append(helper.make_node("Transpose", [last], [f"{name}_kn"], perm=[1, 0]))
         last = f"{name}_kn"
-    nodes.append(helper.make_node("Cast", [last], [name], to=TensorProto.INT8))
+    nodes[-1].output[0] = name
     for n, node in enumerate(nodes):
         node.name = f"{name}_unpack_{n}"
     return nodes, scale
