@@ -130,8 +130,10 @@ class Family:
     mlm_head_parts: tuple[tuple[str, str], ...] = (("transform", "cls.predictions.transform.dense"), ("transform_norm", "cls.predictions.transform.LayerNorm"))
     # Position ids start at pad_token_id + 1 (RoBERTa) instead of 0: the position table has pad id + 1 extra rows.
     positions_from_pad: bool = False
-    # Whether edgebert.compress's head/FFN pruning understands this family's modules.
+    # Whether edgebert.compress's head pruning understands this family's attention; if not, what ties its heads
+    # together (the refusal says it). FFN pruning (same width in every layer) needs only the two FFN Linears.
     prunable: bool = True
+    heads_tied_by: str = ""
     # Whether torch.export keeps the sequence length free in this family's graph (the dynamic-shape ExecuTorch
     # program); XLNet's relative shift reshapes by 2 x length - 1, which the exporter cannot prove divisible.
     dynamic_sequence: bool = True
@@ -399,7 +401,7 @@ DISTILBERT = Family(
 # MPNet (all-mpnet-base-v2, multi-qa-mpnet): BERT's post-LN layer with q/k/v/o under `attention.attn`, no token
 # types, positions from padding_idx + 1 (as RoBERTa), and one relative-position bias table (`relative_attention_bias`,
 # 32 buckets x heads) that every layer adds to its attention scores: the graph computes it from the sequence length,
-# and head pruning would have to cut the same heads in every layer (not supported: `prunable` False).
+# and head pruning would have to cut the same heads in every layer (not supported: `prunable` False; FFN pruning is).
 MPNET = Family(
     name="mpnet",
     model_types=("mpnet",),
@@ -425,7 +427,8 @@ MPNET = Family(
     positions_from_pad=True,
     **_LM_HEAD,
     prunable=False,
-    verbs=("export", "bench", "distill", "trim"),
+    heads_tied_by="one relative-position bias table, one column a head, that every layer adds to its scores",
+    verbs=("export", "bench", "distill", "compress", "trim"),
 )
 
 # ModernBERT: pre-norm layers under `layers` (attn_norm before attention, Identity in layer 0; mlp_norm before the
@@ -469,8 +472,8 @@ MODERNBERT = Family(
 # DeBERTa-v2 / v3 (the strongest small classifiers): BERT's post-LN layer with query_proj / key_proj / value_proj,
 # disentangled attention over relative positions (`encoder.rel_embeddings`, log buckets, shared by every layer), no
 # absolute position or token-type table in v3 (position_biased_input false, type_vocab_size 0), a SentencePiece
-# Unigram tokenizer. Export, bench, distill (whole layers copied; the shared relative-position table comes along) and
-# vocabulary trimming; pruning refuses it.
+# Unigram tokenizer. Export, bench, distill (whole layers copied; the shared relative-position table comes along),
+# vocabulary trimming and FFN pruning; head pruning refuses it.
 DEBERTA_V2 = Family(
     name="deberta-v2",
     model_types=("deberta-v2",),
@@ -490,7 +493,8 @@ DEBERTA_V2 = Family(
     mlm_class="DebertaV2ForMaskedLM",
     mlm_base_attr="deberta",
     prunable=False,
-    verbs=("export", "bench", "distill", "trim"),
+    heads_tied_by="disentangled attention: the shared relative-position embeddings go through each layer's query and key projections, head by head",
+    verbs=("export", "bench", "distill", "compress", "trim"),
 )
 
 # XLNet (the seed notes' fifth family): relative-position attention (sinusoidal relative encodings, content,
@@ -534,8 +538,9 @@ XLNET = Family(
     mlm_decoder_key="lm_loss.weight",
     mlm_vocab_keys=("lm_loss.weight", "lm_loss.bias"),
     prunable=False,
+    heads_tied_by="relative attention: the projections and the content, position and segment biases are [d_model, heads, head size] parameters of rel_attn, not Linear modules",
     dynamic_sequence=False,
-    verbs=("export", "bench", "distill", "trim"),
+    verbs=("export", "bench", "distill", "compress", "trim"),
 )
 
 FAMILIES: tuple[Family, ...] = (BERT, ALBERT, ROBERTA, XLM_ROBERTA, ELECTRA, DISTILBERT, MPNET, MODERNBERT, DEBERTA_V2, XLNET)

@@ -320,3 +320,28 @@ def test_a_multilingual_vocabulary_trimmed_to_one_language_cuts_that_language_as
         assert new.tokenize(text) == old.tokenize(text)
         assert new(text).input_ids == [report.kept_ids.index(i) for i in old(text).input_ids]
     assert not any((tmp_path / "de" / name).exists() for name in ("sentencepiece.bpe.model", "spiece.model"))
+
+
+@pytest.mark.parametrize("family", ["mpnet", "deberta-v2", "xlnet"])
+def test_relative_attention_families_prune_their_ffn_and_refuse_heads(family: str, corpus: Path, tmp_path: Path) -> None:
+    """Their heads are tied together by relative-position terms (`Family.heads_tied_by`): head pruning is refused in
+    one line that says why and what works; the FFN (its two Linears, the same width in every layer) is pruned, and the
+    smaller model reloads with its stock class and exports at parity."""
+    from transformers import AutoConfig
+
+    from edgebert.compress.compress import compress
+    from edgebert.export import export
+    from edgebert.families import family_named
+    from model_zoo import build_xlnet
+
+    model = build_xlnet(tmp_path / "src", head="sequence-classification") if family == "xlnet" else BUILDERS[family](tmp_path / "src")
+    with pytest.raises(UserError, match=f"head pruning of {family} models is not supported \\(.+\\); prune its FFN only") as info:
+        compress(model, tmp_path / "refused", prune_heads=0.25, calibration=corpus, calibration_samples=8, seq_len=24, quiet=True)
+    assert "\n" not in str(info.value) and not (tmp_path / "refused").exists()
+    width = family_named(family).size_fields[3]
+    before = getattr(AutoConfig.from_pretrained(model), width)
+    report = compress(model, tmp_path / "pruned", prune_ffn=0.5, calibration=corpus, calibration_samples=16, seq_len=24, quiet=True)
+    assert getattr(AutoConfig.from_pretrained(tmp_path / "pruned"), width) == before // 2
+    assert report.manifest["metrics"]["cosine_to_source"]["mean"] > 0.5
+    exported = export("onnx", model=tmp_path / "pruned", out=tmp_path / "onnx", seq_len=24, quiet=True)
+    assert exported.parity["passed"] and exported.parity["min_cosine"] >= 0.9999

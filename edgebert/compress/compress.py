@@ -253,9 +253,10 @@ def _resolve_source(req: _Request) -> _Source:
     check_not_input(req.out, req.inputs)
     _, family = inspect_model_dir(model_dir)
     family.require("compress")
-    if not family.prunable:
+    if not family.prunable and (req.prune_heads > 0 or req.heads_to_prune):
         prunable = ", ".join(f.name for f in FAMILIES if f.prunable)
-        raise UserError(f"structured pruning of {family.name} models is not supported yet; supported: {prunable}")
+        raise UserError(f"head pruning of {family.name} models is not supported ({family.heads_tied_by}); "
+                        f"prune its FFN only (--prune-ffn), or a model of: {prunable}")  # fmt: skip
     from edgebert.compress.importance import METHODS, MLM, read_calibration
 
     if req.importance not in METHODS:

@@ -121,11 +121,10 @@ class _Gates:
         self.ffn_gates: list[torch.Tensor | None] = [None] * len(layers)
         self.handles = []
         for i, layer in enumerate(layers):
-            attn = family.module(layer, "attention")
-            attention_output = family.module(layer, "attention_output")
-            ffn_output = family.module(layer, "ffn_output")
-            self.handles.append(attention_output.register_forward_pre_hook(self._head_hook(i, attn)))
-            self.handles.append(ffn_output.register_forward_pre_hook(self._ffn_hook(i)))
+            if family.prunable:  # a family whose heads cannot be pruned gets no head gates (its scores stay 0)
+                attn, attention_output = family.module(layer, "attention"), family.module(layer, "attention_output")
+                self.handles.append(attention_output.register_forward_pre_hook(self._head_hook(i, attn)))
+            self.handles.append(family.module(layer, "ffn_output").register_forward_pre_hook(self._ffn_hook(i)))
 
     def _head_hook(self, i: int, attn: torch.nn.Module) -> Any:
         def hook(_module: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
