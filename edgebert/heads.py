@@ -284,19 +284,26 @@ def choose_task(config: dict[str, Any], has_sentence_stack: bool, requested: str
 
 
 def torch_pool(hidden: Any, mask: Any, mode: str) -> Any:
-    """One pooling mode over the unmasked tokens of [B, T, H] states (right-padded), as sentence-transformers does."""
+    """One pooling mode over the unmasked tokens of [B, T, H] states, padded on either side, as sentence-transformers
+    6 does: `cls` is the first unmasked token, `lasttoken` the last one, `weightedmean` weighs the first unmasked token 1
+    (a left-padded tokenizer, XLNet's, puts pads first). The positions are products and max reductions (no argmax,
+    min or where: ops every target's graph has)."""
     import torch
 
     m = mask.unsqueeze(-1).to(hidden.dtype)
-    if mode == "cls":
-        return hidden[:, 0]
     if mode == "max":
         return (hidden + (1.0 - m) * -1e9).max(dim=1).values
-    if mode == "lasttoken":
-        last = (mask.to(torch.int32).sum(dim=1) - 1).clamp(min=0).to(torch.int64)
-        return torch.gather(hidden * m, 1, last[:, None, None].expand(-1, 1, hidden.shape[-1])).squeeze(1)
-    if mode == "weightedmean":
-        m = m * torch.arange(1, hidden.shape[1] + 1, dtype=hidden.dtype, device=hidden.device)[None, :, None]
+    if mode in ("cls", "lasttoken", "weightedmean"):
+        end = hidden.shape[1] - 1
+        positions = torch.arange(hidden.shape[1], device=hidden.device)[None, :]
+        on = mask.to(torch.int64)
+        first = end - ((end - positions) * on).max(dim=1).values
+        if mode == "cls":
+            return torch.gather(hidden, 1, first[:, None, None].expand(-1, 1, hidden.shape[-1])).squeeze(1)
+        if mode == "lasttoken":
+            last = (positions * on).max(dim=1).values
+            return torch.gather(hidden * m, 1, last[:, None, None].expand(-1, 1, hidden.shape[-1])).squeeze(1)
+        m = m * (positions - first[:, None] + 1).to(hidden.dtype)[:, :, None]
     summed = (hidden * m).sum(dim=1)
     count = m.sum(dim=1).clamp(min=1e-9)
     return summed / count.sqrt() if mode == "mean_sqrt_len_tokens" else summed / count
@@ -366,16 +373,19 @@ def numpy_sentence_vector(stack: SentenceStack, hidden: Any, mask: Any) -> Any:
     hidden = np.asarray(hidden, dtype=np.float32)
     m = mask[:, : hidden.shape[1], None].astype(np.float32)
     pooled = []
+    on = m[:, :, 0] > 0
+    positions = np.arange(hidden.shape[1])[None, :]
+    first = np.minimum(np.where(on, positions, hidden.shape[1]).min(axis=1), hidden.shape[1] - 1)  # either padding side
+    rows = np.arange(hidden.shape[0])
     for mode in stack.pooling:
         if mode == "cls":
-            pooled.append(hidden[:, 0])
+            pooled.append(hidden[rows, first])
         elif mode == "max":
             pooled.append((hidden + (1.0 - m) * -1e9).max(axis=1))
         elif mode == "lasttoken":
-            last = np.maximum(m[:, :, 0].sum(axis=1).astype(int) - 1, 0)
-            pooled.append((hidden * m)[np.arange(hidden.shape[0]), last])
+            pooled.append((hidden * m)[rows, np.where(on, positions, 0).max(axis=1)])
         else:
-            w = m * np.arange(1, hidden.shape[1] + 1, dtype=np.float32)[None, :, None] if mode == "weightedmean" else m
+            w = m * (positions - first[:, None] + 1).astype(np.float32)[:, :, None] if mode == "weightedmean" else m
             summed, count = (hidden * w).sum(axis=1), np.maximum(w.sum(axis=1), 1e-9)
             pooled.append(summed / np.sqrt(count) if mode == "mean_sqrt_len_tokens" else summed / count)
     vector = np.concatenate(pooled, axis=-1)

@@ -160,3 +160,22 @@ def _short_inputs_are_padded_on_the_left(export_dir: Path, manifest: dict, model
             np.testing.assert_allclose(runner.run(feed)["logits"], torch_reference(loaded.embedder, feed)["logits"], atol=1e-3)
     finally:
         runner.close()
+
+
+def test_an_xlnet_embedder_pools_its_last_token_in_a_left_padded_batch(tmp_path: Path) -> None:
+    """XLNet pads on the left; its default pooling (lasttoken) must take each row's last token, not the one at its
+    length (a pad in a short row): the padded parity batch holds, and the row equals the text embedded alone."""
+    import numpy as np
+
+    from edgebert.export import export
+    from edgebert.modelio import load_model
+    from edgebert.parity import encode, torch_reference
+
+    model = build_xlnet(tmp_path / "xlnet")
+    report = export("onnx", model=model, out=tmp_path / "onnx", seq_len=SEQ_LEN, quiet=True)
+    assert report.parity["passed"] and report.manifest["model"]["padding_side"] == "left"
+    loaded = load_model(model)
+    texts = ["a short one", "a much longer sentence with many more words than the first"]
+    batch = torch_reference(loaded.embedder, encode(loaded.tokenizer, texts, SEQ_LEN, pad_to_seq_len=False))["sentence_embedding"]
+    alone = torch_reference(loaded.embedder, encode(loaded.tokenizer, texts[:1], SEQ_LEN, pad_to_seq_len=False))["sentence_embedding"]
+    assert np.allclose(batch[0], alone[0], atol=1e-5)

@@ -126,3 +126,22 @@ def test_detect_task_from_architectures() -> None:
     assert heads.detect_task({"architectures": ["BertForMaskedLM"]}, True) == "feature-extraction"
     with pytest.raises(UserError, match="question"):
         heads.check_task("question-answering")
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("mode", heads.POOLING_MODES)
+def test_pooling_is_sentence_transformers_on_either_padding_side(mode: str, side: str) -> None:
+    """cls (the first unmasked token), lasttoken (the last) and weightedmean (weights from the first unmasked token)
+    depend on where the pads are: a left-padded tokenizer (XLNet's) pools as sentence-transformers 6 does, in torch
+    and in numpy."""
+    import torch
+    from sentence_transformers.sentence_transformer.modules import Pooling
+
+    hidden = torch.randn(3, 6, 4, generator=torch.Generator().manual_seed(0))
+    lengths = torch.tensor([6, 3, 1])
+    ones = torch.arange(6)[None, :] < lengths[:, None]
+    mask = (ones if side == "right" else ones.flip(1)).to(torch.int64)
+    theirs = Pooling(4, pooling_mode=mode)({"token_embeddings": hidden, "attention_mask": mask})["sentence_embedding"]
+    assert torch.allclose(heads.torch_pool(hidden, mask, mode), theirs, atol=1e-6)
+    stack = heads.SentenceStack(pooling=(mode,), normalize=False)
+    assert np.allclose(heads.numpy_sentence_vector(stack, hidden.numpy(), mask.numpy()), theirs.numpy(), atol=1e-6)
