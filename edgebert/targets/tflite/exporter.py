@@ -108,16 +108,8 @@ class TFLiteExporter(Exporter):
             extra["quantizer"] = "ai-edge-quantizer static_wi8_ai8 (calibrated) with float islands"
             extra["quantization"] = tq.static_recipe_details(model.family, tuple(samples), model.output_names)
             return tq.quantize_tflite_static(data, model.family, samples, model.output_names)
-        if options.quantize == "int8":
-            extra["quantizer"] = "ai-edge-quantizer dynamic_wi8_afp32, inputs quantized per row with a zero point"
-            return _dynamic(data, model, options, extra)
-        if options.quantize == tq.INT4:
-            extra["quantizer"] = (f"ai-edge-quantizer dynamic_wi4b32_afp32 (4-bit weights in blocks of {tq.INT4_BLOCK}), "
-                                  "inputs quantized per row with a zero point")  # fmt: skip
-            return _dynamic(data, model, options, extra)
-        if options.quantize == tq.W4A8:
-            extra["quantizer"] = ("ai-edge-quantizer dynamic_wi4_afp32 (4-bit weights, one scale a row: XNNPACK's "
-                                  "per-channel 4-bit kernels), inputs quantized per row with a zero point")  # fmt: skip
+        if options.quantize in tq.DYNAMIC_RECIPES:
+            extra["quantizer"] = tq.DYNAMIC_RECIPES[options.quantize][1]
             return _dynamic(data, model, options, extra)
         extra["quantizer"] = "litert_torch full_fp16_recipe"
         return tq.quantize_tflite(data, options.quantize)

@@ -57,6 +57,16 @@ W4A8 = "w4a8"
 FOUR_BIT = (INT4, W4A8)
 RECIPES = ("int8", INT4, W4A8, "fp16", STATIC)
 INT4_BLOCK = 32  # input channels per scale of the int4 recipe (ai-edge-quantizer dynamic_wi4b32_afp32)
+# The dynamic-range recipes (inputs quantized on the fly): {edgebert name: (ai-edge-quantizer recipe, what the
+# manifest says of it)}. ALL_SUPPORTED under these policies includes EMBEDDING_LOOKUP, so the embedding tables are
+# stored at the recipe's width too (checked by `weight_dtypes` in the tests).
+DYNAMIC_RECIPES = {
+    "int8": ("dynamic_wi8_afp32", "ai-edge-quantizer dynamic_wi8_afp32, inputs quantized per row with a zero point"),
+    INT4: ("dynamic_wi4b32_afp32", f"ai-edge-quantizer dynamic_wi4b32_afp32 (4-bit weights in blocks of {INT4_BLOCK}), "
+                                   "inputs quantized per row with a zero point"),
+    W4A8: ("dynamic_wi4_afp32", "ai-edge-quantizer dynamic_wi4_afp32 (4-bit weights, one scale a row: XNNPACK's "
+                                "per-channel 4-bit kernels), inputs quantized per row with a zero point"),
+}  # fmt: skip
 LAYER_NORM_OPS = ("MEAN", "SQUARED_DIFFERENCE", "RSQRT", "ADD", "SUB", "MUL", "RESHAPE")
 # (ai_edge_quantizer's op names; its REDUCE_MAX has none: max pooling runs on int8 activations under int8-static)
 HEAD_OPS = ("RESHAPE", "MUL", "SUM", "MAXIMUM", "DIV", "SQRT", "SUB", "ADD", "CONCATENATION", "GATHER", "GATHER_ND",
@@ -90,20 +100,10 @@ class FloatRule:
 def quantization_recipe(recipe: str) -> Any:
     """The ai-edge-quantizer recipe (a list of op configs) for a weight-only edgebert quantization name."""
     _set_env()
-    if recipe == "int8":
+    if recipe in DYNAMIC_RECIPES:
         from ai_edge_quantizer import recipe as aeq_recipe
 
-        # ALL_SUPPORTED under the dynamic_wi8_afp32 policy includes EMBEDDING_LOOKUP, so the embedding
-        # tables are stored as int8 too (checked by `weight_dtypes` in the tests).
-        return aeq_recipe.dynamic_wi8_afp32()
-    if recipe == INT4:
-        from ai_edge_quantizer import recipe as aeq_recipe
-
-        return aeq_recipe.dynamic_wi4b32_afp32()
-    if recipe == W4A8:
-        from ai_edge_quantizer import recipe as aeq_recipe
-
-        return aeq_recipe.dynamic_wi4_afp32()
+        return getattr(aeq_recipe, DYNAMIC_RECIPES[recipe][0])()
     if recipe == "fp16":
         from litert_torch.generative.quantize import quant_recipes
         from litert_torch.quantize import translate_recipe
@@ -129,7 +129,7 @@ def quantize_tflite(model: bytes, recipe: str, float_modules: tuple[str, ...] = 
         qt.add_weight_only_config(module_scope(module, True), qtyping.TFLOperationName.FULLY_CONNECTED, 8)
     result = qt.quantize(enable_progress_bar=False, enable_progress_report=False)
     quantized = bytes(result.quantized_model)
-    return asymmetric_inputs(quantized)[0] if recipe in ("int8", *FOUR_BIT) else quantized
+    return asymmetric_inputs(quantized)[0] if recipe in DYNAMIC_RECIPES else quantized
 
 
 BLOCKWISE_OPS = {"FULLY_CONNECTED": 1, "EMBEDDING_LOOKUP": 1}  # op -> its weight's input index (blocks on axis 1)
