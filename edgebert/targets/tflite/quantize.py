@@ -62,10 +62,10 @@ INT4_BLOCK = 32  # input channels per scale of the int4 recipe (ai-edge-quantize
 # stored at the recipe's width too (checked by `weight_dtypes` in the tests).
 DYNAMIC_RECIPES = {
     "int8": ("dynamic_wi8_afp32", "ai-edge-quantizer dynamic_wi8_afp32, inputs quantized per row with a zero point"),
-    INT4: ("dynamic_wi4b32_afp32", f"ai-edge-quantizer dynamic_wi4b32_afp32 (4-bit weights in blocks of {INT4_BLOCK}), "
-                                   "inputs quantized per row with a zero point"),
-    W4A8: ("dynamic_wi4_afp32", "ai-edge-quantizer dynamic_wi4_afp32 (4-bit weights, one scale a row: XNNPACK's "
-                                "per-channel 4-bit kernels), inputs quantized per row with a zero point"),
+    INT4: ("dynamic_wi4b32_afp32", (f"ai-edge-quantizer dynamic_wi4b32_afp32 (4-bit weights in blocks of {INT4_BLOCK}), "
+                                    "inputs quantized per row with a zero point")),
+    W4A8: ("dynamic_wi4_afp32", ("ai-edge-quantizer dynamic_wi4_afp32 (4-bit weights, one scale a row: XNNPACK's "
+                                 "per-channel 4-bit kernels), inputs quantized per row with a zero point")),
 }  # fmt: skip
 LAYER_NORM_OPS = ("MEAN", "SQUARED_DIFFERENCE", "RSQRT", "ADD", "SUB", "MUL", "RESHAPE")
 # (ai_edge_quantizer's op names; its REDUCE_MAX has none: max pooling runs on int8 activations under int8-static)
