@@ -106,6 +106,9 @@ class Family:
     # Config fields holding one entry per layer (ModernBERT's `layer_types`: global or sliding-window attention): a
     # student takes the entries of the teacher layers it copies, so each copied layer attends as it did.
     per_layer_fields: tuple[str, ...] = ()
+    # Whether the FFN input Linear's rows are two halves of the FFN width, the input and its gate (ModernBERT's GeGLU
+    # `Wi`, chunked in two): pruning a neuron cuts its row in both halves.
+    ffn_gated: bool = False
     # Config field naming the FFN activation ("gelu", ...).
     activation_field: str = "hidden_act"
     # State-dict prefix (within the base model) of the embeddings, and of the word-embedding table.
@@ -116,8 +119,12 @@ class Family:
     # Whether a factorised-embedding (ALBERT) student can be built from this family's embeddings exactly:
     # absolute positions from 0 and token-type tables (edgebert/distill/factorize.py).
     embedding_factorizable: bool = False
-    # Attribute of the "attention" module holding its current head count (after pruning).
+    # Attributes of the "attention" module holding its current head count (after pruning) and its head size; "" for
+    # the count when the module keeps none (ModernBERT: its fused q/k/v Linear has 3 x heads x head size rows).
     heads_attr: str = "num_attention_heads"
+    head_size_attr: str = "attention_head_size"
+    # Path, inside the "attention" module, of one Linear computing query, key and value (thirds of its rows), if any.
+    fused_qkv: str = ""
     # Cross-layer sharing (ALBERT): config fields of the number of distinct layer groups and of layers per group.
     # Without them every pass through the encoder has its own layer.
     layer_groups_field: str | None = None
@@ -130,10 +137,15 @@ class Family:
     mlm_head_parts: tuple[tuple[str, str], ...] = (("transform", "cls.predictions.transform.dense"), ("transform_norm", "cls.predictions.transform.LayerNorm"))
     # Position ids start at pad_token_id + 1 (RoBERTa) instead of 0: the position table has pad id + 1 extra rows.
     positions_from_pad: bool = False
-    # Whether edgebert.compress's head pruning understands this family's attention; if not, what ties its heads
-    # together (the refusal says it). FFN pruning (same width in every layer) needs only the two FFN Linears.
-    prunable: bool = True
-    heads_tied_by: str = ""
+    # Head pruning (edgebert.pruned_heads): "" when this family's heads can be cut, else why not (compress's refusal
+    # says it). FFN pruning (same width in every layer) needs only the two FFN Linears.
+    head_refusal: str = ""
+    # Per-layer Linears besides query / key / value whose output rows are head after head (DeBERTa's own position
+    # projections when share_att_key is off): cut with the heads; a layer without one (share_att_key on) skips it.
+    head_projections: tuple[str, ...] = ()
+    # Modules of the base model with one column per head that every layer reads (MPNet's relative-position bias
+    # table): cut with the heads, so every layer must lose the same heads (`heads_tied`).
+    head_tables: tuple[str, ...] = ()
     # Whether torch.export keeps the sequence length free in this family's graph (the dynamic-shape ExecuTorch
     # program); XLNet's relative shift reshapes by 2 x length - 1, which the exporter cannot prove divisible.
     dynamic_sequence: bool = True
@@ -207,9 +219,25 @@ class Family:
         """Whether a state-dict key of the masked-LM model belongs to its MLM head."""
         return key.split(".", 1)[0] in self.mlm_head_modules
 
+    @property
+    def prunable(self) -> bool:
+        """Whether compress can cut this family's attention heads (`head_refusal` says why not)."""
+        return not self.head_refusal
+
+    @property
+    def heads_tied(self) -> bool:
+        """Whether a head is removed from every layer at once (a `head_tables` column serves them all)."""
+        return bool(self.head_tables)
+
     def heads(self, attention: Any) -> int:
         """Current head count of one layer's "attention" module."""
-        return int(getattr(attention, self.heads_attr))
+        if self.heads_attr:
+            return int(getattr(attention, self.heads_attr))
+        return int(get_path(attention, self.fused_qkv).out_features) // (3 * self.head_size(attention))
+
+    def head_size(self, attention: Any) -> int:
+        """Width of one head in one layer's "attention" module."""
+        return int(getattr(attention, self.head_size_attr))
 
     # ------------------------------------------------------------------------------------------ layer sharing
     def distinct_layers(self, config: Any) -> int:
@@ -401,7 +429,7 @@ DISTILBERT = Family(
 # MPNet (all-mpnet-base-v2, multi-qa-mpnet): BERT's post-LN layer with q/k/v/o under `attention.attn`, no token
 # types, positions from padding_idx + 1 (as RoBERTa), and one relative-position bias table (`relative_attention_bias`,
 # 32 buckets x heads) that every layer adds to its attention scores: the graph computes it from the sequence length,
-# and head pruning would have to cut the same heads in every layer (not supported: `prunable` False; FFN pruning is).
+# and head pruning cuts the same heads in every layer, with their columns of that table (`head_tables`).
 MPNET = Family(
     name="mpnet",
     model_types=("mpnet",),
@@ -426,8 +454,7 @@ MPNET = Family(
     mlm_base_attr="mpnet",
     positions_from_pad=True,
     **_LM_HEAD,
-    prunable=False,
-    heads_tied_by="one relative-position bias table, one column a head, that every layer adds to its scores",
+    head_tables=("encoder.relative_attention_bias",),
     verbs=("export", "bench", "distill", "compress", "trim"),
 )
 
@@ -465,15 +492,19 @@ MODERNBERT = Family(
     mlm_decoder_key="decoder.weight",
     mlm_vocab_keys=("decoder.weight", "decoder.bias"),
     per_layer_fields=("layer_types",),
-    prunable=False,
-    verbs=("export", "bench", "distill"),
+    ffn_gated=True,
+    heads_attr="",
+    head_size_attr="head_dim",
+    fused_qkv="Wqkv",
+    verbs=("export", "bench", "distill", "compress", "trim"),
 )
 
 # DeBERTa-v2 / v3 (the strongest small classifiers): BERT's post-LN layer with query_proj / key_proj / value_proj,
 # disentangled attention over relative positions (`encoder.rel_embeddings`, log buckets, shared by every layer), no
 # absolute position or token-type table in v3 (position_biased_input false, type_vocab_size 0), a SentencePiece
 # Unigram tokenizer. Export, bench, distill (whole layers copied; the shared relative-position table comes along),
-# vocabulary trimming and FFN pruning; head pruning refuses it.
+# vocabulary trimming, FFN and head pruning: the shared relative embeddings go through each layer's own query and key
+# projections (share_att_key) or its `pos_query_proj` / `pos_key_proj`, which lose the same rows as q / k / v.
 DEBERTA_V2 = Family(
     name="deberta-v2",
     model_types=("deberta-v2",),
@@ -492,8 +523,7 @@ DEBERTA_V2 = Family(
     embedding_modules=(("word", "embeddings.word_embeddings"), ("norm", "embeddings.LayerNorm")),
     mlm_class="DebertaV2ForMaskedLM",
     mlm_base_attr="deberta",
-    prunable=False,
-    heads_tied_by="disentangled attention: the shared relative-position embeddings go through each layer's query and key projections, head by head",
+    head_projections=("attention.self.pos_query_proj", "attention.self.pos_key_proj"),
     verbs=("export", "bench", "distill", "compress", "trim"),
 )
 
@@ -537,8 +567,7 @@ XLNET = Family(
     mlm_bias_key="lm_loss.bias",
     mlm_decoder_key="lm_loss.weight",
     mlm_vocab_keys=("lm_loss.weight", "lm_loss.bias"),
-    prunable=False,
-    heads_tied_by="relative attention: the projections and the content, position and segment biases are [d_model, heads, head size] parameters of rel_attn, not Linear modules",
+    head_refusal="relative attention: the projections and the content, position and segment biases are [d_model, heads, head size] parameters of rel_attn, not Linear modules",
     dynamic_sequence=False,
     verbs=("export", "bench", "distill", "compress", "trim"),
 )

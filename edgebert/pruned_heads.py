@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edgebert.families import Family, family_for
+from edgebert.families import Family, family_for, get_path, set_path
 
 
 def pruned_plan(config: Any) -> dict[int, set[int]]:
@@ -23,36 +23,78 @@ def pruned_plan(config: Any) -> dict[int, set[int]]:
 
 
 def narrow_heads(base_model: Any, family: Family, plan: dict[int, Any]) -> None:
-    """Remove heads (original ids per layer module) from `base_model`: the query/key/value rows and attention-output
-    columns of each removed head are cut and the layer's head count lowered; `config.pruned_heads` records the union
-    with what was removed before (ids stay in the original numbering)."""
-    import torch
-    from transformers.pytorch_utils import prune_linear_layer
-
+    """Remove heads (original ids per layer module) from `base_model`: the query/key/value rows (and those of the
+    family's `head_projections`) and attention-output columns of each removed head are cut and the layer's head count
+    lowered; a family's `head_tables` lose the removed heads' columns, so such a family must lose the same heads in
+    every layer. `config.pruned_heads` records the union with what was removed before (ids stay in the original
+    numbering)."""
     config = base_model.config
     done = pruned_plan(config)
     layers = family.layers(base_model)
-    for index, heads in sorted(plan.items()):
-        before = done.get(int(index), set())
-        new = {int(h) for h in heads} - before
-        if not new:
-            continue
-        layer = layers[int(index)]
-        attention = family.module(layer, "attention")
-        size, current = int(attention.attention_head_size), family.heads(attention)
-        remaining = [h for h in range(current + len(before)) if h not in before]  # original ids, current order
-        keep = [i for i, h in enumerate(remaining) if h not in new]
-        if not keep:
-            raise ValueError(f"pruning heads {sorted(new)} would leave layer {index} without heads")
-        rows = torch.cat([torch.arange(i * size, (i + 1) * size) for i in keep])
+    new_heads = {int(i): {int(h) for h in heads} - done.get(int(i), set()) for i, heads in plan.items()}
+    if family.heads_tied and any(new_heads.values()):
+        _check_tied(family, new_heads, done, len(layers))
+        keep = _kept_positions(family, layers[0], done.get(0, set()), new_heads[0], 0)  # the same in every layer
+        for path in family.head_tables:
+            _narrow_table(get_path(base_model, path), keep)
+    for index, new in sorted(new_heads.items()):
+        if new:
+            before = done.get(index, set())
+            _narrow_layer(layers[index], family, _kept_positions(family, layers[index], before, new, index))
+            done[index] = before | new
+    config.pruned_heads = {k: sorted(v) for k, v in sorted(done.items()) if v}
+
+
+def _check_tied(family: Family, new_heads: dict[int, set[int]], done: dict[int, set[int]], layers: int) -> None:
+    """ValueError unless every layer loses the same heads and had lost the same before (`Family.heads_tied`)."""
+    wanted = [new_heads.get(i, set()) for i in range(layers)]
+    before = [done.get(i, set()) for i in range(layers)]
+    if any(w != wanted[0] for w in wanted) or any(b != before[0] for b in before):
+        raise ValueError(f"{family.name} models lose the same heads in every layer ({', '.join(family.head_tables)} has one column a head)")
+
+
+def _kept_positions(family: Family, layer: Any, before: set[int], new: set[int], index: int) -> list[int]:
+    """Current positions of the heads a layer keeps when it loses `new` (original ids; `before` already gone)."""
+    current = family.heads(family.module(layer, "attention"))
+    remaining = [h for h in range(current + len(before)) if h not in before]  # original ids, current order
+    keep = [i for i, h in enumerate(remaining) if h not in new]
+    if not keep:
+        raise ValueError(f"pruning heads {sorted(new)} would leave layer {index} without heads")
+    return keep
+
+
+def _narrow_layer(layer: Any, family: Family, keep: list[int]) -> None:
+    """Keep only the heads at positions `keep` in one layer: q/k/v rows (each third of a fused Linear), the rows of
+    the family's `head_projections`, the attention output's columns, and the head count."""
+    import torch
+    from transformers.pytorch_utils import prune_linear_layer
+
+    attention = family.module(layer, "attention")
+    size, heads = family.head_size(attention), family.heads(attention)
+    rows = torch.cat([torch.arange(i * size, (i + 1) * size) for i in keep])
+    if family.fused_qkv:
+        fused = torch.cat([rows + part * heads * size for part in range(3)])
+        set_path(attention, family.fused_qkv, prune_linear_layer(get_path(attention, family.fused_qkv), fused, dim=0))
+    else:
         for role in ("query", "key", "value"):
             family.replace_module(layer, role, prune_linear_layer(family.module(layer, role), rows, dim=0))
-        family.replace_module(layer, "attention_output", prune_linear_layer(family.module(layer, "attention_output"), rows, dim=1))
+    for path in family.head_projections:
+        projection = getattr(get_path(layer, path.rpartition(".")[0]), path.rpartition(".")[2], None)
+        if projection is not None:
+            set_path(layer, path, prune_linear_layer(projection, rows, dim=0))
+    family.replace_module(layer, "attention_output", prune_linear_layer(family.module(layer, "attention_output"), rows, dim=1))
+    if family.heads_attr:
         setattr(attention, family.heads_attr, len(keep))
-        if hasattr(attention, "all_head_size"):
-            attention.all_head_size = len(keep) * size
-        done[int(index)] = before | new
-    config.pruned_heads = {k: sorted(v) for k, v in sorted(done.items()) if v}
+    if hasattr(attention, "all_head_size"):
+        attention.all_head_size = len(keep) * size
+
+
+def _narrow_table(table: Any, keep: list[int]) -> None:
+    """Keep the columns `keep` (one a head) of an Embedding every layer reads."""
+    import torch
+
+    table.weight = torch.nn.Parameter(table.weight.detach()[:, keep].clone(), requires_grad=table.weight.requires_grad)
+    table.embedding_dim = len(keep)
 
 
 def concrete_class(cls: Any, config: Any) -> Any:

@@ -320,16 +320,17 @@ def build_modernbert(directory: Path, head: str | None = None, num_labels: int =
 
 
 def build_deberta_v2(directory: Path, head: str | None = None, num_labels: int = 3,
-                     id2label: dict[int, str] | None = None, seed: int = 0) -> Path:
+                     id2label: dict[int, str] | None = None, seed: int = 0, share_att_key: bool = True) -> Path:
     """A tiny random DeBERTa-v3 layout (disentangled attention, p2c + c2p, 32 log position buckets, no absolute
-    positions, no token types) with a SentencePiece-style Unigram tokenizer."""
+    positions, no token types) with a SentencePiece-style Unigram tokenizer; `share_att_key` False gives each layer
+    its own position projections (pos_query_proj, pos_key_proj), as DeBERTa-v2 checkpoints have."""
     from transformers import DebertaV2Config
 
     tokenizer = albert_tokenizer(directory, tokenizer_class="DebertaV2TokenizerFast")
     config = DebertaV2Config(vocab_size=len(tokenizer), hidden_size=HIDDEN, num_hidden_layers=LAYERS,
                              num_attention_heads=HEADS, intermediate_size=FFN, max_position_embeddings=POSITIONS,
                              relative_attention=True, position_buckets=32, pos_att_type=["p2c", "c2p"],
-                             position_biased_input=False, norm_rel_ebd="layer_norm", share_att_key=True,
+                             position_biased_input=False, norm_rel_ebd="layer_norm", share_att_key=share_att_key,
                              max_relative_positions=-1, type_vocab_size=0, pad_token_id=tokenizer.pad_token_id,
                              **_labels(head, num_labels, id2label))  # fmt: skip
     return _save(directory, config, tokenizer, head, seed)

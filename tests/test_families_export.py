@@ -30,8 +30,11 @@ def family_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("family", list(BUILD))
-@pytest.mark.parametrize(("target", "quantize"), [("onnx", "none"), ("onnx", "int8"), ("tflite", "none"), ("tfjs", "none")])
+@pytest.mark.parametrize(("target", "quantize"), [("onnx", "none"), ("onnx", "int8"), ("tflite", "none"), ("tfjs", "none"), ("executorch", "int8")])
 def test_new_family_exports_and_passes_parity(family_models: dict[str, Path], tmp_path: Path, family: str, target: str, quantize: str) -> None:
+    """Every family to every target. ExecuTorch once failed on two of them: ModernBERT's program refused a batch of one
+    text (the edge verifier pinned its batch to the sample's), DeBERTa's int8 quantized its relative-position table,
+    whose weight the model reads whole (through a LayerNorm), not by lookup: it stays float."""
     from edgebert.export import export
 
     report = export(target, model=family_models[family], out=tmp_path / "out", quantize=quantize, seq_len=SEQ_LEN, quiet=True)
@@ -41,6 +44,8 @@ def test_new_family_exports_and_passes_parity(family_models: dict[str, Path], tm
     assert names == (["input_ids", "attention_mask", "token_type_ids"] if family in ("electra", "xlnet") else ["input_ids", "attention_mask"])
     if family == "roberta":
         assert manifest["model"]["pooling"] == "cls"
+    if target == "executorch":
+        assert manifest["target_details"]["quantization"].get("float_tables", []) == (["encoder.encoder.rel_embeddings"] if family == "deberta-v2" else [])
     if family == "xlnet" and manifest["static_shape"]:
         _short_inputs_are_padded_on_the_left(report.out_dir, manifest, family_models[family])
 
@@ -52,18 +57,17 @@ def test_unverified_verbs_refuse_with_one_line() -> None:
 
     from edgebert.families import BERT, FAMILIES
 
-    assert all(f.verbs == ("distill", "compress", "trim", "export", "bench") for f in FAMILIES if f.prunable)
+    assert all(set(f.verbs) == {"distill", "compress", "trim", "export", "bench"} for f in FAMILIES)
     with pytest.raises(UserError, match="distill does not support bert models yet \\(export do\\); distill supports: bert") as info:
         replace(BERT, verbs=("export",)).require("distill")
     assert "\n" not in str(info.value)
     from edgebert.families import MPNET
 
-    MPNET.require("compress")  # its FFN; its heads share one bias table (tests/test_families_verbs.py)
+    MPNET.require("compress")  # its FFN, and the same heads in every layer (tests/test_families_verbs.py)
     from edgebert.families import MODERNBERT
 
     MODERNBERT.require("distill")  # whole layers copied, with their attention kind
-    with pytest.raises(UserError, match="compress does not support modernbert models yet"):  # pre-norm, fused q/k/v
-        MODERNBERT.require("compress")
+    MODERNBERT.require("compress")  # fused q/k/v thirds, GeGLU halves
 
 
 @pytest.mark.parametrize("family", list(BUILD))

@@ -12,7 +12,7 @@ from edgebert.modelio import load_weights
 import torch
 
 from edgebert.errors import UserError
-from model_zoo import BUILDERS, build_albert, training_lines
+from model_zoo import BUILDERS, build_albert, build_deberta_v2, training_lines
 
 STEPS = dict(steps=3, batch_size=4, seq_len=24, head_steps=2, quiet=True)
 
@@ -252,21 +252,17 @@ def test_a_pruned_teachers_layers_keep_their_heads_in_the_student(tmp_path: Path
     assert torch.equal(student.bert.encoder.layer[0].attention.self.query.weight, teacher.bert.encoder.layer[1].attention.self.query.weight)
 
 
-@pytest.mark.parametrize("family", ["distilbert", "electra", "roberta", "mpnet", "albert", "xlm-roberta", "deberta-v2"])
+@pytest.mark.parametrize("family", ["distilbert", "electra", "roberta", "mpnet", "albert", "xlm-roberta", "deberta-v2", "modernbert"])
 def test_vocab_trim_slices_each_familys_head(family: str, corpus: Path, tmp_path: Path) -> None:
-    """WordPiece (DistilBERT, ELECTRA, MPNet) and SentencePiece Unigram (ALBERT, XLM-R, DeBERTa-v3) families: the MLM head's
-    vocabulary tensors sliced with the word table, logits of the kept ids unchanged. RoBERTa's byte-level BPE is
-    refused with one line."""
+    """WordPiece (DistilBERT, ELECTRA, MPNet), SentencePiece Unigram (ALBERT, XLM-R, DeBERTa-v3) and byte-level BPE
+    (RoBERTa, ModernBERT) families: the MLM head's vocabulary tensors sliced with the word table, logits of the kept
+    ids unchanged."""
     import transformers
 
     from edgebert.compress.vocab import trim_vocab
     from edgebert.families import family_named
 
     model_dir = BUILDERS[family](tmp_path / "model", head="fill-mask")
-    if family == "roberta":
-        with pytest.raises(UserError, match="supports WordPiece"):
-            trim_vocab(model_dir, tmp_path / "trimmed", [corpus], quiet=True)
-        return
     report = trim_vocab(model_dir, tmp_path / "trimmed", [corpus], quiet=True)
     cls = getattr(transformers, family_named(family).mlm_class)
     before, after = cls.from_pretrained(model_dir).eval(), cls.from_pretrained(tmp_path / "trimmed").eval()
@@ -276,6 +272,28 @@ def test_vocab_trim_slices_each_familys_head(family: str, corpus: Path, tmp_path
     new = transformers.AutoTokenizer.from_pretrained(tmp_path / "trimmed")(text, padding=True, return_tensors="pt")
     with torch.no_grad():
         torch.testing.assert_close(after(**new).logits, before(**old).logits[..., report.kept_ids], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("family", ["roberta", "modernbert"])
+def test_a_byte_level_bpe_trims_with_its_merges(family: str, tmp_path: Path) -> None:
+    """A kept token comes with every part it is merged from; the merges between kept tokens stay, in rank order; the
+    corpus is cut exactly as before, and held-out text falls back to kept parts, down to bytes: never unknown."""
+    from edgebert.compress.vocab import trim_vocab
+    from edgebert.modelio import load_tokenizer
+
+    lines = training_lines(200, seed=5)
+    (tmp_path / "corpus.txt").write_text("\n".join(lines[:12]) + "\n")
+    (tmp_path / "heldout.txt").write_text("\n".join(lines[100:]) + "\n")
+    model_dir = BUILDERS[family](tmp_path / "model")
+    report = trim_vocab(model_dir, tmp_path / "trimmed", tmp_path / "corpus.txt", heldout=tmp_path / "heldout.txt", quiet=True)
+    assert report.vocab_after < report.vocab_before and report.unk_rate == 0.0 and report.changed_word_share > 0
+    old, new = load_tokenizer(model_dir), load_tokenizer(tmp_path / "trimmed")
+    for text in lines[:12]:
+        assert new(text).input_ids == [report.kept_ids.index(i) for i in old(text).input_ids]
+    old_merges, new_merges = ([tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in json.loads(t.backend_tokenizer.to_str())["model"]["merges"]] for t in (old, new))
+    assert 0 < len(new_merges) < len(old_merges) and new_merges == [m for m in old_merges if m in set(new_merges)]
+    vocab = new.get_vocab()
+    assert all(a in vocab and b in vocab and a + b in vocab for a, b in new_merges)
 
 
 def test_an_xlnet_classifiers_vocabulary_trim_keeps_its_left_padding_and_its_logits(corpus: Path, tmp_path: Path) -> None:
@@ -322,26 +340,67 @@ def test_a_multilingual_vocabulary_trimmed_to_one_language_cuts_that_language_as
     assert not any((tmp_path / "de" / name).exists() for name in ("sentencepiece.bpe.model", "spiece.model"))
 
 
-@pytest.mark.parametrize("family", ["mpnet", "deberta-v2", "xlnet"])
-def test_relative_attention_families_prune_their_ffn_and_refuse_heads(family: str, corpus: Path, tmp_path: Path) -> None:
-    """Their heads are tied together by relative-position terms (`Family.heads_tied_by`): head pruning is refused in
-    one line that says why and what works; the FFN (its two Linears, the same width in every layer) is pruned, and the
-    smaller model reloads with its stock class and exports at parity."""
+@pytest.mark.parametrize("family", ["mpnet", "deberta-v2", "deberta-v2-position-projections", "modernbert"])
+def test_heads_and_ffn_pruned_where_position_terms_meet_the_heads(family: str, corpus: Path, tmp_path: Path) -> None:
+    """MPNet's layers share one relative-position bias table, one column a head: the same heads leave every layer,
+    with their columns. DeBERTa's position projections (share_att_key off) lose the heads' rows with q/k/v.
+    ModernBERT's fused q/k/v loses them from each third, its GeGLU FFN loses a neuron from both halves. Each pruned
+    model reloads with edgebert's loader and exports to ONNX at parity."""
+    from transformers import AutoConfig, AutoModel
+
+    from edgebert.compress.compress import compress
+    from edgebert.export import export
+
+    if family == "deberta-v2-position-projections":
+        model = build_deberta_v2(tmp_path / "src", share_att_key=False)
+    else:
+        model = BUILDERS[family](tmp_path / "src")
+    report = compress(model, tmp_path / "pruned", prune_heads=0.25, head_scope="global", prune_ffn=0.5, calibration=corpus,
+                      calibration_samples=16, seq_len=24, quiet=True)  # fmt: skip
+    assert report.manifest["pruning"]["heads_per_layer"]["after"] == ([3, 3] if family == "mpnet" else report.manifest["pruning"]["heads_per_layer"]["after"])
+    assert sum(report.manifest["pruning"]["heads_per_layer"]["after"]) == 6
+    config = AutoConfig.from_pretrained(tmp_path / "pruned")
+    assert config.intermediate_size == AutoConfig.from_pretrained(model).intermediate_size // 2
+    pruned = load_weights(AutoModel, tmp_path / "pruned")[0]
+    if family == "mpnet":
+        assert len({tuple(v) for v in config.pruned_heads.values()}) == 1 and len(config.pruned_heads) == 2
+        assert pruned.encoder.relative_attention_bias.weight.shape == (32, 3)
+    if family == "deberta-v2-position-projections":
+        assert all(l.attention.self.pos_key_proj.out_features == l.attention.self.query_proj.out_features for l in pruned.encoder.layer)
+    if family == "modernbert":
+        assert all(l.mlp.Wi.out_features == 2 * l.mlp.Wo.in_features == config.intermediate_size * 2 for l in pruned.layers)
+    exported = export("onnx", model=tmp_path / "pruned", out=tmp_path / "onnx", seq_len=24, quiet=True)
+    assert exported.parity["passed"] and exported.parity["min_cosine"] >= 0.9999
+
+
+def test_mpnet_heads_to_prune_must_name_the_same_heads_in_every_layer(corpus: Path, tmp_path: Path) -> None:
+    from edgebert.compress.compress import compress
+
+    model = BUILDERS["mpnet"](tmp_path / "src")
+    with pytest.raises(UserError, match="must name the same heads for each of the 2 layers: .*relative_attention_bias") as info:
+        compress(model, tmp_path / "refused", heads_to_prune={"0": [1]}, calibration=corpus, calibration_samples=8, seq_len=24, quiet=True)
+    assert "\n" not in str(info.value) and not (tmp_path / "refused").exists()
+    compress(model, tmp_path / "pruned", heads_to_prune={"0": [1], "1": [1]}, calibration=corpus, calibration_samples=8, seq_len=24, quiet=True)
+    assert load_weights(__import__("transformers").AutoModel, tmp_path / "pruned")[0].encoder.relative_attention_bias.weight.shape == (32, 3)
+
+
+def test_xlnet_prunes_its_ffn_and_refuses_heads(corpus: Path, tmp_path: Path) -> None:
+    """XLNet's projections and biases are [d_model, heads, head size] parameters of rel_attn, not Linears
+    (`Family.head_refusal`): head pruning is refused in one line that says why and what works; the FFN is pruned, and
+    the smaller model reloads with its stock class and exports at parity."""
     from transformers import AutoConfig
 
     from edgebert.compress.compress import compress
     from edgebert.export import export
-    from edgebert.families import family_named
     from model_zoo import build_xlnet
 
-    model = build_xlnet(tmp_path / "src", head="sequence-classification") if family == "xlnet" else BUILDERS[family](tmp_path / "src")
-    with pytest.raises(UserError, match=f"head pruning of {family} models is not supported \\(.+\\); prune its FFN only") as info:
+    model = build_xlnet(tmp_path / "src", head="sequence-classification")
+    with pytest.raises(UserError, match="head pruning of xlnet models is not supported \\(.+\\); prune its FFN only") as info:
         compress(model, tmp_path / "refused", prune_heads=0.25, calibration=corpus, calibration_samples=8, seq_len=24, quiet=True)
     assert "\n" not in str(info.value) and not (tmp_path / "refused").exists()
-    width = family_named(family).size_fields[3]
-    before = getattr(AutoConfig.from_pretrained(model), width)
+    before = AutoConfig.from_pretrained(model).d_inner
     report = compress(model, tmp_path / "pruned", prune_ffn=0.5, calibration=corpus, calibration_samples=16, seq_len=24, quiet=True)
-    assert getattr(AutoConfig.from_pretrained(tmp_path / "pruned"), width) == before // 2
+    assert AutoConfig.from_pretrained(tmp_path / "pruned").d_inner == before // 2
     assert report.manifest["metrics"]["cosine_to_source"]["mean"] > 0.5
     exported = export("onnx", model=tmp_path / "pruned", out=tmp_path / "onnx", seq_len=24, quiet=True)
     assert exported.parity["passed"] and exported.parity["min_cosine"] >= 0.9999

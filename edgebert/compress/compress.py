@@ -255,7 +255,7 @@ def _resolve_source(req: _Request) -> _Source:
     family.require("compress")
     if not family.prunable and (req.prune_heads > 0 or req.heads_to_prune):
         prunable = ", ".join(f.name for f in FAMILIES if f.prunable)
-        raise UserError(f"head pruning of {family.name} models is not supported ({family.heads_tied_by}); "
+        raise UserError(f"head pruning of {family.name} models is not supported ({family.head_refusal}); "
                         f"prune its FFN only (--prune-ffn); head pruning supports: {prunable}")  # fmt: skip
     from edgebert.compress.importance import METHODS, MLM, read_calibration
 

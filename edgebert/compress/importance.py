@@ -290,7 +290,7 @@ def compute_importance(
             p.requires_grad_(flag)
         base_model.train(was_training)
     ffn = [
-        (s if s is not None else torch.zeros(int(family.module(l, "ffn_input").out_features), dtype=torch.float64)) / sequences
+        (s if s is not None else torch.zeros(int(family.module(l, "ffn_output").in_features), dtype=torch.float64)) / sequences
         for s, l in zip(ffn_scores, layers)
     ]
     return Importance(

@@ -2,7 +2,9 @@
 
 Heads go through `edgebert.pruned_heads.narrow_heads`: the query/key/value rows and the attention-output columns of
 the pruned heads are cut, and `config.pruned_heads` records them (original head ids per layer), from which edgebert's
-loader rebuilds the smaller matrices (`edgebert.modelio.load_weights`). Layers may keep different numbers of heads.
+loader rebuilds the smaller matrices (`edgebert.modelio.load_weights`). Layers may keep different numbers of heads,
+except in a family whose layers share a table with one column a head (MPNet's relative-position bias): there every
+layer loses the same heads.
 
 FFN neurons: every layer keeps the SAME number of neurons (its own most important ones) and
 `config.intermediate_size` becomes that number. A config holds one intermediate size, so a uniform cut is the
@@ -40,6 +42,8 @@ class HeadLayout:
 
     original_heads: int
     remaining: list[list[int]]
+    tied_by: tuple[str, ...] = ()  # the family's `head_tables`: every layer loses the same heads
+
 
     @classmethod
     def of(cls, config: Any, family: Family) -> HeadLayout:
@@ -47,7 +51,8 @@ class HeadLayout:
         total = int(getattr(config, heads_field))
         layers = family.distinct_layers(config)
         pruned = {int(k): {int(h) for h in v} for k, v in (getattr(config, "pruned_heads", None) or {}).items()}
-        return cls(total, [[h for h in range(total) if h not in pruned.get(l, set())] for l in range(layers)])
+        remaining = [[h for h in range(total) if h not in pruned.get(l, set())] for l in range(layers)]
+        return cls(total, remaining, family.head_tables)
 
     def counts(self) -> list[int]:
         return [len(r) for r in self.remaining]
@@ -90,6 +95,8 @@ def select_heads(scores: list[torch.Tensor], layout: HeadLayout, fraction: float
     plan: dict[int, list[int]] = {}
     if fraction <= 0:
         return plan
+    if layout.tied_by:
+        return _select_tied(scores, layout, fraction)
     if scope == "layer":
         for layer, (s, n) in enumerate(zip(scores, counts)):
             k = _round(fraction * n)
@@ -117,6 +124,21 @@ def select_heads(scores: list[torch.Tensor], layout: HeadLayout, fraction: float
     for _, layer, i in candidates[:k]:
         plan.setdefault(layer, []).append(layout.remaining[layer][i])
     return {layer: sorted(v) for layer, v in sorted(plan.items())}
+
+
+def _select_tied(scores: list[torch.Tensor], layout: HeadLayout, fraction: float) -> dict[int, list[int]]:
+    """The same heads out of every layer (`HeadLayout.tied_by`; either scope): round(fraction * heads) of them, the
+    least important by the sum over layers of the layer-normalised scores (Michel et al.)."""
+    n = len(layout.remaining[0])
+    k = _round(fraction * n)
+    if k >= n:
+        raise UserError(f"--prune-heads {fraction} would remove all {n} heads of every layer; keep at least 1 "
+                        f"(use a fraction below {(n - 0.5) / n:.3f})")  # fmt: skip
+    if not k:
+        return {}
+    total = torch.stack([s / s.norm().clamp(min=1e-20) for s in scores]).sum(dim=0)
+    heads = sorted(layout.remaining[0][i] for i in _order(total)[:k])
+    return {layer: list(heads) for layer in range(len(layout.remaining))}
 
 
 def parse_head_list(spec: str | dict[Any, Any], layout: HeadLayout) -> dict[int, list[int]]:
@@ -161,6 +183,11 @@ def parse_head_list(spec: str | dict[Any, Any], layout: HeadLayout) -> dict[int,
             )
         if unique:
             plan[layer] = unique
+    if layout.tied_by and plan and (len(plan) != layers or len({tuple(v) for v in plan.values()}) != 1):
+        raise UserError(
+            f"--heads-to-prune must name the same heads for each of the {layers} layers: this model's layers share "
+            f"{', '.join(layout.tied_by)}, one column a head (or use --prune-heads)"
+        )
     return dict(sorted(plan.items()))
 
 
@@ -191,7 +218,8 @@ def apply_head_pruning(model: Any, plan: dict[int, list[int]]) -> None:
 
 
 def apply_ffn_pruning(base_model: torch.nn.Module, family: Family, config: Any, keep: list[list[int]]) -> int:
-    """Keep only the `keep[l]` neurons of each layer's FFN (up-projection rows, down-projection columns)."""
+    """Keep only the `keep[l]` neurons of each layer's FFN (up-projection rows, in both halves when gated;
+    down-projection columns)."""
     from transformers.pytorch_utils import prune_linear_layer
 
     layers = family.layers(base_model)
@@ -200,7 +228,8 @@ def apply_ffn_pruning(base_model: torch.nn.Module, family: Family, config: Any, 
         raise ValueError("FFN pruning keeps the same number of neurons in every layer")
     for layer, indices in zip(layers, keep):
         index = torch.tensor(indices, dtype=torch.long)
-        family.replace_module(layer, "ffn_input", prune_linear_layer(family.module(layer, "ffn_input"), index, dim=0))
+        rows = torch.cat([index, index + family.module(layer, "ffn_output").in_features]) if family.ffn_gated else index
+        family.replace_module(layer, "ffn_input", prune_linear_layer(family.module(layer, "ffn_input"), rows, dim=0))
         family.replace_module(layer, "ffn_output", prune_linear_layer(family.module(layer, "ffn_output"), index, dim=1))
     width = widths.pop()
     setattr(config, family.size_fields[3], width)

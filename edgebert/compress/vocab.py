@@ -1,4 +1,4 @@
-"""Vocabulary trimming: keep only the WordPiece tokens a corpus uses, and slice the embedding table to them.
+"""Vocabulary trimming: keep only the tokens a corpus uses, and slice the embedding table to them.
 
 A small BERT's bytes are dominated by its vocab × width word-embedding table (all-MiniLM-L6-v2: 30,522 × 384 of
 22.7M parameters). Most rows are never produced on a given domain's text. `trim_vocab` keeps
@@ -12,7 +12,8 @@ in their original relative order, and writes a model directory whose word table 
 only those rows, with a new tokenizer (tokenizer.json and vocab.txt) that differs from the old one only in the
 WordPiece vocabulary and the renumbered ids.
 
-Why the corpus tokenises exactly as before: WordPiece is greedy longest-match-first per word. When every piece the
+Why the corpus tokenises exactly as before (for a Unigram or BPE vocabulary: edgebert/compress/vocab_tokenizer.py):
+WordPiece is greedy longest-match-first per word. When every piece the
 old tokenizer chose for a word is kept, each longest match is still there and nothing longer was added, so every
 step chooses the same piece. With min_count 1 and no cap that holds for every corpus word; the trimmed model then
 sees the same rows (renumbered) and gives the same embeddings. Text outside the corpus can tokenise differently
@@ -36,6 +37,7 @@ from edgebert.artifact import atomic_output_dir, check_not_input, check_output_d
 from edgebert.config import SEQ_LEN, VocabConfig
 from edgebert.compress.vocab_tokenizer import (
     COUNT_BATCH,
+    bpe_parents,
     build_trimmed_tokenizer,
     encode,
     post_processor_tokens,
@@ -156,17 +158,26 @@ def check_max_size(max_size: int | None, special: set[int], chars: set[int]) -> 
 
 
 def select_vocab(
-    counts: np.ndarray, special: set[int], chars: set[int], min_count: int = 1, max_size: int | None = None
+    counts: np.ndarray, special: set[int], chars: set[int], min_count: int = 1, max_size: int | None = None,
+    parents: dict[int, set[int]] | None = None,
 ) -> VocabSelection:
     """Specials + characters always; corpus ids with count ≥ min_count, the most frequent first (ties: lower id)
-    up to `max_size` in total."""
+    up to `max_size` in total. With `parents` (a BPE's, `bpe_parents`) a token comes with every part it is merged
+    from, or not at all when they would not fit."""
     check_max_size(max_size, special, chars)
     protected = special | chars
+    parents = parents or {}
     candidates = [i for i in np.flatnonzero(counts >= min_count).tolist() if i not in protected]
     candidates.sort(key=lambda i: (-int(counts[i]), i))
-    if max_size is not None:
-        candidates = candidates[: max_size - len(protected)]
-    return VocabSelection(sorted(protected | set(candidates)), len(special), len(chars), len(candidates))
+    kept = set(protected)
+    for token in candidates:
+        wanted = ({token} | parents.get(token, set())) - kept
+        if max_size is not None and len(kept) + len(wanted) > max_size:
+            if parents:
+                continue  # a rarer token with fewer missing parts may still fit
+            break
+        kept |= wanted
+    return VocabSelection(sorted(kept), len(special), len(chars), len(kept) - len(protected))
 
 
 # --------------------------------------------------------------------------------------------- weights
@@ -286,7 +297,7 @@ def trim_vocab(
 
     _log(quiet, f"counting tokens of {len(counted):,} corpus passages")
     counts = count_tokens(tokenizer, counted, old_vocab, quiet)
-    selection = select_vocab(counts, special, chars, min_count, max_size)
+    selection = select_vocab(counts, special, chars, min_count, max_size, bpe_parents(tokenizer))
     new_tokenizer = build_trimmed_tokenizer(tokenizer, selection.kept_ids)
     trimmed, sliced = slice_vocab(full, family, with_head, selection.kept_ids)
     _log(quiet, f"vocabulary {old_vocab:,} -> {selection.size:,} tokens ({selection.special} special, "

@@ -1,7 +1,10 @@
-"""The tokenizer half of vocabulary trimming (edgebert/compress/vocab.py): a WordPiece or SentencePiece Unigram
-tokenizer rebuilt on the kept tokens (only the vocabulary and the renumbered ids change; a Unigram piece keeps its
-score, so text whose best segmentation uses kept pieces only is cut exactly as before), and how its output differs
-from the original's. Byte-level BPE is refused: its merges would have to be rebuilt."""
+"""The tokenizer half of vocabulary trimming (edgebert/compress/vocab.py): a WordPiece, SentencePiece Unigram or
+(byte-level) BPE tokenizer rebuilt on the kept tokens, and how its output differs from the original's. Only the
+vocabulary and the renumbered ids change: a Unigram piece keeps its score, so text whose best segmentation uses kept
+pieces only is cut exactly as before. A BPE keeps the merges whose two parts and result are all kept, and the
+selection keeps every part a kept token is merged from (`bpe_parents`): BPE applies, at each step, the
+lowest-ranked merge among those that apply, so a word whose applied merges all survive is merged exactly as before,
+and a dropped token falls back to its kept parts (down to the 256 byte symbols: never unknown)."""
 
 from __future__ import annotations
 
@@ -60,7 +63,8 @@ class TokenizationChange:
         }
 
 
-TRIMMABLE = ("WordPiece", "Unigram")
+TRIMMABLE = ("WordPiece", "Unigram", "BPE")
+BPE_FILES = ("vocab.json", "merges.txt")  # a slow BPE tokenizer's files: the untrimmed ones would load the old vocabulary
 SENTENCEPIECE_FILES = ("spiece.model", "sentencepiece.bpe.model", "spm.model", "tokenizer.model")
 UNIGRAM_WORD_START = "\u2581"  # SentencePiece's word-start mark
 
@@ -73,7 +77,7 @@ def tokenizer_state(tokenizer: Any) -> dict[str, Any]:
     kind = state.get("model", {}).get("type")
     if kind not in TRIMMABLE:
         raise UserError(
-            f"vocabulary trimming supports WordPiece (BERT-style) and SentencePiece Unigram tokenizers; this model's tokenizer is {kind}"
+            f"vocabulary trimming supports WordPiece, SentencePiece Unigram and BPE tokenizers; this model's tokenizer is {kind}"
         )
     return state
 
@@ -81,7 +85,42 @@ def tokenizer_state(tokenizer: Any) -> dict[str, Any]:
 def piece_prefix(state: dict[str, Any]) -> str:
     """The mark a piece carries that is not part of its characters: WordPiece's "##" continuation, Unigram's word start."""
     model = state["model"]
-    return (model.get("continuing_subword_prefix") or "") if model["type"] == "WordPiece" else UNIGRAM_WORD_START
+    return UNIGRAM_WORD_START if model["type"] == "Unigram" else (model.get("continuing_subword_prefix") or "")
+
+
+def _merge_pair(merge: Any) -> tuple[str, str]:
+    """A BPE merge as (left, right): tokenizers writes "left right" (older files) or [left, right]."""
+    if isinstance(merge, str):
+        left, right = merge.split(" ", 1)
+        return left, right
+    return str(merge[0]), str(merge[1])
+
+
+def bpe_parents(tokenizer: Any) -> dict[int, set[int]]:
+    """For a BPE tokenizer, each token id's parts by every merge that makes it, transitively (all must be kept for
+    the token to be made as before); {} for other models."""
+    model = tokenizer_state(tokenizer)["model"]
+    if model["type"] != "BPE":
+        return {}
+    vocab, prefix = model["vocab"], model.get("continuing_subword_prefix") or ""
+    direct: dict[int, set[int]] = {}
+    for merge in model.get("merges") or []:
+        left, right = _merge_pair(merge)
+        result = _merged(left, right, prefix)
+        if result in vocab and left in vocab and right in vocab:
+            direct.setdefault(vocab[result], set()).update((vocab[left], vocab[right]))
+    closed: dict[int, set[int]] = {}
+
+    def ancestors(token: int) -> set[int]:
+        if token not in closed:
+            closed[token] = set()  # merges only join shorter tokens: no cycle, but guard anyway
+            found = set(direct.get(token, ()))
+            for part in direct.get(token, ()):
+                found |= ancestors(part)
+            closed[token] = found
+        return closed[token]
+
+    return {token: ancestors(token) for token in direct}
 
 
 def post_processor_tokens(node: Any) -> set[str]:
@@ -134,6 +173,12 @@ def trimmed_tokenizer_state(tokenizer: Any, kept_ids: list[int]) -> tuple[dict[s
     else:
         old_vocab = model["vocab"]
         model["vocab"] = {t: token_to_id[t] for t in old_tokens if t in old_vocab}
+    if model["type"] == "BPE":  # the merges between kept tokens, in their order (rank)
+        prefix = model.get("continuing_subword_prefix") or ""
+        model["merges"] = [
+            merge for merge in model.get("merges") or []
+            if all(t in token_to_id for t in (*_merge_pair(merge), _merged(*_merge_pair(merge), prefix)))
+        ]  # fmt: skip
     for added in state.get("added_tokens") or []:
         added["id"] = new_ids[added["id"]]
     _remap_post_processor(state.get("post_processor"), token_to_id)
@@ -142,6 +187,11 @@ def trimmed_tokenizer_state(tokenizer: Any, kept_ids: list[int]) -> tuple[dict[s
         padding["pad_id"] = token_to_id[padding["pad_token"]]
     lines = sorted(model["vocab"], key=model["vocab"].__getitem__) if model["type"] == "WordPiece" else []
     return state, lines
+
+
+def _merged(left: str, right: str, prefix: str) -> str:
+    """The token a BPE merge makes (a continuation prefix on the right part is dropped)."""
+    return left + (right[len(prefix) :] if prefix and right.startswith(prefix) else right)
 
 
 def build_trimmed_tokenizer(tokenizer: Any, kept_ids: list[int]) -> Any:
@@ -155,7 +205,7 @@ def build_trimmed_tokenizer(tokenizer: Any, kept_ids: list[int]) -> Any:
         Path(tmp, "tokenizer.json").write_text(json.dumps(state, ensure_ascii=False))
         if lines:
             Path(tmp, "vocab.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        for name in SENTENCEPIECE_FILES:  # the untrimmed SentencePiece model would load the old vocabulary
+        for name in SENTENCEPIECE_FILES + BPE_FILES:  # the untrimmed files would load the old vocabulary
             Path(tmp, name).unlink(missing_ok=True)
         config_path = Path(tmp, "tokenizer_config.json")
         config = json.loads(config_path.read_text())

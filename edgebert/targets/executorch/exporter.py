@@ -73,7 +73,7 @@ def _lowered(module: Any, names: list[str], seq_len: int, dynamic_sequence: bool
     when not `dynamic_sequence`), lowered to XNNPACK: the `.pte` bytes."""
     import torch
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-    from executorch.exir import to_edge_transform_and_lower
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
     from torch.export import Dim, export
 
     batch, sequence = Dim("batch", min=1, max=MAX_BATCH), Dim("sequence", min=2, max=seq_len)
@@ -81,4 +81,8 @@ def _lowered(module: Any, names: list[str], seq_len: int, dynamic_sequence: bool
     shapes = tuple({0: batch, 1: sequence} if dynamic_sequence else {0: batch} for _ in names)
     with torch.no_grad():
         exported = export(module.eval(), sample, dynamic_shapes=shapes, strict=False)
-    return bytes(to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()]).to_executorch().buffer)
+    # The edge dialect's validity check runs the graph on fake inputs, and on ModernBERT's attention masks that pins
+    # the batch dimension to the sample's (the program then refuses one text); the runtime parity check that follows
+    # every export is the check that matters.
+    config = EdgeCompileConfig(_check_ir_validity=False)
+    return bytes(to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()], compile_config=config).to_executorch().buffer)

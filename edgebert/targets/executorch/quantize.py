@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import numpy as np
@@ -74,8 +74,26 @@ def island_pattern(family: Family, roles: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"(^|\.){re.escape(family.layers_path)}\.\d+\.{inner}({modules})$")
 
 
-def quantized_module(module: Any, family: Family, recipe: str, roles: tuple[str, ...]) -> Any:
-    """A copy of `module` with every Linear but the `roles` islands quantized by `recipe`."""
+def looked_up_tables(module: Any, family: Family, feed: dict[str, np.ndarray]) -> set[str]:
+    """Names of the nn.Embedding modules `module` calls on `feed`. A table whose weight is read whole (DeBERTa's
+    relative-position embeddings, through a LayerNorm) is not a lookup and stays float."""
+    called: set[str] = set()
+    hooks = [
+        layer.register_forward_pre_hook(lambda _m, _i, name=name: called.add(name))
+        for name, layer in module.named_modules() if isinstance(layer, nn.Embedding)
+    ]  # fmt: skip
+    try:
+        with torch.no_grad():
+            module(*[torch.from_numpy(feed[n]).long() for n in family.input_names()])
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return called
+
+
+def quantized_module(module: Any, family: Family, recipe: str, roles: tuple[str, ...], tables: Collection[str] = ()) -> Any:
+    """A copy of `module` with every Linear but the `roles` islands quantized by `recipe`, and the embedding tables
+    `tables` (the looked-up ones) stored quantized."""
     from torchao.quantization import quantize_
 
     islands = island_pattern(family, roles)
@@ -89,8 +107,7 @@ def quantized_module(module: Any, family: Family, recipe: str, roles: tuple[str,
         quantize_(copied, quantize_config("int8"), filter_fn=lambda m, n: chosen(m, n) and not executorch_int4_linear(m.in_features))
     else:
         quantize_(copied, quantize_config(recipe), filter_fn=chosen)
-    tables = [name for name, layer in copied.named_modules() if isinstance(layer, nn.Embedding)]
-    for name in tables:
+    for name in sorted(tables):
         parent, _, attribute = name.rpartition(".")
         owner = copied.get_submodule(parent) if parent else copied
         setattr(owner, attribute, QuantizedTable(getattr(owner, attribute), 8 if recipe == "int8" else 4))
@@ -144,8 +161,9 @@ def quantize_with_islands(
 
     with torch.no_grad():
         reference = [{"out": module(*[torch.from_numpy(f[n]).long() for n in family.input_names()])} for f in guard]
+    tables = looked_up_tables(module, family, guard[0])
     for roles in LADDERS[recipe]:
-        program = lower(quantized_module(module, family, recipe, roles))
+        program = lower(quantized_module(module, family, recipe, roles, tables))
         worst = 1.0
         for feed, expected in zip(guard, reference):
             got = run(program, feed)
@@ -157,4 +175,7 @@ def quantize_with_islands(
         "recipe": recipe, "scheme": RECIPES[recipe], "tables": TABLES[recipe], "float_islands": list(roles),
         "guard": {"texts": len(guard), "min_cosine": round(float(worst), 6), "required": RECIPE_MIN_COSINE},
     }  # fmt: skip
+    unquantized = sorted(n for n, m in module.named_modules() if isinstance(m, nn.Embedding) and n not in tables)
+    if unquantized:
+        info["float_tables"] = unquantized  # read whole, not looked up
     return program, info
