@@ -137,15 +137,20 @@ class Family:
     mlm_head_parts: tuple[tuple[str, str], ...] = (("transform", "cls.predictions.transform.dense"), ("transform_norm", "cls.predictions.transform.LayerNorm"))
     # Position ids start at pad_token_id + 1 (RoBERTa) instead of 0: the position table has pad id + 1 extra rows.
     positions_from_pad: bool = False
-    # Head pruning (edgebert.pruned_heads): "" when this family's heads can be cut, else why not (compress's refusal
-    # says it). FFN pruning (same width in every layer) needs only the two FFN Linears.
-    head_refusal: str = ""
-    # Per-layer Linears besides query / key / value whose output rows are head after head (DeBERTa's own position
+    # Head pruning (edgebert.pruned_heads) cuts a head's rows of the query / key / value Linears and its columns of
+    # the attention output, and besides:
+    # per-layer Linears besides query / key / value whose output rows are head after head (DeBERTa's own position
     # projections when share_att_key is off): cut with the heads; a layer without one (share_att_key on) skips it.
     head_projections: tuple[str, ...] = ()
     # Modules of the base model with one column per head that every layer reads (MPNet's relative-position bias
     # table): cut with the heads, so every layer must lose the same heads (`heads_tied`).
     head_tables: tuple[str, ...] = ()
+    # Parameters of the "attention" module with one slice a head, and the axis of their heads (XLNet's einsum
+    # projections and biases): cut there instead of in Linear modules.
+    head_parameters: tuple[tuple[str, int], ...] = ()
+    # Method of the "attention" module whose second argument is the per-head context [length, batch, heads, head size]
+    # (XLNet's `post_attention`): importance gates go there when no Linear reads the context.
+    head_context_method: str = ""
     # Whether torch.export keeps the sequence length free in this family's graph (the dynamic-shape ExecuTorch
     # program); XLNet's relative shift reshapes by 2 x length - 1, which the exporter cannot prove divisible.
     dynamic_sequence: bool = True
@@ -218,11 +223,6 @@ class Family:
     def is_mlm_head_key(self, key: str) -> bool:
         """Whether a state-dict key of the masked-LM model belongs to its MLM head."""
         return key.split(".", 1)[0] in self.mlm_head_modules
-
-    @property
-    def prunable(self) -> bool:
-        """Whether compress can cut this family's attention heads (`head_refusal` says why not)."""
-        return not self.head_refusal
 
     @property
     def heads_tied(self) -> bool:
@@ -530,7 +530,8 @@ DEBERTA_V2 = Family(
 # XLNet (the seed notes' fifth family): relative-position attention (sinusoidal relative encodings, content,
 # position and segment biases r_w / r_r / r_s, relative segment encodings `seg_embed`) whose query, key, value, output
 # and position projections are parameters of `rel_attn` (einsum products, not Linear modules: the four projection
-# roles name `rel_attn`), post-LN FFN under `ff`, no absolute position table, no embedding norm. Its tokenizer puts
+# roles name `rel_attn`; head pruning slices those parameters, `head_parameters`), post-LN FFN under `ff`, no absolute
+# position table, no embedding norm. Its tokenizer puts
 # `<sep> <cls>` at the end and pads on the left; the classifier (SequenceSummary "last") reads the last token, so
 # the static exports and edgebert-runtime pad on the left (`padding_side` in the manifest). Inference is the
 # one-stream pass (no target mapping, no permutation mask): two-stream attention is pre-training only.
@@ -567,7 +568,9 @@ XLNET = Family(
     mlm_bias_key="lm_loss.bias",
     mlm_decoder_key="lm_loss.weight",
     mlm_vocab_keys=("lm_loss.weight", "lm_loss.bias"),
-    head_refusal="relative attention: the projections and the content, position and segment biases are [d_model, heads, head size] parameters of rel_attn, not Linear modules",
+    head_size_attr="d_head",
+    head_parameters=(("q", 1), ("k", 1), ("v", 1), ("o", 1), ("r", 1), ("r_r_bias", 0), ("r_s_bias", 0), ("r_w_bias", 0), ("seg_embed", 1)),
+    head_context_method="post_attention",
     dynamic_sequence=False,
     verbs=("export", "bench", "distill", "compress", "trim"),
 )

@@ -65,11 +65,15 @@ def _kept_positions(family: Family, layer: Any, before: set[int], new: set[int],
 
 def _narrow_layer(layer: Any, family: Family, keep: list[int]) -> None:
     """Keep only the heads at positions `keep` in one layer: q/k/v rows (each third of a fused Linear), the rows of
-    the family's `head_projections`, the attention output's columns, and the head count."""
+    the family's `head_projections`, the attention output's columns, and the head count (or the `head_parameters`
+    slices)."""
     import torch
     from transformers.pytorch_utils import prune_linear_layer
 
     attention = family.module(layer, "attention")
+    if family.head_parameters:
+        _narrow_parameters(attention, family, keep)
+        return
     size, heads = family.head_size(attention), family.heads(attention)
     rows = torch.cat([torch.arange(i * size, (i + 1) * size) for i in keep])
     if family.fused_qkv:
@@ -87,6 +91,17 @@ def _narrow_layer(layer: Any, family: Family, keep: list[int]) -> None:
         setattr(attention, family.heads_attr, len(keep))
     if hasattr(attention, "all_head_size"):
         attention.all_head_size = len(keep) * size
+
+
+def _narrow_parameters(attention: Any, family: Family, keep: list[int]) -> None:
+    """Keep the heads at positions `keep` of every `head_parameters` tensor of one layer's attention (XLNet)."""
+    import torch
+
+    index = torch.tensor(keep, dtype=torch.long)
+    for name, axis in family.head_parameters:
+        old = getattr(attention, name)
+        setattr(attention, name, torch.nn.Parameter(old.detach().index_select(axis, index).clone(), requires_grad=old.requires_grad))
+    setattr(attention, family.heads_attr, len(keep))
 
 
 def _narrow_table(table: Any, keep: list[int]) -> None:

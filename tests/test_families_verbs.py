@@ -12,7 +12,7 @@ from edgebert.modelio import load_weights
 import torch
 
 from edgebert.errors import UserError
-from model_zoo import BUILDERS, build_albert, build_deberta_v2, training_lines
+from model_zoo import BUILDERS, build_albert, build_deberta_v2, build_xlnet, training_lines
 
 STEPS = dict(steps=3, batch_size=4, seq_len=24, head_steps=2, quiet=True)
 
@@ -340,27 +340,32 @@ def test_a_multilingual_vocabulary_trimmed_to_one_language_cuts_that_language_as
     assert not any((tmp_path / "de" / name).exists() for name in ("sentencepiece.bpe.model", "spiece.model"))
 
 
-@pytest.mark.parametrize("family", ["mpnet", "deberta-v2", "deberta-v2-position-projections", "modernbert"])
+@pytest.mark.parametrize("family", ["mpnet", "deberta-v2", "deberta-v2-position-projections", "modernbert", "xlnet"])
 def test_heads_and_ffn_pruned_where_position_terms_meet_the_heads(family: str, corpus: Path, tmp_path: Path) -> None:
     """MPNet's layers share one relative-position bias table, one column a head: the same heads leave every layer,
     with their columns. DeBERTa's position projections (share_att_key off) lose the heads' rows with q/k/v.
-    ModernBERT's fused q/k/v loses them from each third, its GeGLU FFN loses a neuron from both halves. Each pruned
-    model reloads with edgebert's loader and exports to ONNX at parity."""
+    ModernBERT's fused q/k/v loses them from each third, its GeGLU FFN loses a neuron from both halves. XLNet's
+    projections and content / position / segment biases are parameters with a head axis, sliced there (its
+    classifier). Each pruned model reloads with edgebert's loader and exports to ONNX at parity."""
     from transformers import AutoConfig, AutoModel
 
     from edgebert.compress.compress import compress
     from edgebert.export import export
+    from edgebert.families import family_named
 
     if family == "deberta-v2-position-projections":
         model = build_deberta_v2(tmp_path / "src", share_att_key=False)
+    elif family == "xlnet":
+        model = build_xlnet(tmp_path / "src", head="sequence-classification")
     else:
         model = BUILDERS[family](tmp_path / "src")
     report = compress(model, tmp_path / "pruned", prune_heads=0.25, head_scope="global", prune_ffn=0.5, calibration=corpus,
                       calibration_samples=16, seq_len=24, quiet=True)  # fmt: skip
-    assert report.manifest["pruning"]["heads_per_layer"]["after"] == ([3, 3] if family == "mpnet" else report.manifest["pruning"]["heads_per_layer"]["after"])
-    assert sum(report.manifest["pruning"]["heads_per_layer"]["after"]) == 6
+    after = report.manifest["pruning"]["heads_per_layer"]["after"]
+    assert sum(after) == 6 and (after == [3, 3] or family != "mpnet")  # global scope; MPNet: the same in every layer
     config = AutoConfig.from_pretrained(tmp_path / "pruned")
-    assert config.intermediate_size == AutoConfig.from_pretrained(model).intermediate_size // 2
+    width = family_named(config.model_type).size_fields[3]
+    assert getattr(config, width) == getattr(AutoConfig.from_pretrained(model), width) // 2
     pruned = load_weights(AutoModel, tmp_path / "pruned")[0]
     if family == "mpnet":
         assert len({tuple(v) for v in config.pruned_heads.values()}) == 1 and len(config.pruned_heads) == 2
@@ -369,6 +374,8 @@ def test_heads_and_ffn_pruned_where_position_terms_meet_the_heads(family: str, c
         assert all(l.attention.self.pos_key_proj.out_features == l.attention.self.query_proj.out_features for l in pruned.encoder.layer)
     if family == "modernbert":
         assert all(l.mlp.Wi.out_features == 2 * l.mlp.Wo.in_features == config.intermediate_size * 2 for l in pruned.layers)
+    if family == "xlnet":
+        assert [(l.rel_attn.q.shape[1], l.rel_attn.seg_embed.shape[1], l.rel_attn.r_w_bias.shape[0]) for l in pruned.layer] == [(n, n, n) for n in after]
     exported = export("onnx", model=tmp_path / "pruned", out=tmp_path / "onnx", seq_len=24, quiet=True)
     assert exported.parity["passed"] and exported.parity["min_cosine"] >= 0.9999
 
@@ -384,23 +391,27 @@ def test_mpnet_heads_to_prune_must_name_the_same_heads_in_every_layer(corpus: Pa
     assert load_weights(__import__("transformers").AutoModel, tmp_path / "pruned")[0].encoder.relative_attention_bias.weight.shape == (32, 3)
 
 
-def test_xlnet_prunes_its_ffn_and_refuses_heads(corpus: Path, tmp_path: Path) -> None:
-    """XLNet's projections and biases are [d_model, heads, head size] parameters of rel_attn, not Linears
-    (`Family.head_refusal`): head pruning is refused in one line that says why and what works; the FFN is pruned, and
-    the smaller model reloads with its stock class and exports at parity."""
-    from transformers import AutoConfig
+@pytest.mark.parametrize("family", ["mpnet", "modernbert", "xlnet"])
+def test_a_silent_head_scores_zero(family: str, corpus: Path, tmp_path: Path) -> None:
+    """A head whose output weights are zero changes nothing, so its importance is exactly 0 and the others' is not:
+    the gate sits on each head's context wherever the family computes it (XLNet: the context its `post_attention`
+    receives, [length, batch, heads, head size]; the method is the class's again afterwards)."""
+    from transformers import AutoModel, AutoTokenizer
 
-    from edgebert.compress.compress import compress
-    from edgebert.export import export
-    from model_zoo import build_xlnet
+    from edgebert.compress.importance import compute_importance, read_calibration
+    from edgebert.families import family_for
 
-    model = build_xlnet(tmp_path / "src", head="sequence-classification")
-    with pytest.raises(UserError, match="head pruning of xlnet models is not supported \\(.+\\); prune its FFN only") as info:
-        compress(model, tmp_path / "refused", prune_heads=0.25, calibration=corpus, calibration_samples=8, seq_len=24, quiet=True)
-    assert "\n" not in str(info.value) and not (tmp_path / "refused").exists()
-    before = AutoConfig.from_pretrained(model).d_inner
-    report = compress(model, tmp_path / "pruned", prune_ffn=0.5, calibration=corpus, calibration_samples=16, seq_len=24, quiet=True)
-    assert AutoConfig.from_pretrained(tmp_path / "pruned").d_inner == before // 2
-    assert report.manifest["metrics"]["cosine_to_source"]["mean"] > 0.5
-    exported = export("onnx", model=tmp_path / "pruned", out=tmp_path / "onnx", seq_len=24, quiet=True)
-    assert exported.parity["passed"] and exported.parity["min_cosine"] >= 0.9999
+    model_dir = BUILDERS[family](tmp_path / "model") if family != "xlnet" else build_xlnet(tmp_path / "model")
+    model = AutoModel.from_pretrained(model_dir).eval()
+    fam = family_for(model.config.model_type)
+    layer = fam.layers(model)[1]
+    attention = fam.module(layer, "attention")
+    with torch.no_grad():
+        if family == "xlnet":
+            attention.o[:, 2, :] = 0
+        else:
+            size = fam.head_size(attention)
+            fam.module(layer, "attention_output").weight[:, 2 * size : 3 * size] = 0
+    scores = compute_importance(model, fam, AutoTokenizer.from_pretrained(model_dir), read_calibration(corpus)[:8], seq_len=24)
+    assert float(scores.heads[1][2]) == 0.0 and bool((scores.heads[1][[0, 1, 3]] > 0).all()) and bool((scores.heads[0] > 0).all())
+    assert "post_attention" not in vars(attention)

@@ -389,3 +389,23 @@ def test_edge_tokenizer_pads_on_the_left_as_python_does(npm: str, tmp_path: Path
         for key in ("input_ids", "attention_mask", "token_type_ids"):  # <cls> in segment 2, padding in segment 3
             assert got[key] == theirs[key], (text, key)
         assert got["attention_mask"][0] == (0 if len(unpadded) < bucket else 1)  # padding first
+
+
+def test_edge_tokenizer_cuts_a_trimmed_byte_level_bpe_as_python_does(npm: str, tmp_path: Path) -> None:
+    """A ModernBERT vocabulary trimmed below what the corpus uses (merges dropped, words falling back to their parts,
+    down to bytes): EdgeTokenizer cuts seen and unseen text, accents and emoji included, as Python does."""
+    import model_zoo
+
+    from edgebert.compress.vocab import trim_vocab
+    from edgebert.modelio import load_tokenizer
+
+    lines = model_zoo.training_lines(60, seed=5)
+    (tmp_path / "corpus.txt").write_text("\n".join(lines[:20]) + "\n")
+    model = model_zoo.build_modernbert(tmp_path / "model")
+    report = trim_vocab(model, tmp_path / "trimmed", tmp_path / "corpus.txt", max_size=300, quiet=True)
+    assert report.vocab_after == 300 and report.changed_word_share > 0
+    tokenizer = load_tokenizer(tmp_path / "trimmed")
+    texts = [*lines[:3], *lines[40:46], "héllo wörld, naïve café 😀", "Zebra quagga xylophone"]
+    ours = _edge_tokenizer_arrays(npm, tmp_path / "trimmed", texts, {"seqLen": 64})
+    for text, got in zip(texts, ours):
+        assert got["ids"] == tokenizer(text, truncation=True, max_length=64)["input_ids"], text

@@ -18,7 +18,6 @@ from edgebert.config import CompressConfig
 from edgebert.pruned_heads import pruned_plan
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
-from edgebert.families import FAMILIES
 from edgebert.modeldir import new_manifest, rewritten_outputs, read_manifest, resolve_pooling, save_model_dir, weights_bytes, write_manifest
 from edgebert.modelio import check_tokenizer_fits, check_within_positions, has_mlm_head, inspect_model_dir, load_for_rewrite, rewrite_task
 from edgebert.options import checked, keyword_options
@@ -253,10 +252,6 @@ def _resolve_source(req: _Request) -> _Source:
     check_not_input(req.out, req.inputs)
     _, family = inspect_model_dir(model_dir)
     family.require("compress")
-    if not family.prunable and (req.prune_heads > 0 or req.heads_to_prune):
-        prunable = ", ".join(f.name for f in FAMILIES if f.prunable)
-        raise UserError(f"head pruning of {family.name} models is not supported ({family.head_refusal}); "
-                        f"prune its FFN only (--prune-ffn); head pruning supports: {prunable}")  # fmt: skip
     from edgebert.compress.importance import METHODS, MLM, read_calibration
 
     if req.importance not in METHODS:

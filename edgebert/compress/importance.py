@@ -108,7 +108,9 @@ class _Gates:
     The gates sit on the *inputs* of the attention-output and FFN-output (down) projections: the concatenated
     per-head context and the post-activation FFN hidden. Every family computes both inside its layer, but only
     these two Linear modules see them as a tensor (ALBERT's attention returns its layer-normed output and applies
-    the FFN activation as a function, so hooks on module outputs would miss them).
+    the FFN activation as a function, so hooks on module outputs would miss them). Where no Linear reads the context
+    (XLNet's einsum projections), the attention module's `Family.head_context_method` is shadowed, for the pass, by
+    one that gates the context it receives.
 
     A layer module run by several passes (published ALBERT shares one layer) gets ONE gate per sequence, multiplied
     into every pass: its gradient is the sum over passes, the first-order change when the unit leaves the shared
@@ -120,24 +122,41 @@ class _Gates:
         self.head_gates: list[torch.Tensor | None] = [None] * len(layers)
         self.ffn_gates: list[torch.Tensor | None] = [None] * len(layers)
         self.handles = []
+        self.wrapped: list[torch.nn.Module] = []
         for i, layer in enumerate(layers):
-            if family.prunable:  # a family whose heads cannot be pruned gets no head gates (its scores stay 0)
-                attn, attention_output = family.module(layer, "attention"), family.module(layer, "attention_output")
-                self.handles.append(attention_output.register_forward_pre_hook(self._head_hook(i, attn)))
+            attn = family.module(layer, "attention")
+            if family.head_context_method:  # no Linear reads the context (XLNet): gate the method that does
+                self._wrap_context(i, attn, family.head_context_method)
+            else:
+                self.handles.append(family.module(layer, "attention_output").register_forward_pre_hook(self._head_hook(i, attn)))
             self.handles.append(family.module(layer, "ffn_output").register_forward_pre_hook(self._ffn_hook(i)))
+
+    def _head_gate(self, i: int, batch: int, heads: int, dtype: torch.dtype) -> torch.Tensor:
+        """Layer i's [batch, heads] gate of this batch (made on its first pass; later passes reuse it)."""
+        if self.head_gates[i] is None:
+            self.head_gates[i] = torch.ones(batch, heads, dtype=dtype, requires_grad=True)
+        return self.head_gates[i]
 
     def _head_hook(self, i: int, attn: torch.nn.Module) -> Any:
         def hook(_module: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
-            context = inputs[0]
+            context = inputs[0]  # [batch, length, heads x head size]
             heads = self.family.heads(attn)
-            gate = self.head_gates[i]
-            if gate is None:  # first pass of this batch through layer i; later passes reuse it
-                gate = torch.ones(context.shape[0], heads, dtype=context.dtype, requires_grad=True)
-                self.head_gates[i] = gate
+            gate = self._head_gate(i, context.shape[0], heads, context.dtype)
             width = context.shape[-1] // heads
             return (context * gate.repeat_interleave(width, dim=1)[:, None, :], *inputs[1:])
 
         return hook
+
+    def _wrap_context(self, i: int, attn: torch.nn.Module, name: str) -> None:
+        """Shadow `attn.<name>(h, context, ...)` with one that gates its context [length, batch, heads, head size]."""
+        original = getattr(attn, name)
+
+        def gated(h: torch.Tensor, context: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            gate = self._head_gate(i, context.shape[1], context.shape[2], context.dtype)
+            return original(h, context * gate[None, :, :, None], *args, **kwargs)
+
+        setattr(attn, name, gated)
+        self.wrapped.append(attn)
 
     def _ffn_hook(self, i: int) -> Any:
         def hook(_module: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
@@ -153,6 +172,8 @@ class _Gates:
     def remove(self) -> None:
         for handle in self.handles:
             handle.remove()
+        for attn in self.wrapped:  # the class's method shows again
+            delattr(attn, self.family.head_context_method)
 
 
 def _mask_tokens(input_ids: torch.Tensor, special: torch.Tensor, mask_id: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
