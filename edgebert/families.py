@@ -273,11 +273,11 @@ class Family:
         """The missing weight names that matter: all but those of `optional_modules` (the pooler)."""
         return [k for k in keys if not set(k.split(".")) & set(self.optional_modules)]
 
-    def ffn_output_weight_patterns(self) -> tuple[str, ...]:
-        """fnmatch patterns of the FFN down-projection weights' state-dict keys (one per layer-index width: fnmatch's
+    def layer_weight_patterns(self, role: str = "ffn_output") -> tuple[str, ...]:
+        """fnmatch patterns of the state-dict keys of every layer's `role` weight (one per layer-index width: fnmatch's
         "*" would also cross into `attention.output.dense`), below any prefix (`encoder.`, `model.bert.`)."""
         inner = f"{self.layer_inner_path}." if self.layer_inner_path else ""
-        path = f"{inner}{self.layer_module('ffn_output')}.weight"
+        path = f"{inner}{self.layer_module(role)}.weight"
         return tuple(f"*{self.layers_path}.{digits}.{path}" for digits in ("[0-9]", "[0-9][0-9]"))
 
     def encoder_inputs(self, input_ids: Any, attention_mask: Any, token_type_ids: Any = None) -> dict[str, Any]:

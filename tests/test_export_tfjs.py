@@ -140,6 +140,7 @@ def test_uint8_keeps_ffn_down_projections_vectors_and_folded_constants_in_float1
     assert folded and set(folded.values()) == {"float16"}
     details = report.manifest["target_details"]
     assert details["weight_dtypes"].get("uint8", 0) > 0 and "float32" not in details["weight_dtypes"]
+    assert details["quantization"]["float_islands"] == ["ffn_output"] and details["quantization"]["guard"]["min_cosine"] >= 0.9925
     assert tiny_exports.get("float16").manifest["target_details"]["weight_dtypes"].get("uint8") is None
 
 
@@ -242,3 +243,33 @@ def test_teacher_export_passes_default_parity(
     assert parity["passed"] is True, parity
     assert len(report.manifest["target_details"]["weight_shards"]) == 1
     assert report.manifest["inputs"][0]["shape"] == [1, 128]
+
+
+def test_uint8_keeps_the_ffn_up_projections_float16_when_the_guard_needs_them(tiny_bert: Path, tmp_path: Path) -> None:
+    """One weight 1000 times the largest in every FFN up-projection (and the FFN's output made to dominate the
+    residual): one uint8 scale per tensor then rounds the rest of it to zero, the guard texts drift, and the next set
+    of islands (FFN up-projections too) is kept. The first set's conversion is not left behind."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    from edgebert.export import export
+
+    _require_toolchain()
+    model = tmp_path / "outliers"
+    shutil.copytree(tiny_bert, model)
+    weights = load_file(model / "model.safetensors")
+    for key in [k for k in weights if k.endswith("intermediate.dense.weight")]:
+        w = weights[key].clone()
+        w[0, 0] = 1000 * w.abs().max()
+        weights[key] = w
+        down = key.replace("intermediate.dense", "output.dense")
+        weights[down] = weights[down] * 20
+    save_file(weights, model / "model.safetensors", metadata={"format": "pt"})
+    report = export("tfjs", model=model, out=tmp_path / "out", quantize="uint8", seq_len=SEQ_LEN, quiet=True)
+    details = report.manifest["target_details"]
+    assert details["quantization"]["float_islands"] == ["ffn_output", "ffn_input"] and report.manifest["parity"]["passed"]
+    stored = {w["name"]: (w.get("quantization") or {}).get("dtype", w["dtype"]) for group in
+              json.loads((report.out_dir / "model.json").read_text())["weightsManifest"] for w in group["weights"]}  # fmt: skip
+    assert {d for n, d in stored.items() if "intermediate.dense.weight" in n} == {"float16"}
+    assert [p.name for p in report.out_dir.iterdir() if p.is_dir()] == []

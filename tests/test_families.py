@@ -163,7 +163,7 @@ def test_mlm_classes_match_the_fields(family) -> None:
     assert {k[len(family.mlm_layers_prefix()) + 1 :].split(".")[0] for k in layer_keys} == {"0", "1", "2"}
     # The FFN down-projection patterns (TF.js uint8 keeps them float16) hit exactly one weight per layer.
     keys = [f"encoder.{k}" for k in base.state_dict()]
-    hits = [k for k in keys if any(fnmatch.fnmatch(k, p) for p in family.ffn_output_weight_patterns())]
+    hits = [k for k in keys if any(fnmatch.fnmatch(k, p) for p in family.layer_weight_patterns())]
     assert len(hits) == family.distinct_layers(base.config) and all("attention" not in k for k in hits), hits
 
 

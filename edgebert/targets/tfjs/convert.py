@@ -6,7 +6,8 @@ this module through `edgebert.targets.tf_subprocess.run_tf`. It writes the graph
 one 2-D product per head on long buckets, batched on short ones: `spec["attention"]`, one form or {length: form}),
 saves a SavedModel in scratch space and runs the tensorflowjs converter on each signature with one weight shard.
 With several sequence lengths (buckets), one graph per length over one shard (`shared_weights`).
-The spec (JSON): graph_dir, seq_lens, family, quantize, keep_float16, attention, outputs, out_dir, result.
+The spec (JSON): graph_dir, seq_lens, family, quantize, rungs (float16 island patterns: one conversion each, into
+out_dir/rung-<i>), attention, outputs, out_dir, result.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ WEIGHT_SHARD_SIZE_BYTES = 2**31 - 1
 # uint8 is tfjs' per-tensor affine weight quantization. Applied to every weight, all-MiniLM-L6-v2 drops to cos 0.961:
 # the FFN down-projection kernels (1536x384) have outliers that one scale per tensor cannot hold (each alone costs
 # up to 0.03 cos). They stay float16 (+3.5 MB on the teacher, cos 0.995); the rest is uint8. Which graph weights
-# they are: spec["keep_float16"] (the family's `ffn_output_weight_patterns`, exporter.keep_float16_patterns).
+# they are: each of spec["rungs"] (exporter.keep_float16_patterns: the FFN down-projections first, more layers' roles
+# when the guard texts need them; the exporter keeps the first that holds).
 # The 1-D weights (biases, LayerNorm scales and shifts: 0.1 % of the bytes) stay float16 too (`vector_patterns`): on
 # the teacher the sentence parity 0.99462 -> 0.99514 (AMD EPYC, benchmarks/README.md "Every family").
 # The word table (the bulk of a small student's bytes) is stored as per-row uint8 codes with a float16 scale and
@@ -109,7 +111,7 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
     signatures = {n: "serving_default" if len(lengths) == 1 else f"seq_{n}" for n in lengths}
     per_head = [signatures[n] for n in lengths if attention[n] == "per-head"]
     with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
-        saved, converted = Path(scratch) / "saved_model", {n: Path(scratch) / f"tfjs_{n}" for n in lengths}
+        saved = Path(scratch) / "saved_model"
         lengths_by_signature = {name: n for n, name in signatures.items()}
         coded = row_coded_tables(Path(spec["graph_dir"])) if spec["quantize"] == "uint8" else frozenset()
         forms = {
@@ -120,22 +122,32 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
         info["attention_products"] = {name: "per_head_2d" if name in per_head else "batched" for name in lengths_by_signature}
         info.update({"gelu": "erf", "embedding_lookup": "gather_nd", "dense_products": "broadcast_matmul"})
         info["row_coded_tables"] = sorted(coded)
-        keep = (*(spec.get("keep_float16") or ()), *vector_patterns(Path(spec["graph_dir"])), *row_scale_patterns(coded), STATIC_PATTERN)
-        for n, name in signatures.items():
-            converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)
-        outputs = list(spec.get("outputs") or ("sentence_embedding", "last_hidden_state"))
-        if len(lengths) == 1:
-            model_json = json.loads((converted[lengths[0]] / "model.json").read_text())
-            shards = [p for group in model_json["weightsManifest"] for p in group["paths"]]
-            for name in ["model.json", *shards]:
-                shutil.move(str(converted[lengths[0]] / name), str(out_dir / name))
-            described = _describe(model_json, converter_args, shards, family.input_names(), outputs)
-            return {**info, **described, "attention": attention}
-        merged = merge(converted, out_dir)
-        model_json = json.loads((out_dir / "model.json").read_text())
-    described = _describe(model_json, converter_args, merged["weight_shards"], family.input_names(), outputs)
-    extra = {"model_files": merged["model_files"], "bucket_bytes": merged["bucket_bytes"], "attention": attention}
-    return {**info, **described, **extra}
+        always = (*vector_patterns(Path(spec["graph_dir"])), *row_scale_patterns(coded), STATIC_PATTERN)
+        rungs = []
+        for i, islands in enumerate(spec["rungs"]):  # each set of float16 islands: out_dir/rung-<i>
+            converted = {n: Path(scratch) / f"rung_{i}" / f"tfjs_{n}" for n in lengths}
+            keep = (*islands, *always)
+            for n, name in signatures.items():
+                converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)
+            rungs.append(_place(converted, out_dir / f"rung-{i}", converter_args, family.input_names(), spec.get("outputs")))
+    return {**info, "attention": attention, "rungs": rungs}
+
+
+def _place(converted: dict[int, Path], out_dir: Path, converter_args: list[str], input_names: list[str], outputs: Any) -> dict[str, Any]:
+    """Move one conversion (a graph per length) into `out_dir`, over one weight shard; what it wrote."""
+    outputs = list(outputs or ("sentence_embedding", "last_hidden_state"))
+    out_dir.mkdir(parents=True)
+    lengths = sorted(converted)
+    if len(lengths) == 1:
+        model_json = json.loads((converted[lengths[0]] / "model.json").read_text())
+        shards = [p for group in model_json["weightsManifest"] for p in group["paths"]]
+        for name in ["model.json", *shards]:
+            shutil.move(str(converted[lengths[0]] / name), str(out_dir / name))
+        return _describe(model_json, converter_args, shards, input_names, outputs)
+    merged = merge(converted, out_dir)
+    model_json = json.loads((out_dir / "model.json").read_text())
+    described = _describe(model_json, converter_args, merged["weight_shards"], input_names, outputs)
+    return {**described, "model_files": merged["model_files"], "bucket_bytes": merged["bucket_bytes"]}
 
 
 def vector_patterns(graph_dir: Path) -> list[str]:

@@ -25,7 +25,7 @@ from edgebert import buckets
 from edgebert.errors import TargetUnavailable
 from edgebert.families import Family
 from edgebert.modelio import LoadedModel
-from edgebert.targets.base import OUTPUT_NAMES, ConvertResult, Exporter, ExportOptions, Runner
+from edgebert.targets.base import INT8_FLOAT_ISLANDS, OUTPUT_NAMES, RECIPE_MIN_COSINE, ConvertResult, Exporter, ExportOptions, Runner
 from edgebert.targets.tf_graph import WEIGHT_SCOPE
 from edgebert.targets.torch_graph import capture_model
 from edgebert.targets.tf_subprocess import run_tf, tail
@@ -44,9 +44,9 @@ TFJS_VERSION = "4.22.0"
 CONVERT_TIMEOUT_S = 3600
 QUANTIZATION_RECIPES = {
     "none": "float32 weights",
-    "uint8": "tfjs per-tensor affine uint8 weights, except the FFN down-projection kernels "
-    "(the family's ffn_output_weight_patterns: {patterns}) kept float16: per-tensor uint8 cannot hold their outliers; "
-    "the 1-D weights (biases, norm scales and shifts) float16 too",
+    "uint8": "tfjs per-tensor affine uint8 weights, except float16 islands (quantization.float_islands: the FFN "
+    "down-projection kernels, whose outliers per-tensor uint8 cannot hold, then more layer roles while the guard texts "
+    "need them); the 1-D weights (biases, norm scales and shifts) float16 too",
     "float16": "float16 weights (--quantize_float16 '*')",
 }
 
@@ -190,10 +190,45 @@ class TFJSRunner(Runner):
         return {"tokenizer": JS_TOKENIZER, "ids": answer["ids"], "times": answer["times"]}
 
 
-def keep_float16_patterns(family: Family) -> list[str]:
-    """tensorflowjs_converter patterns of the graph weights kept float16 under uint8: the FFN down-projections, named
-    in the graph by their state-dict key (`edgebert.targets.tf_graph.WeightReader`)."""
-    return [f"*/{WEIGHT_SCOPE}/{pattern}/*" for pattern in family.ffn_output_weight_patterns()]
+def keep_float16_patterns(family: Family, roles: tuple[str, ...] = ("ffn_output",)) -> list[str]:
+    """tensorflowjs_converter patterns of the graph weights kept float16 under uint8: every layer's `roles` (one
+    rung of `INT8_FLOAT_ISLANDS`), named in the graph by their state-dict key (`edgebert.targets.tf_graph.WeightReader`)."""
+    return [f"*/{WEIGHT_SCOPE}/{pattern}/*" for role in roles for pattern in family.layer_weight_patterns(role)]
+
+
+def island_rungs(quantize: str) -> tuple[tuple[str, ...], ...]:
+    """The float16 island sets a conversion tries, in order: the int8 recipes' ladder under uint8, else none."""
+    return INT8_FLOAT_ISLANDS if quantize == "uint8" else ((),)
+
+
+def _provisional_manifest(model: LoadedModel, options: ExportOptions, reference: dict[str, np.ndarray]) -> dict[str, Any]:
+    """What TFJSRunner reads of a manifest, for an export not yet written (the island guard)."""
+    return {
+        "inputs": [{"name": n} for n in model.family.input_names()],
+        "outputs": [{"name": n, "dtype": str(v.dtype)} for n, v in reference.items()],
+        "buckets": [{"seq_len": n, "model_file": model_file(n, options.seq_len)} for n in options.lengths],
+        "model": {"padding_side": model.tokenizer.padding_side},
+    }
+
+
+def choose_rung(model: LoadedModel, work_dir: Path, options: ExportOptions, rungs: tuple[tuple[str, ...], ...]) -> tuple[int, dict[str, Any]]:
+    """The first conversion (work_dir/rung-<i>) whose outputs in Node stay RECIPE_MIN_COSINE close to PyTorch's on the
+    guard texts (the last is kept anyway: the parity check decides), and what was chosen."""
+    from edgebert.parity import compare, guard_inputs, torch_reference
+
+    feeds = guard_inputs(model.tokenizer, model.family.input_names(), options.seq_len)
+    references = [torch_reference(model.embedder, feed) for feed in feeds]
+    for index, roles in enumerate(rungs):
+        runner = TFJSRunner(work_dir / f"rung-{index}", _provisional_manifest(model, options, references[0]))
+        try:
+            worst = min(compare(ref, runner.run(feed), feed["attention_mask"], RECIPE_MIN_COSINE).min_cosine
+                        for feed, ref in zip(feeds, references))  # fmt: skip
+        finally:
+            runner.close()
+        if worst >= RECIPE_MIN_COSINE:
+            break
+    guard = {"texts": len(feeds), "min_cosine": round(float(worst), 6), "required": RECIPE_MIN_COSINE}
+    return index, {"float_islands": list(roles), "guard": guard}
 
 
 class TFJSExporter(Exporter):
@@ -221,11 +256,12 @@ class TFJSExporter(Exporter):
                 "family": model.family.name,
                 "outputs": list(model.output_names),
                 "quantize": options.quantize,
-                "keep_float16": keep_float16_patterns(model.family),
+                "rungs": [keep_float16_patterns(model.family, roles) for roles in island_rungs(options.quantize)],
                 "attention": attention_per_bucket(options.lengths, options.tfjs_batched_attention_max_len),
                 "out_dir": str(Path(work_dir).resolve()),
             }
             info = run_tf("edgebert.targets.tfjs.convert", spec, "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S)
+        info.update(self._keep_one_rung(model, Path(work_dir), options, info.pop("rungs")))
         info["graph_ops"] = captured["ops"]
         attention = {int(n): form for n, form in info.pop("attention").items()}
         forms = set(info["attention_products"].values())
@@ -241,9 +277,7 @@ class TFJSExporter(Exporter):
             "signature": signature,
             "output_nodes": signature["outputs"],
             "input_nodes": signature["inputs"],
-            "quantization_recipe": QUANTIZATION_RECIPES[options.quantize].format(
-                patterns=", ".join(model.family.ffn_output_weight_patterns())
-            ),
+            "quantization_recipe": QUANTIZATION_RECIPES[options.quantize],
             "runtime": f"@tensorflow/tfjs {TFJS_VERSION} (wasm backend in Node for verification)",
             "react_native": _bundle_resource_line(shards),
             **info,
@@ -252,6 +286,16 @@ class TFJSExporter(Exporter):
             files=[*files, *shards], input_dtype="int32", static_shape=True, extra=extra,
             buckets={n: {"model_file": model_file(n, options.seq_len), "attention": attention[n]} for n in options.lengths},
         )
+
+    def _keep_one_rung(self, model: LoadedModel, work_dir: Path, options: ExportOptions, written: list[dict[str, Any]]) -> dict[str, Any]:
+        """Move the chosen conversion's files into `work_dir` (the only one, or `choose_rung`'s), drop the others."""
+        rungs = island_rungs(options.quantize)
+        index, chosen = choose_rung(model, work_dir, options, rungs) if len(rungs) > 1 else (0, None)
+        for path in (work_dir / f"rung-{index}").iterdir():
+            shutil.move(str(path), str(work_dir / path.name))
+        for i in range(len(rungs)):
+            shutil.rmtree(work_dir / f"rung-{i}")
+        return {**written[index], **({"quantization": chosen} if chosen else {})}
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         return TFJSRunner(export_dir, manifest, threads=threads)
