@@ -381,6 +381,10 @@ def test_heads_and_ffn_pruned_where_position_terms_meet_the_heads(family: str, c
 
 
 def test_mpnet_heads_to_prune_must_name_the_same_heads_in_every_layer(corpus: Path, tmp_path: Path) -> None:
+    """An explicit plan that cuts one layer only is refused in one line naming the shared table; the same heads in
+    every layer are cut, with their column of the table."""
+    from transformers import AutoModel
+
     from edgebert.compress.compress import compress
 
     model = BUILDERS["mpnet"](tmp_path / "src")
@@ -388,7 +392,7 @@ def test_mpnet_heads_to_prune_must_name_the_same_heads_in_every_layer(corpus: Pa
         compress(model, tmp_path / "refused", heads_to_prune={"0": [1]}, calibration=corpus, calibration_samples=8, seq_len=24, quiet=True)
     assert "\n" not in str(info.value) and not (tmp_path / "refused").exists()
     compress(model, tmp_path / "pruned", heads_to_prune={"0": [1], "1": [1]}, calibration=corpus, calibration_samples=8, seq_len=24, quiet=True)
-    assert load_weights(__import__("transformers").AutoModel, tmp_path / "pruned")[0].encoder.relative_attention_bias.weight.shape == (32, 3)
+    assert load_weights(AutoModel, tmp_path / "pruned")[0].encoder.relative_attention_bias.weight.shape == (32, 3)
 
 
 @pytest.mark.parametrize("family", ["mpnet", "modernbert", "xlnet"])

@@ -68,7 +68,7 @@ class VocabSelection:
     kept_ids: list[int]
     special: int  # special/added/config tokens
     chars: int  # single characters and their continuation forms (not already special)
-    corpus: int  # corpus tokens (not already special or characters)
+    corpus: int  # corpus tokens, and for a BPE the parts they are merged from (not already special or characters)
 
     @property
     def size(self) -> int:
