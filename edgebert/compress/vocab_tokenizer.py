@@ -83,30 +83,30 @@ def tokenizer_state(tokenizer: Any) -> dict[str, Any]:
 
 
 def piece_prefix(state: dict[str, Any]) -> str:
-    """The mark a piece carries that is not part of its characters: WordPiece's "##" continuation, Unigram's word start."""
+    """The mark a piece carries that is not part of its characters: WordPiece's "##" continuation (a BPE's, if it has
+    one), Unigram's word start."""
     model = state["model"]
     return UNIGRAM_WORD_START if model["type"] == "Unigram" else (model.get("continuing_subword_prefix") or "")
 
 
-def _merge_pair(merge: Any) -> tuple[str, str]:
-    """A BPE merge as (left, right): tokenizers writes "left right" (older files) or [left, right]."""
-    if isinstance(merge, str):
-        left, right = merge.split(" ", 1)
-        return left, right
-    return str(merge[0]), str(merge[1])
+def _merge_tokens(merge: Any, prefix: str) -> tuple[str, str, str]:
+    """A BPE merge as (left, right, the token it makes): tokenizers writes "left right" (older files) or [left, right];
+    a continuation `prefix` on the right part is dropped in the result."""
+    left, right = merge.split(" ", 1) if isinstance(merge, str) else (str(merge[0]), str(merge[1]))
+    return left, right, left + (right[len(prefix) :] if prefix and right.startswith(prefix) else right)
 
 
 def bpe_parents(tokenizer: Any) -> dict[int, set[int]]:
     """For a BPE tokenizer, each token id's parts by every merge that makes it, transitively (all must be kept for
     the token to be made as before); {} for other models."""
-    model = tokenizer_state(tokenizer)["model"]
+    state = tokenizer_state(tokenizer)
+    model = state["model"]
     if model["type"] != "BPE":
         return {}
-    vocab, prefix = model["vocab"], model.get("continuing_subword_prefix") or ""
+    vocab, prefix = model["vocab"], piece_prefix(state)
     direct: dict[int, set[int]] = {}
     for merge in model.get("merges") or []:
-        left, right = _merge_pair(merge)
-        result = _merged(left, right, prefix)
+        left, right, result = _merge_tokens(merge, prefix)
         if result in vocab and left in vocab and right in vocab:
             direct.setdefault(vocab[result], set()).update((vocab[left], vocab[right]))
     closed: dict[int, set[int]] = {}
@@ -174,11 +174,8 @@ def trimmed_tokenizer_state(tokenizer: Any, kept_ids: list[int]) -> tuple[dict[s
         old_vocab = model["vocab"]
         model["vocab"] = {t: token_to_id[t] for t in old_tokens if t in old_vocab}
     if model["type"] == "BPE":  # the merges between kept tokens, in their order (rank)
-        prefix = model.get("continuing_subword_prefix") or ""
-        model["merges"] = [
-            merge for merge in model.get("merges") or []
-            if all(t in token_to_id for t in (*_merge_pair(merge), _merged(*_merge_pair(merge), prefix)))
-        ]  # fmt: skip
+        prefix = piece_prefix(state)
+        model["merges"] = [m for m in model.get("merges") or [] if all(t in token_to_id for t in _merge_tokens(m, prefix))]
     for added in state.get("added_tokens") or []:
         added["id"] = new_ids[added["id"]]
     _remap_post_processor(state.get("post_processor"), token_to_id)
@@ -187,11 +184,6 @@ def trimmed_tokenizer_state(tokenizer: Any, kept_ids: list[int]) -> tuple[dict[s
         padding["pad_id"] = token_to_id[padding["pad_token"]]
     lines = sorted(model["vocab"], key=model["vocab"].__getitem__) if model["type"] == "WordPiece" else []
     return state, lines
-
-
-def _merged(left: str, right: str, prefix: str) -> str:
-    """The token a BPE merge makes (a continuation prefix on the right part is dropped)."""
-    return left + (right[len(prefix) :] if prefix and right.startswith(prefix) else right)
 
 
 def build_trimmed_tokenizer(tokenizer: Any, kept_ids: list[int]) -> Any:
