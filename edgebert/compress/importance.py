@@ -41,6 +41,7 @@ from typing import Any
 
 import torch
 
+from edgebert.compress.prune import layer_normalized
 from edgebert.config import IMPORTANCE_METHODS, MASKED_SHARE, SEQ_LEN
 from edgebert.errors import UserError
 from edgebert.families import Family
@@ -64,7 +65,7 @@ class Importance:
 
     def normalized_heads(self) -> list[torch.Tensor]:
         """Each layer's head scores divided by their L2 norm (Michel et al.), for global ranking."""
-        return [h / h.norm().clamp(min=1e-20) for h in self.heads]
+        return layer_normalized(self.heads)
 
     def as_dict(self, decimals: int = 6) -> dict[str, Any]:
         return {

@@ -76,6 +76,11 @@ def _round(x: float) -> int:
     return math.floor(x + 0.5)
 
 
+def layer_normalized(scores: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Each layer's head scores divided by their L2 norm (Michel et al.), for ranking heads across layers."""
+    return [s / s.norm().clamp(min=1e-20) for s in scores]
+
+
 def _order(scores: torch.Tensor) -> list[int]:
     """Indices from least to most important; ties broken by index (deterministic)."""
     keyed = sorted(range(len(scores)), key=lambda i: (float(scores[i]), i))
@@ -115,7 +120,7 @@ def select_heads(scores: list[torch.Tensor], layout: HeadLayout, fraction: float
             f"--prune-heads {fraction} would remove {k} of {total} heads, but every one of the {len(counts)} layers "
             f"keeps at least 1 (at most {total - len(counts)} can go; use a fraction of at most {(total - len(counts)) / total:.3f})"
         )
-    normalized = [s / s.norm().clamp(min=1e-20) for s in scores]
+    normalized = layer_normalized(scores)
     candidates = []
     for layer, s in enumerate(normalized):
         order = _order(s)
@@ -136,7 +141,7 @@ def _select_tied(scores: list[torch.Tensor], layout: HeadLayout, fraction: float
                         f"(use a fraction below {(n - 0.5) / n:.3f})")  # fmt: skip
     if not k:
         return {}
-    total = torch.stack([s / s.norm().clamp(min=1e-20) for s in scores]).sum(dim=0)
+    total = torch.stack(layer_normalized(scores)).sum(dim=0)
     heads = sorted(layout.remaining[0][i] for i in _order(total)[:k])
     return {layer: list(heads) for layer in range(len(layout.remaining))}
 
