@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,6 +34,21 @@ INT8_FLOAT_ISLANDS: tuple[tuple[str, ...], ...] = (
 INT4_FLOAT_ISLANDS: tuple[tuple[str, ...], ...] = ((), *INT8_FLOAT_ISLANDS)
 # The parity threshold of 8-bit recipes (0.99) plus a margin: the parity check on other texts follows.
 RECIPE_MIN_COSINE = 0.9925
+
+
+def guard_min_cosine(run: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]], guard: Sequence[dict[str, np.ndarray]],
+                     reference: Sequence[dict[str, np.ndarray]]) -> float:  # fmt: skip
+    """The worst similarity of `run(feed)` to its reference outputs over the guard feeds (`edgebert.parity.compare`):
+    what a recipe's float-island ladder climbs on."""
+    from edgebert.parity import compare
+
+    return float(min(compare(expected, run(feed), feed["attention_mask"], RECIPE_MIN_COSINE).min_cosine
+                     for feed, expected in zip(guard, reference)))  # fmt: skip
+
+
+def guard_record(guard: Sequence[Any], worst: float) -> dict[str, Any]:
+    """The manifest's `guard` entry of a recipe: how many texts, the worst cosine on them, what was required."""
+    return {"texts": len(guard), "min_cosine": round(float(worst), 6), "required": RECIPE_MIN_COSINE}
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,11 @@ runtime, none first (`LADDERS`: per-row activations need them less); the parity 
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import functools
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import numpy as np
@@ -31,7 +33,12 @@ import torch
 from torch import nn
 
 from edgebert.families import Family
-from edgebert.targets.base import INT4_FLOAT_ISLANDS, RECIPE_MIN_COSINE
+from edgebert.targets.base import (
+    INT4_FLOAT_ISLANDS,
+    RECIPE_MIN_COSINE,
+    guard_min_cosine,
+    guard_record,
+)
 from edgebert.weight_grids import INT4_BLOCK as INT4_GROUP
 from edgebert.weight_grids import executorch_int4_linear, torchao_int4
 
@@ -74,21 +81,20 @@ def island_pattern(family: Family, roles: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"(^|\.){re.escape(family.layers_path)}\.\d+\.{inner}({modules})$")
 
 
-def looked_up_tables(module: Any, family: Family, feed: dict[str, np.ndarray]) -> set[str]:
-    """Names of the nn.Embedding modules `module` calls on `feed`. A table whose weight is read whole (DeBERTa's
-    relative-position embeddings, through a LayerNorm) is not a lookup and stays float."""
+@contextlib.contextmanager
+def looked_up_tables(module: Any) -> Iterator[set[str]]:
+    """Within the block, the names of the nn.Embedding modules `module` calls. A table whose weight is read whole
+    (DeBERTa's relative-position embeddings, through a LayerNorm) is not a lookup and stays float."""
     called: set[str] = set()
     hooks = [
         layer.register_forward_pre_hook(lambda _m, _i, name=name: called.add(name))
         for name, layer in module.named_modules() if isinstance(layer, nn.Embedding)
     ]  # fmt: skip
     try:
-        with torch.no_grad():
-            module(*[torch.from_numpy(feed[n]).long() for n in family.input_names()])
+        yield called
     finally:
         for hook in hooks:
             hook.remove()
-    return called
 
 
 def quantized_module(module: Any, family: Family, recipe: str, roles: tuple[str, ...], tables: Collection[str] = ()) -> Any:
@@ -157,23 +163,18 @@ def quantize_with_islands(
     guard: list[dict[str, np.ndarray]],
 ) -> tuple[bytes, dict[str, Any]]:
     """The lowered program of the first float-island set that holds on the guard texts, and what was chosen."""
-    from edgebert.parity import compare
+    from edgebert.parity import torch_reference
 
-    with torch.no_grad():
-        reference = [{"out": module(*[torch.from_numpy(f[n]).long() for n in family.input_names()])} for f in guard]
-    tables = looked_up_tables(module, family, guard[0])
+    with looked_up_tables(module) as tables:  # the reference pass shows which tables are looked up
+        reference = [torch_reference(module, feed) for feed in guard]
     for roles in LADDERS[recipe]:
         program = lower(quantized_module(module, family, recipe, roles, tables))
-        worst = 1.0
-        for feed, expected in zip(guard, reference):
-            got = run(program, feed)
-            ref = {name: value.numpy() for name, value in zip(got, expected["out"])}
-            worst = min(worst, compare(ref, got, feed["attention_mask"], RECIPE_MIN_COSINE).min_cosine)
+        worst = guard_min_cosine(functools.partial(run, program), guard, reference)
         if worst >= RECIPE_MIN_COSINE:
             break
     info = {
         "recipe": recipe, "scheme": RECIPES[recipe], "tables": TABLES[recipe], "float_islands": list(roles),
-        "guard": {"texts": len(guard), "min_cosine": round(float(worst), 6), "required": RECIPE_MIN_COSINE},
+        "guard": guard_record(guard, worst),
     }  # fmt: skip
     unquantized = sorted(n for n, m in module.named_modules() if isinstance(m, nn.Embedding) and n not in tables)
     if unquantized:

@@ -52,7 +52,7 @@ import numpy as np
 
 from edgebert.errors import UserError
 from edgebert.families import Family
-from edgebert.targets.base import INT4_FLOAT_ISLANDS, INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE
+from edgebert.targets.base import INT4_FLOAT_ISLANDS, INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE, guard_min_cosine, guard_record
 from edgebert.weight_grids import INT4_BLOCK  # input channels per scale: the most faithful of 32, 64 and 128 (`_write_int4`)
 
 STATIC = "int8-static"
@@ -202,7 +202,7 @@ def _with_float_islands(
             break
     info = {**info, "float_islands": list(roles), "excluded_nodes": excluded}
     if measured is not None:
-        info["guard"] = {"texts": len(guard or ()), "min_cosine": round(measured, 6), "required": RECIPE_MIN_COSINE}
+        info["guard"] = guard_record(guard, measured)
     if store_islands:
         info["float_island_weights"] = _weight_only_if_faithful(dst, excluded, guard, reference)
     elif excluded:
@@ -222,17 +222,15 @@ def _guard_reference(src: Path, guard: list[dict[str, np.ndarray]] | None) -> li
 
 def _guard_min_cosine(path: Path, guard: list[dict[str, np.ndarray]] | None, reference: list[dict[str, np.ndarray]] | None) -> float | None:
     """The worst cosine to the fp32 graph over the guard feeds and every kernel path `path` can meet (None: no guard)."""
-    from edgebert.parity import compare
     from edgebert.targets.onnx.runner import onnx_kernel_paths
 
     if not guard or reference is None:
         return None
     worst = 1.0
     for kernel in onnx_kernel_paths(path).values():
-        for feed, expected in zip(guard, reference):
-            worst = min(worst, compare(expected, kernel.runner.run(feed), feed["attention_mask"], RECIPE_MIN_COSINE).min_cosine)
+        worst = min(worst, guard_min_cosine(kernel.runner.run, guard, reference))
         kernel.runner.close()
-    return float(worst)
+    return worst
 
 
 def _weight_only_if_faithful(

@@ -25,7 +25,9 @@ from edgebert import buckets
 from edgebert.errors import TargetUnavailable
 from edgebert.families import Family
 from edgebert.modelio import LoadedModel
-from edgebert.targets.base import INT8_FLOAT_ISLANDS, OUTPUT_NAMES, RECIPE_MIN_COSINE, ConvertResult, Exporter, ExportOptions, Runner
+from edgebert.targets.base import (
+    INT8_FLOAT_ISLANDS, OUTPUT_NAMES, RECIPE_MIN_COSINE, ConvertResult, Exporter, ExportOptions, Runner, guard_min_cosine, guard_record,
+)
 from edgebert.targets.tf_graph import WEIGHT_SCOPE
 from edgebert.targets.torch_graph import capture_model
 from edgebert.targets.tf_subprocess import run_tf, tail
@@ -214,21 +216,19 @@ def _provisional_manifest(model: LoadedModel, options: ExportOptions, reference:
 def choose_rung(model: LoadedModel, work_dir: Path, options: ExportOptions, rungs: tuple[tuple[str, ...], ...]) -> tuple[int, dict[str, Any]]:
     """The first conversion (work_dir/rung-<i>) whose outputs in Node stay RECIPE_MIN_COSINE close to PyTorch's on the
     guard texts (the last is kept anyway: the parity check decides), and what was chosen."""
-    from edgebert.parity import compare, guard_inputs, torch_reference
+    from edgebert.parity import guard_inputs, torch_reference
 
     feeds = guard_inputs(model.tokenizer, model.family.input_names(), options.seq_len)
     references = [torch_reference(model.embedder, feed) for feed in feeds]
     for index, roles in enumerate(rungs):
         runner = TFJSRunner(work_dir / f"rung-{index}", _provisional_manifest(model, options, references[0]))
         try:
-            worst = min(compare(ref, runner.run(feed), feed["attention_mask"], RECIPE_MIN_COSINE).min_cosine
-                        for feed, ref in zip(feeds, references))  # fmt: skip
+            worst = guard_min_cosine(runner.run, feeds, references)
         finally:
             runner.close()
         if worst >= RECIPE_MIN_COSINE:
             break
-    guard = {"texts": len(feeds), "min_cosine": round(float(worst), 6), "required": RECIPE_MIN_COSINE}
-    return index, {"float_islands": list(roles), "guard": guard}
+    return index, {"float_islands": list(roles), "guard": guard_record(feeds, worst)}
 
 
 class TFJSExporter(Exporter):
@@ -248,6 +248,7 @@ class TFJSExporter(Exporter):
         check_js_packages()
 
     def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
+        rungs = island_rungs(options.quantize)
         with tempfile.TemporaryDirectory(prefix="edgebert-graph-") as graph_dir:
             captured = capture_model(model, options.lengths, Path(graph_dir), self.name)
             spec = {
@@ -256,12 +257,12 @@ class TFJSExporter(Exporter):
                 "family": model.family.name,
                 "outputs": list(model.output_names),
                 "quantize": options.quantize,
-                "rungs": [keep_float16_patterns(model.family, roles) for roles in island_rungs(options.quantize)],
+                "rungs": [keep_float16_patterns(model.family, roles) for roles in rungs],
                 "attention": attention_per_bucket(options.lengths, options.tfjs_batched_attention_max_len),
                 "out_dir": str(Path(work_dir).resolve()),
             }
             info = run_tf("edgebert.targets.tfjs.convert", spec, "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S)
-        info.update(self._keep_one_rung(model, Path(work_dir), options, info.pop("rungs")))
+        info.update(self._keep_one_rung(model, Path(work_dir), options, rungs, info.pop("rungs")))
         info["graph_ops"] = captured["ops"]
         attention = {int(n): form for n, form in info.pop("attention").items()}
         forms = set(info["attention_products"].values())
@@ -287,9 +288,10 @@ class TFJSExporter(Exporter):
             buckets={n: {"model_file": model_file(n, options.seq_len), "attention": attention[n]} for n in options.lengths},
         )
 
-    def _keep_one_rung(self, model: LoadedModel, work_dir: Path, options: ExportOptions, written: list[dict[str, Any]]) -> dict[str, Any]:
-        """Move the chosen conversion's files into `work_dir` (the only one, or `choose_rung`'s), drop the others."""
-        rungs = island_rungs(options.quantize)
+    def _keep_one_rung(
+        self, model: LoadedModel, work_dir: Path, options: ExportOptions, rungs: tuple[tuple[str, ...], ...], written: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Move the chosen conversion of `rungs` into `work_dir` (the only one, or `choose_rung`'s), drop the others."""
         index, chosen = choose_rung(model, work_dir, options, rungs) if len(rungs) > 1 else (0, None)
         for path in (work_dir / f"rung-{index}").iterdir():
             shutil.move(str(path), str(work_dir / path.name))

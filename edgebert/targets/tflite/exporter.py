@@ -23,7 +23,7 @@ import numpy as np
 
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
-from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner
+from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner, guard_min_cosine, guard_record
 from edgebert.targets.tf_subprocess import run_tf, tf_main
 from edgebert import buckets
 from edgebert.targets.tflite.runner import KERNEL_PATHS, SIGNATURE, TFLiteRunner, _set_env, signature_names
@@ -202,7 +202,7 @@ def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dic
     extra["quantization"] = {
         "float_islands": list(roles),
         "float_island_weights": "int8 weight-only (dequantized at load, float compute)",
-        "guard": {"texts": len(guard), "min_cosine": round(measured, 6), "required": base.RECIPE_MIN_COSINE},
+        "guard": guard_record(guard, measured),
     }
     return quantized
 
@@ -211,18 +211,15 @@ def _guard_min_cosine(
     data: bytes, signatures: dict[int, str], guard: list[dict[str, np.ndarray]], reference: list[dict[str, np.ndarray]], side: str
 ) -> float:
     """The worst cosine to PyTorch over the guard feeds (padded on `side`), on both kernel paths of the flatbuffer `data`."""
-    from edgebert.parity import compare
-
     worst = 1.0
     with tempfile.TemporaryDirectory(prefix="edgebert-tflite-guard-") as scratch:
         path = Path(scratch) / MODEL_FILE
         path.write_bytes(data)
         for kernels in KERNEL_PATHS:
             runner = TFLiteRunner(path, signatures, kernels=kernels, padding_side=side)
-            for feed, expected in zip(guard, reference):
-                worst = min(worst, compare(expected, runner.run(feed), feed["attention_mask"], 0.0).min_cosine)
+            worst = min(worst, guard_min_cosine(runner.run, guard, reference))
             runner.close()
-    return float(worst)
+    return worst
 
 
 def bucket_bytes(path: Path) -> dict[str, int]:
