@@ -35,6 +35,13 @@ def get_path(root: Any, dotted: str) -> Any:
     return root
 
 
+def find_path(root: Any, dotted: str) -> Any | None:
+    """`get_path` for an optional module: None when the last step of `dotted` is absent or None (DeBERTa's
+    `pos_key_proj` when the layer shares its query/key projections)."""
+    parent, _, last = dotted.rpartition(".")
+    return getattr(get_path(root, parent), last, None)
+
+
 def set_path(root: Any, dotted: str, value: Any) -> None:
     """Replace the object at `dotted` below `root` (see `get_path`)."""
     parent, _, last = dotted.rpartition(".")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from edgebert.families import Family, family_for, get_path, set_path
+from edgebert.families import Family, family_for, find_path, get_path, set_path
 
 
 def pruned_plan(config: Any) -> dict[int, set[int]]:
@@ -83,8 +83,7 @@ def _narrow_layer(layer: Any, family: Family, keep: list[int]) -> None:
         for role in ("query", "key", "value"):
             family.replace_module(layer, role, prune_linear_layer(family.module(layer, role), rows, dim=0))
     for path in family.head_projections:
-        projection = getattr(get_path(layer, path.rpartition(".")[0]), path.rpartition(".")[2], None)
-        if projection is not None:
+        if (projection := find_path(layer, path)) is not None:
             set_path(layer, path, prune_linear_layer(projection, rows, dim=0))
     family.replace_module(layer, "attention_output", prune_linear_layer(family.module(layer, "attention_output"), rows, dim=1))
     if family.heads_attr:
