@@ -48,7 +48,7 @@ from torch import nn
 
 from edgebert.errors import UserError
 
-INT4_BLOCK = 32  # onnx int4's block (edgebert.targets.onnx.quantize.INT4_BLOCK reads it from here)
+INT4_BLOCK = 32  # the 4-bit block and kernel group of every target (ONNX, TFLite and ExecuTorch read it from here)
 
 
 def _blocks(w: torch.Tensor, block: int) -> tuple[torch.Tensor, int]:

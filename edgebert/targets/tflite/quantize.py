@@ -50,13 +50,13 @@ import numpy as np
 
 from edgebert.families import Family
 from edgebert.targets.tflite.runner import _set_env
+from edgebert.weight_grids import INT4_BLOCK  # input channels per scale of the int4 recipe (dynamic_wi4b32_afp32)
 
 STATIC = "int8-static"
 INT4 = "int4"
 W4A8 = "w4a8"
 FOUR_BIT = (INT4, W4A8)
 RECIPES = ("int8", INT4, W4A8, "fp16", STATIC)
-INT4_BLOCK = 32  # input channels per scale of the int4 recipe (ai-edge-quantizer dynamic_wi4b32_afp32)
 # The dynamic-range recipes (inputs quantized on the fly): {edgebert name: (ai-edge-quantizer recipe, what the
 # manifest says of it)}. ALL_SUPPORTED under these policies includes EMBEDDING_LOOKUP, so the embedding tables are
 # stored at the recipe's width too (checked by `weight_dtypes` in the tests).
