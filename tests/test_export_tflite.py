@@ -153,7 +153,37 @@ def test_int4_stores_a_weight_whose_inputs_32_does_not_divide_as_int8(tmp_path: 
     model_dir = build_tiny_bert(tmp_path / "tiny", ffn=48)  # the FFN down-projections take 48 inputs
     report = export("tflite", model_dir, tmp_path / "int4", quantize="int4", seq_len=16, quiet=True)
     dtypes = report.manifest["target_details"]["weight_dtypes"]["FULLY_CONNECTED"]
-    roles = len(report.manifest["target_details"]["quantization"]["float_islands"])  # int8 weight-only; FFN down first
-    int8 = 2 * max(roles, 1)  # 2 layers: the FFN down-projections, and any other island role
-    assert dtypes == {k: n for k, n in {"int4": 12 - int8, "int8": int8}.items() if n}
+    quantization = report.manifest["target_details"]["quantization"]
+    islands = 2 * max(len(quantization["float_islands"]), 1)  # 2 layers: the FFN down-projections, and any other island role
+    kept = "float16" if quantization["float_island_weights"].startswith("float16") else "int8"  # weight-only either way
+    assert dtypes == {k: n for k, n in {"int4": 12 - islands, kept: islands}.items() if n}
+    assert report.manifest["parity"]["passed"]
+
+
+def test_int8_island_weights_hold_only_while_they_keep_the_islands_purpose() -> None:
+    """int8 island weights stay while they hold the recipe and leave at most twice float16's drift (or a negligible
+    one): the guard figures measured with TFLite's q/k/v + FFN islands (benchmarks/README.md)."""
+    from edgebert.targets.base import int8_island_weights_hold
+
+    assert int8_island_weights_hold(0.99689, 0.997803)  # all-MiniLM-L6-v2: 1.4x float16's drift
+    assert not int8_island_weights_hold(0.995794, 0.999762)  # all-mpnet-base-v2: 17.7x
+    assert int8_island_weights_hold(0.99995, 0.9999999)  # negligible either way
+    assert not int8_island_weights_hold(0.992, 0.9921)  # below the recipe's guard threshold
+
+
+def test_float16_island_weights_when_int8_ones_bring_the_drift_back(tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When int8 island weights fail `int8_island_weights_hold` (forced here: no drift allowed), the islands' weights
+    are stored float16: the manifest says so with both guard figures, the file holds float16 weights for exactly the
+    islands' Linears, and parity holds."""
+    from edgebert.targets import base
+
+    monkeypatch.setattr(base, "ISLAND_INT8_MAX_DRIFT_RATIO", 0.0)
+    monkeypatch.setattr(base, "ISLAND_INT8_NEGLIGIBLE_DRIFT", 0.0)
+    report = export("tflite", model=tiny_bert, out=tmp_path / "int8", quantize="int8", seq_len=SEQ_LEN, quiet=True)
+    quantization = report.manifest["target_details"]["quantization"]
+    assert quantization["float_island_weights"].startswith("float16")
+    assert set(quantization["float_island_weights_guard"]) >= {"int8", "float16"}
+    assert quantization["guard"]["min_cosine"] == quantization["float_island_weights_guard"]["float16"]
+    islands = 2 * len(quantization["float_islands"])  # 2 layers
+    assert report.manifest["target_details"]["weight_dtypes"]["FULLY_CONNECTED"] == {"int8": 12 - islands, "float16": islands}
     assert report.manifest["parity"]["passed"]

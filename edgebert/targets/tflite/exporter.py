@@ -185,7 +185,8 @@ def _signatures(manifest: dict[str, Any]) -> dict[int, str]:
 def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dict[str, Any]) -> bytes:
     """The dynamic recipe `options.quantize` (int8, int4, w4a8) with the first float islands that hold on the guard
     texts (`INT8_FLOAT_ISLANDS`; w4a8, whose models are trained on its grid: `INT4_FLOAT_ISLANDS`, none first),
-    measured against PyTorch on both kernel paths; what was chosen goes into `extra["quantization"]`."""
+    measured against PyTorch on both kernel paths, their weights int8 unless float16 ones are needed
+    (`base.int8_island_weights_hold`); what was chosen goes into `extra["quantization"]`."""
     from edgebert.parity import guard_inputs, torch_reference
     from edgebert.targets import base
     from edgebert.targets.tflite import quantize as tq
@@ -193,17 +194,30 @@ def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dic
     guard = guard_inputs(model.tokenizer, model.family.input_names(), options.seq_len)
     reference = [torch_reference(model.embedder, feed) for feed in guard]
     signatures = signature_names(options.lengths)
+
+    def measure(quantized: bytes) -> float:
+        return _guard_min_cosine(quantized, signatures, guard, reference, model.tokenizer.padding_side)
+
     for roles in base.INT4_FLOAT_ISLANDS if options.quantize == tq.W4A8 else base.INT8_FLOAT_ISLANDS:
         modules = tuple(dict.fromkeys(model.family.layer_module(role) for role in roles))
         quantized = tq.quantize_tflite(data, options.quantize, float_modules=modules)
-        measured = _guard_min_cosine(quantized, signatures, guard, reference, model.tokenizer.padding_side)
+        measured = measure(quantized)
         if measured >= base.RECIPE_MIN_COSINE:
             break
+    storage: dict[str, Any] = {"int8": round(measured, 6)}
+    weights = "int8"
+    if modules:
+        halves = tq.quantize_tflite(data, options.quantize, float_modules=modules, island_weights="float16")
+        storage["float16"] = round(measure(halves), 6)
+        if storage["float16"] > measured and not base.int8_island_weights_hold(measured, storage["float16"]):
+            quantized, measured, weights = halves, storage["float16"], "float16"
     extra["quantization"] = {
         "float_islands": list(roles),
-        "float_island_weights": "int8 weight-only (dequantized at load, float compute)",
+        "float_island_weights": tq.ISLAND_WEIGHTS[weights],
+        "float_island_weights_guard": {**storage, "rule": (f"int8 unless it misses {base.RECIPE_MIN_COSINE} or leaves more than "
+                                                           f"{base.ISLAND_INT8_MAX_DRIFT_RATIO:g}x float16's drift")},
         "guard": guard_record(guard, measured),
-    }
+    }  # fmt: skip
     return quantized
 
 

@@ -114,19 +114,26 @@ def quantization_recipe(recipe: str) -> Any:
     raise ValueError(f"unknown TFLite quantization recipe '{recipe}'; expected one of {RECIPES}")
 
 
-def quantize_tflite(model: bytes, recipe: str, float_modules: tuple[str, ...] = ()) -> bytes:
+ISLAND_WEIGHTS = {"int8": "int8 weight-only (dequantized at load, float compute)",
+                  "float16": "float16 (dequantized at load, float compute)"}  # fmt: skip
+
+
+def quantize_tflite(model: bytes, recipe: str, float_modules: tuple[str, ...] = (), island_weights: str = "int8") -> bytes:
     """A quantized copy of the float32 TFLite flatbuffer `model` under `recipe` ('int8', 'int4', 'w4a8' or 'fp16').
-    `float_modules` (module paths inside a layer; int8 and the 4-bit recipes): their FULLY_CONNECTED ops compute in float on int8
-    weights dequantized at load (ai-edge-quantizer weight-only), so their activations are not quantized."""
+    `float_modules` (module paths inside a layer; int8 and the 4-bit recipes): their FULLY_CONNECTED ops compute in
+    float on weights dequantized at load (ai-edge-quantizer weight-only), so their activations are not quantized;
+    `island_weights` (`ISLAND_WEIGHTS`): how those weights are stored."""
     _set_env()
     from ai_edge_quantizer import qtyping, quantizer
+    from ai_edge_quantizer.algorithm_manager import AlgorithmName
 
     qt = quantizer.Quantizer(bytearray(model), quantization_recipe(recipe))
     if recipe in FOUR_BIT:
         for op_name, scope in unblockable_ops(model, INT4_BLOCK):  # no 4-bit form or kernel: int8 per channel, as `int8`
             qt.add_dynamic_config(re.escape(scope), getattr(qtyping.TFLOperationName, op_name), 8)
+    bits, algorithm = (16, AlgorithmName.FLOAT_CASTING) if island_weights == "float16" else (8, AlgorithmName.MIN_MAX_UNIFORM_QUANT)
     for module in float_modules:
-        qt.add_weight_only_config(module_scope(module, True), qtyping.TFLOperationName.FULLY_CONNECTED, 8)
+        qt.add_weight_only_config(module_scope(module, True), qtyping.TFLOperationName.FULLY_CONNECTED, bits, algorithm_key=algorithm)
     result = qt.quantize(enable_progress_bar=False, enable_progress_report=False)
     quantized = bytes(result.quantized_model)
     return asymmetric_inputs(quantized)[0] if recipe in DYNAMIC_RECIPES else quantized
