@@ -166,7 +166,7 @@ def test_int8_island_weights_hold_only_while_they_keep_the_islands_purpose() -> 
     from edgebert.targets.base import int8_island_weights_hold
 
     assert int8_island_weights_hold(0.99689, 0.997803)  # all-MiniLM-L6-v2: 1.4x float16's drift
-    assert not int8_island_weights_hold(0.995794, 0.999762)  # all-mpnet-base-v2: 17.7x
+    assert not int8_island_weights_hold(0.993738, 0.999069)  # all-mpnet-base-v2: 6.7x
     assert int8_island_weights_hold(0.99995, 0.9999999)  # negligible either way
     assert not int8_island_weights_hold(0.992, 0.9921)  # below the recipe's guard threshold
 
