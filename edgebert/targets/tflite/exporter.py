@@ -204,21 +204,28 @@ def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dic
         measured = measure(quantized)
         if measured >= base.RECIPE_MIN_COSINE:
             break
-    storage: dict[str, Any] = {"int8": round(measured, 6)}
-    weights = "int8"
+    extra["quantization"] = {"float_islands": list(roles)}
     if modules:
         halves = tq.quantize_tflite(data, options.quantize, float_modules=modules, island_weights="float16")
-        storage["float16"] = round(measure(halves), 6)
-        if storage["float16"] > measured and not base.int8_island_weights_hold(measured, storage["float16"]):
-            quantized, measured, weights = halves, storage["float16"], "float16"
-    extra["quantization"] = {
-        "float_islands": list(roles),
-        "float_island_weights": tq.ISLAND_WEIGHTS[weights],
-        "float_island_weights_guard": {**storage, "rule": (f"int8 unless it misses {base.RECIPE_MIN_COSINE} or leaves more than "
-                                                           f"{base.ISLAND_INT8_MAX_DRIFT_RATIO:g}x float16's drift")},
-        "guard": guard_record(guard, measured),
-    }  # fmt: skip
+        quantized, measured = _island_weights(quantized, measured, halves, measure(halves), extra["quantization"])
+    extra["quantization"]["guard"] = guard_record(guard, measured)
     return quantized
+
+
+def _island_weights(int8: bytes, int8_cosine: float, float16: bytes, float16_cosine: float, record: dict[str, Any]) -> tuple[bytes, float]:
+    """The model whose island weights `base.int8_island_weights_hold` keeps (int8 unless float16 ones measure better
+    and are needed), and its guard figure; what was chosen and both figures go into `record`."""
+    from edgebert.targets import base
+    from edgebert.targets.tflite.quantize import ISLAND_WEIGHTS
+
+    use_float16 = float16_cosine > int8_cosine and not base.int8_island_weights_hold(int8_cosine, float16_cosine)
+    record["float_island_weights"] = ISLAND_WEIGHTS["float16" if use_float16 else "int8"]
+    record["float_island_weights_guard"] = {
+        "int8": round(int8_cosine, 6), "float16": round(float16_cosine, 6),
+        "rule": (f"int8 unless it misses {base.RECIPE_MIN_COSINE} or leaves more than {base.ISLAND_INT8_MAX_DRIFT_RATIO:g}x "
+                 f"float16's drift (drifts under {base.ISLAND_INT8_NEGLIGIBLE_DRIFT:g} always pass)"),
+    }  # fmt: skip
+    return (float16, float16_cosine) if use_float16 else (int8, int8_cosine)
 
 
 def _guard_min_cosine(
