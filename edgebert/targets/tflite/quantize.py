@@ -5,8 +5,8 @@ All recipes are post-conversion rewrites of the flatbuffer:
 - ``int8``: dynamic-range quantization (``dynamic_wi8_afp32``): channel-wise symmetric int8 weights for
   FULLY_CONNECTED / BATCH_MATMUL / CONV and the EMBEDDING_LOOKUP tables (the word-embedding table is
   the largest tensor of a small BERT), except the float islands chosen per model (`quantize_tflite`'s
-  `float_modules`, int8 weight-only; `edgebert.targets.base.INT8_FLOAT_ISLANDS`), float32 activations quantized
-  on the fly by the kernels, per row and
+  `float_modules`, weight-only int8, or float16 where int8 brings the drift back;
+  `edgebert.targets.base.INT8_FLOAT_ISLANDS`), float32 activations quantized on the fly by the kernels, per row and
   asymmetrically (`asymmetric_inputs`): XNNPACK always quantizes them so, LiteRT's built-in kernels only when
   the op says so, and symmetric per-row inputs cost all-MiniLM-L6-v2 parity 0.9955 -> 0.9884 on the built-in
   kernels (XNNPACK unchanged at 0.9955; both kernel paths are checked at export).
