@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -169,6 +170,31 @@ def test_int8_island_weights_hold_only_while_they_keep_the_islands_purpose() -> 
     assert not int8_island_weights_hold(0.993738, 0.999069)  # all-mpnet-base-v2: 6.7x
     assert int8_island_weights_hold(0.99995, 0.9999999)  # negligible either way
     assert not int8_island_weights_hold(0.992, 0.9921)  # below the recipe's guard threshold
+
+
+def test_float16_island_weights_are_not_measured_when_int8_drift_is_negligible(
+    tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the int8 island weights' drift is negligible (forced here: any drift is), the rule keeps them whatever
+    float16 would measure, so the float16 variant is neither quantized nor measured; the manifest says so."""
+    from edgebert.targets import base
+    from edgebert.targets.tflite import quantize as tq
+
+    storages: list[str] = []
+    real = tq.quantize_tflite
+
+    def spy(*args: Any, island_weights: str = "int8", **kwargs: Any) -> bytes:
+        storages.append(island_weights)
+        return real(*args, island_weights=island_weights, **kwargs)
+
+    monkeypatch.setattr(base, "ISLAND_INT8_NEGLIGIBLE_DRIFT", 1.0)
+    monkeypatch.setattr(tq, "quantize_tflite", spy)
+    report = export("tflite", model=tiny_bert, out=tmp_path / "int8", quantize="int8", seq_len=SEQ_LEN, quiet=True)
+    quantization = report.manifest["target_details"]["quantization"]
+    assert storages and "float16" not in storages
+    assert quantization["float_island_weights"].startswith("int8")
+    assert quantization["float_island_weights_guard"]["float16"] is None
+    assert report.manifest["parity"]["passed"]
 
 
 def test_float16_island_weights_when_int8_ones_bring_the_drift_back(tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,6 +16,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -206,24 +207,36 @@ def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dic
             break
     extra["quantization"] = {"float_islands": list(roles)}
     if modules:
-        halves = tq.quantize_tflite(data, options.quantize, float_modules=modules, island_weights="float16")
-        quantized, measured = _island_weights(quantized, measured, halves, measure(halves), extra["quantization"])
+
+        def float16_islands() -> tuple[bytes, float]:
+            halves = tq.quantize_tflite(data, options.quantize, float_modules=modules, island_weights="float16")
+            return halves, measure(halves)
+
+        quantized, measured = _island_weights(quantized, measured, float16_islands, extra["quantization"])
     extra["quantization"]["guard"] = guard_record(guard, measured)
     return quantized
 
 
-def _island_weights(int8: bytes, int8_cosine: float, float16: bytes, float16_cosine: float, record: dict[str, Any]) -> tuple[bytes, float]:
+def _island_weights(
+    int8: bytes, int8_cosine: float, float16_islands: Callable[[], tuple[bytes, float]], record: dict[str, Any]
+) -> tuple[bytes, float]:
     """The model whose island weights `base.int8_island_weights_hold` keeps (int8 unless float16 ones measure better
-    and are needed), and its guard figure; what was chosen and both figures go into `record`."""
+    and are needed), and its guard figure; what was chosen and the figures go into `record`. `float16_islands` (the
+    same rung with float16 island weights, and its guard figure) is not built when int8's drift is negligible: the
+    rule keeps int8 then whatever float16 measures."""
     from edgebert.targets import base
     from edgebert.targets.tflite.quantize import ISLAND_WEIGHTS
 
-    use_float16 = float16_cosine > int8_cosine and not base.int8_island_weights_hold(int8_cosine, float16_cosine)
+    if 1.0 - int8_cosine <= base.ISLAND_INT8_NEGLIGIBLE_DRIFT:
+        float16, float16_cosine = b"", None
+    else:
+        float16, float16_cosine = float16_islands()
+    use_float16 = float16_cosine is not None and float16_cosine > int8_cosine and not base.int8_island_weights_hold(int8_cosine, float16_cosine)
     record["float_island_weights"] = ISLAND_WEIGHTS["float16" if use_float16 else "int8"]
     record["float_island_weights_guard"] = {
-        "int8": round(int8_cosine, 6), "float16": round(float16_cosine, 6),
+        "int8": round(int8_cosine, 6), "float16": None if float16_cosine is None else round(float16_cosine, 6),
         "rule": (f"int8 unless it misses {base.RECIPE_MIN_COSINE} or leaves more than {base.ISLAND_INT8_MAX_DRIFT_RATIO:g}x "
-                 f"float16's drift (drifts under {base.ISLAND_INT8_NEGLIGIBLE_DRIFT:g} always pass)"),
+                 f"float16's drift (drifts under {base.ISLAND_INT8_NEGLIGIBLE_DRIFT:g} always pass: float16 is then not measured)"),
     }  # fmt: skip
     return (float16, float16_cosine) if use_float16 else (int8, int8_cosine)
 
