@@ -69,6 +69,42 @@ def test_two_processes_share_the_cache_and_write_the_student_once(teacher_and_co
     assert np.abs(np.load(shared / "pooled.npy")).sum(axis=1).min() > 0  # both shares' rows were written
 
 
+def test_two_processes_distil_across_tokenizers_with_the_targets_in_shares(
+    teacher_and_corpus: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """An MPNet sentence embedder into a BERT student of another tokenizer (--across-tokenizers) under two processes:
+    the teacher's targets are computed in two shares and joined into the one-process cache, both losses train
+    (the learned projection too), and the student is written once."""
+    from conftest import build_tiny_bert
+    from model_zoo import add_st_stack, build_mpnet
+
+    from edgebert.distill import distill
+
+    _, corpus = teacher_and_corpus
+    teacher = add_st_stack(build_mpnet(tmp_path / "mpnet", seed=2), dense_out=48)
+    student = add_st_stack(build_tiny_bert(tmp_path / "bert", seed=5))
+    out, cache = tmp_path / "student", tmp_path / "cache"
+    args = ["--across-tokenizers", "--student-init", str(student), "--steps", "4", "--batch-size", "4", "--seq-len", "24",
+            "--save-steps", "2", "--alpha-pooled", "1", "--alpha-sim", "1"]  # fmt: skip
+    result = _launch(["distill", "--teacher", str(teacher), "--corpus", str(corpus), "--out", str(out), "--cache-dir", str(cache), *args], 2)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stderr.count("[distill] student written") == 1
+    assert "computed in 2 shares, one per process" in result.stderr
+    manifest = json.loads((out / "edgebert.json").read_text())
+    assert manifest["distill"]["processes"] == 2 and manifest["distill"]["targets"]["built_by_processes"] == 2
+    assert manifest["distill"]["frozen_parameters"] == 32 * 32 + 32  # the BERT pooler: the sentence stack never reads it
+    (shared,) = (cache / "sentence-targets").iterdir()  # no share left beside the joined cache
+
+    alone = tmp_path / "single-cache"
+    distill(teacher, corpus, tmp_path / "single", student_init=student, across_tokenizers=True, cache_dir=alone, quiet=True,
+            steps=1, batch_size=4, seq_len=24, save_steps=1)  # fmt: skip
+    (single,) = (alone / "sentence-targets").iterdir()
+    assert shared.name == single.name  # the same key: same teacher, length and texts
+    a, b = np.load(shared), np.load(single)
+    assert a.shape == b.shape == (41, 48) and np.abs(a - b).max() < 1e-4
+    assert np.abs(a).sum(axis=1).min() > 0  # both shares' rows were written
+
+
 def test_a_share_is_every_count_th_row() -> None:
     rows = list(range(11))
     shares = [Processes(i, 3).share(rows) for i in range(3)]

@@ -10,10 +10,10 @@ Normalize), is the target. Two losses read it:
   widths differ (sentence-transformers' `EmbedDistillLoss`; it starts at the least-squares map from the student's
   embeddings to the teacher's, and is dropped when saving);
 - `alpha_sim`: the in-batch similarity loss of edgebert/distill/losses.py (width-free: the B × B cosine matrices).
-Training is sentence-transformers' trainer (transformers' Trainer: checkpoints, --resume; several processes are
-untested in this mode);
+Training is sentence-transformers' trainer (transformers' Trainer: checkpoints, --resume, several processes under
+`accelerate launch` or `torchrun`, each training on its share of every batch);
 `--eval-sts` keeps the best evaluation, or the student as it started when none beats it. The targets are cached
-under `--cache-dir` (key: the teacher's weights, its max length and every text).
+under `--cache-dir` (key: the teacher's weights, its max length and every text), computed in shares, one per process.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ class Across:
     student: Any = None
     scores: dict[str, Any] = field(default_factory=dict)
     teacher: Any = None  # the teacher as sentence-transformers loads it (targets, then its --eval-sts score)
+    frozen: int = 0  # student parameters no loss gradient reaches (freeze_unreached)
 
 
 def check_across(a: Any) -> tuple[float, float]:
@@ -103,7 +104,8 @@ def load_sentence_model(model_dir: Path, seq_len: int) -> Any:
 
 
 def teacher_targets(run: Across) -> None:
-    """The teacher's embedding of every text, from the cache or computed now (by the main process, then shared)."""
+    """The teacher's embedding of every text, from the cache or computed now: in shares, one per process (each encodes
+    every n-th text of the length-sorted corpus), joined into the cache by the main process, then read by all."""
     from edgebert.distill.teacher import weights_fingerprint
 
     teacher = run.teacher = load_sentence_model(run.teacher_dir, run.a.seq_len)
@@ -111,31 +113,68 @@ def teacher_targets(run: Across) -> None:
     for text in run.texts:
         key.update(text.encode() + b"\n")
     cache = Path(run.a.cache_dir or Path.home() / ".cache" / "edgebert").expanduser() / TARGETS_DIR / f"{key.hexdigest()[:20]}.npy"
-    if run.procs.main and not cache.exists():
-        _encode_to(cache, teacher, run.texts, run.log)
+    built_by = None
+    if not cache.exists():  # the same answer in every process: the cache is written only after the barrier below
+        built_by = run.procs.count
+        order = np.argsort([len(t) for t in run.texts], kind="stable").tolist()
+        share = _encode(teacher, run.texts, run.procs.share(order), run.log)
+        if run.procs.count == 1:
+            _save_atomically(cache, _in_text_order([share], order))
+        else:
+            _save_atomically(_share_path(cache, run.procs.index, run.procs.count), share)
+            run.procs.wait()
+            if run.procs.main:
+                _join_shares(cache, order, run.procs.count)
     run.procs.wait()
     run.targets = np.load(cache, allow_pickle=False)
     run.target_info = {"cache": str(cache), "dim": int(run.targets.shape[1]), "teacher_max_tokens": teacher.max_seq_length}
-    run.log(f"teacher targets: {len(run.texts):,} texts × {run.targets.shape[1]} from {cache}")
+    if built_by is not None:
+        run.target_info["built_by_processes"] = built_by
+    run.log(f"teacher targets: {len(run.texts):,} texts × {run.targets.shape[1]} from {cache}" + (
+        f" (computed in {built_by} shares, one per process)" if (built_by or 1) > 1 else ""))  # fmt: skip
 
 
-def _encode_to(cache: Path, teacher: Any, texts: list[str], log: Any, batch: int = 64) -> None:
-    """Encode `texts` in batches of similar length with progress, written to `cache` atomically."""
+def _encode(teacher: Any, texts: list[str], rows: list[int], log: Any, batch: int = 64) -> np.ndarray:
+    """The teacher's embeddings of `texts[rows]`, in that order, in batches of `rows`' order (sorted by length) with
+    progress."""
     from edgebert.progress import Track
 
-    order = np.argsort([len(t) for t in texts], kind="stable")
-    out = None
-    with Track("teacher embeddings", len(texts), "texts", console=getattr(log, "console", None)) as track:
-        for start in range(0, len(texts), batch):
-            rows = order[start : start + batch]
-            emb = teacher.encode([texts[i] for i in rows], batch_size=batch, convert_to_numpy=True, show_progress_bar=False)
-            out = np.zeros((len(texts), emb.shape[1]), np.float32) if out is None else out
-            out[rows] = emb
-            track.advance(len(rows))
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache.with_name(f".{cache.name}.{time.time_ns()}.tmp.npy")
-    np.save(tmp, out)
-    tmp.replace(cache)
+    parts = []
+    with Track("teacher embeddings", len(rows), "texts", console=getattr(log, "console", None)) as track:
+        for start in range(0, len(rows), batch):
+            chunk = [texts[i] for i in rows[start : start + batch]]
+            parts.append(teacher.encode(chunk, batch_size=batch, convert_to_numpy=True, show_progress_bar=False).astype(np.float32))
+            track.advance(len(chunk))
+    return np.concatenate(parts)
+
+
+def _share_path(cache: Path, index: int, count: int) -> Path:
+    return cache.with_name(f".{cache.stem}.share-{index}-of-{count}.npy")
+
+
+def _join_shares(cache: Path, order: list[int], count: int) -> None:
+    """The processes' shares joined into one array at `cache`; the shares removed."""
+    paths = [_share_path(cache, i, count) for i in range(count)]
+    _save_atomically(cache, _in_text_order([np.load(path, allow_pickle=False) for path in paths], order))
+    for path in paths:
+        path.unlink()
+
+
+def _in_text_order(shares: list[np.ndarray], order: list[int]) -> np.ndarray:
+    """One row per text, in the corpus's order, from each process's share (`Processes.share` of `order`, in order)."""
+    from edgebert.distill.processes import Processes
+
+    out = np.zeros((len(order), shares[0].shape[1]), np.float32)
+    for index, share in enumerate(shares):
+        out[Processes(index, len(shares)).share(order)] = share
+    return out
+
+
+def _save_atomically(path: Path, array: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{time.time_ns()}.tmp.npy")
+    np.save(tmp, array)
+    tmp.replace(path)
 
 
 def target_loss(student: Any, teacher_dim: int, pooled: float, sim: float) -> Any:
@@ -184,6 +223,44 @@ def fit_projection(loss: Any, student: Any, texts: list[str], targets: np.ndarra
     with torch.no_grad():
         loss.projection.weight.copy_(torch.from_numpy(weight.T.astype(np.float32)))
         loss.projection.bias.copy_(torch.from_numpy((mean_t - mean_s @ weight).astype(np.float32)))
+
+
+def freeze_unreached(student: Any, loss: Any, texts: list[str], targets: np.ndarray) -> int:
+    """Stop training the student's parameters no loss gradient reaches (e.g. a BERT pooler, which the sentence stack
+    does not read): no gradient reaches them anyway, and DistributedDataParallel refuses them. One probe step on two
+    texts finds them. Returns the frozen count."""
+    import torch
+
+    features = {k: v.to(student.device) if isinstance(v, torch.Tensor) else v for k, v in student.preprocess(texts[:2]).items()}
+    student.zero_grad(set_to_none=True)
+    loss([features], torch.from_numpy(targets[:2]).to(student.device)).backward()
+    frozen = 0
+    for param in student.parameters():
+        if param.requires_grad and param.grad is None:
+            param.requires_grad_(False)
+            frozen += param.numel()
+    loss.zero_grad(set_to_none=True)
+    return frozen
+
+
+def loss_gradient_sync(loss: Any, student: Any, procs: Any) -> Any:
+    """A trainer callback averaging the gradients of the loss's own parameters (the projection) over the processes
+    before each optimizer step: DistributedDataParallel wraps the student only, so without it every process's
+    projection would drift its own way."""
+    from transformers import TrainerCallback
+
+    own = [p for p in loss.parameters() if id(p) not in {id(q) for q in student.parameters()}]
+
+    class SyncLossGradients(TrainerCallback):
+        def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            import torch.distributed as dist
+
+            for param in own:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= procs.count
+
+    return SyncLossGradients()
 
 
 def sts_of(model: Any, pairs: Any) -> float:
@@ -258,7 +335,10 @@ def train(run: Across, pooled: float, sim: float, checkpoint_dir: Path, resume_f
     loss = target_loss(run.student, run.targets.shape[1], pooled, sim)
     if pooled:
         fit_projection(loss, run.student, run.texts, run.targets)  # before any checkpoint's weights load
+    run.frozen = freeze_unreached(run.student, loss, run.texts, run.targets)
     callbacks = list(a.callbacks or [])
+    if run.procs.count > 1 and loss.projection is not None:
+        callbacks.append(loss_gradient_sync(loss, run.student, run.procs))
     no_bar = a.quiet or not getattr(run.log, "console", None) or not run.log.console.is_terminal
     if no_bar:
         callbacks.append(StepLines(run.log, a.steps))
@@ -341,6 +421,7 @@ def manifest(run: Across, rec: dict[str, Any], corpus: dict[str, Any], metrics: 
     out["distill"] = {
         "objective": OBJECTIVE, "teacher_fingerprint": weights_fingerprint(run.teacher_dir), "corpus": corpus,
         "targets": run.target_info, "processes": run.procs.count, "init": {"kind": "student_init", "from": str(run.init_dir)},
+        "frozen_parameters": run.frozen,
     }  # fmt: skip
     return out
 
