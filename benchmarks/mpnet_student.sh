@@ -3,7 +3,7 @@
 # docs/distill.md#across-tokenizers), given a supervised stage on STS-B *train*, exported to ONNX int8 and benched
 # against the packaged all-MiniLM-L6-v2 and all-mpnet-base-v2 on STS-B dev.
 #
-#   EDGEBERT_MPNET=DIR nice -n 5 benchmarks/mpnet_student.sh SMALL_DISTILLED WORK_DIR OUT_DIR [DATA_DIR] [STEPS]
+#   EDGEBERT_MPNET=DIR [SEEDS=0,1] nice -n 5 benchmarks/mpnet_student.sh SMALL_DISTILLED WORK_DIR OUT_DIR [DATA_DIR] [STEPS]
 #
 # EDGEBERT_MPNET: all-mpnet-base-v2 (benchmarks/fetch_mpnet.py DIR). SMALL_DISTILLED: the `small` preset's distilled
 # student before pruning (`edgebert pipeline --preset small` writes it to WORK/distill/student: 3 of the packaged
