@@ -130,8 +130,8 @@ def teacher_targets(run: Across) -> None:
     run.target_info = {"cache": str(cache), "dim": int(run.targets.shape[1]), "teacher_max_tokens": teacher.max_seq_length}
     if built_by is not None:
         run.target_info["built_by_processes"] = built_by
-    run.log(f"teacher targets: {len(run.texts):,} texts × {run.targets.shape[1]} from {cache}" + (
-        f" (computed in {built_by} shares, one per process)" if (built_by or 1) > 1 else ""))  # fmt: skip
+    shares = f" (computed in {built_by} shares, one per process)" if built_by and built_by > 1 else ""
+    run.log(f"teacher targets: {len(run.texts):,} texts × {run.targets.shape[1]} from {cache}{shares}")
 
 
 def _encode(teacher: Any, texts: list[str], rows: list[int], log: Any, batch: int = 64) -> np.ndarray:
