@@ -245,15 +245,29 @@ def test_teacher_export_passes_default_parity(
     assert report.manifest["inputs"][0]["shape"] == [1, 128]
 
 
-def test_uint8_keeps_the_ffn_up_projections_float16_when_the_guard_needs_them(tiny_bert: Path, tmp_path: Path) -> None:
+def test_uint8_keeps_the_ffn_up_projections_float16_when_the_guard_needs_them(
+    tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One weight 1000 times the largest in every FFN up-projection (and the FFN's output made to dominate the
     residual): one uint8 scale per tensor then rounds the rest of it to zero, the guard texts drift, and the next set
-    of islands (FFN up-projections too) is kept. The first set's conversion is not left behind."""
+    of islands (FFN up-projections too) is kept. The sets are converted one at a time from one SavedModel, the next
+    only when the guard needs it (two of the three here), and the first set's conversion is not left behind."""
     import shutil
 
     from safetensors.torch import load_file, save_file
 
     from edgebert.export import export
+    from edgebert.targets.tfjs import exporter as tfjs_exporter
+
+    calls: list[tuple[dict, dict]] = []
+    real_run_tf = tfjs_exporter.run_tf
+
+    def spy(module: str, spec: dict, *args: object) -> dict:
+        result = real_run_tf(module, spec, *args)
+        calls.append((spec, dict(result)))
+        return result
+
+    monkeypatch.setattr(tfjs_exporter, "run_tf", spy)
 
     _require_toolchain()
     model = tmp_path / "outliers"
@@ -273,3 +287,5 @@ def test_uint8_keeps_the_ffn_up_projections_float16_when_the_guard_needs_them(ti
               json.loads((report.out_dir / "model.json").read_text())["weightsManifest"] for w in group["weights"]}  # fmt: skip
     assert {d for n, d in stored.items() if "intermediate.dense.weight" in n} == {"float16"}
     assert [p.name for p in report.out_dir.iterdir() if p.is_dir()] == []
+    assert [spec["first_rung"] for spec, _ in calls] == [0, 1] and len({spec["saved_model_dir"] for spec, _ in calls}) == 1
+    assert "attention_products" in calls[0][1] and "attention_products" not in calls[1][1]  # built by the first call only

@@ -4,10 +4,11 @@
 this module through `edgebert.targets.tf_subprocess.run_tf`. It writes the graph in TensorFlow ops
 (`edgebert.targets.tf_graph`) with the forms TF.js' wasm backend runs fast (embedding rows by GatherNd; attention as
 one 2-D product per head on long buckets, batched on short ones: `spec["attention"]`, one form or {length: form}),
-saves a SavedModel in scratch space and runs the tensorflowjs converter on each signature with one weight shard.
-With several sequence lengths (buckets), one graph per length over one shard (`shared_weights`).
-The spec (JSON): graph_dir, seq_lens, family, quantize, rungs (float16 island patterns: one conversion each, into
-out_dir/rung-<i>), attention, outputs, out_dir, result.
+saves a SavedModel in `spec["saved_model_dir"]` (built by the first call, reused by the next ones of one export) and
+runs the tensorflowjs converter on each signature with one weight shard. With several sequence lengths (buckets), one
+graph per length over one shard (`shared_weights`).
+The spec (JSON): graph_dir, saved_model_dir, seq_lens, family, quantize, rungs (float16 island patterns: one
+conversion each, into out_dir/rung-<first_rung + i>), first_rung, attention, outputs, out_dir, result.
 """
 
 from __future__ import annotations
@@ -110,10 +111,11 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
     # One SavedModel, one signature per length: the same variables, so the graphs name their weights alike.
     signatures = {n: "serving_default" if len(lengths) == 1 else f"seq_{n}" for n in lengths}
     per_head = [signatures[n] for n in lengths if attention[n] == "per-head"]
-    with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
-        saved = Path(scratch) / "saved_model"
-        lengths_by_signature = {name: n for n, name in signatures.items()}
-        coded = row_coded_tables(Path(spec["graph_dir"])) if spec["quantize"] == "uint8" else frozenset()
+    saved = Path(spec["saved_model_dir"])
+    lengths_by_signature = {name: n for n, name in signatures.items()}
+    coded = row_coded_tables(Path(spec["graph_dir"])) if spec["quantize"] == "uint8" else frozenset()
+    info: dict[str, Any] = {}
+    if not (saved / "saved_model.pb").exists():  # the first call of an export builds it
         forms = {
             name: Forms(gather_rows=True, per_head=name in per_head, gelu="erf", arithmetic_masks=True, row_coded_tables=coded)
             for name in lengths_by_signature
@@ -122,9 +124,10 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
         info["attention_products"] = {name: "per_head_2d" if name in per_head else "batched" for name in lengths_by_signature}
         info.update({"gelu": "erf", "embedding_lookup": "gather_nd", "dense_products": "broadcast_matmul"})
         info["row_coded_tables"] = sorted(coded)
-        always = (*vector_patterns(Path(spec["graph_dir"])), *row_scale_patterns(coded), STATIC_PATTERN)
-        rungs = []
-        for i, islands in enumerate(spec["rungs"]):  # each set of float16 islands: out_dir/rung-<i>
+    always = (*vector_patterns(Path(spec["graph_dir"])), *row_scale_patterns(coded), STATIC_PATTERN)
+    rungs = []
+    with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
+        for i, islands in enumerate(spec["rungs"], start=spec.get("first_rung", 0)):  # out_dir/rung-<i>
             converted = {n: Path(scratch) / f"rung_{i}" / f"tfjs_{n}" for n in lengths}
             keep = (*islands, *always)
             for n, name in signatures.items():

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -213,22 +214,22 @@ def _provisional_manifest(model: LoadedModel, options: ExportOptions, reference:
     }
 
 
-def choose_rung(model: LoadedModel, work_dir: Path, options: ExportOptions, rungs: tuple[tuple[str, ...], ...]) -> tuple[int, dict[str, Any]]:
-    """The first conversion (work_dir/rung-<i>) whose outputs in Node stay RECIPE_MIN_COSINE close to PyTorch's on the
-    guard texts (the last is kept anyway: the parity check decides), and what was chosen."""
+def rung_guard(model: LoadedModel, options: ExportOptions) -> Callable[[Path], dict[str, Any]]:
+    """A measure of one conversion directory: the guard record of its outputs in Node against PyTorch's on the guard
+    texts (the island ladder goes on while its `min_cosine` is under RECIPE_MIN_COSINE)."""
     from edgebert.parity import guard_inputs, torch_reference
 
     feeds = guard_inputs(model.tokenizer, model.family.input_names(), options.seq_len)
     references = [torch_reference(model.embedder, feed) for feed in feeds]
-    for index, roles in enumerate(rungs):
-        runner = TFJSRunner(work_dir / f"rung-{index}", _provisional_manifest(model, options, references[0]))
+
+    def measure(converted: Path) -> dict[str, Any]:
+        runner = TFJSRunner(converted, _provisional_manifest(model, options, references[0]))
         try:
-            worst = guard_min_cosine(runner.run, feeds, references)
+            return guard_record(feeds, guard_min_cosine(runner.run, feeds, references))
         finally:
             runner.close()
-        if worst >= RECIPE_MIN_COSINE:
-            break
-    return index, {"float_islands": list(roles), "guard": guard_record(feeds, worst)}
+
+    return measure
 
 
 class TFJSExporter(Exporter):
@@ -257,12 +258,11 @@ class TFJSExporter(Exporter):
                 "family": model.family.name,
                 "outputs": list(model.output_names),
                 "quantize": options.quantize,
-                "rungs": [keep_float16_patterns(model.family, roles) for roles in rungs],
                 "attention": attention_per_bucket(options.lengths, options.tfjs_batched_attention_max_len),
                 "out_dir": str(Path(work_dir).resolve()),
+                "saved_model_dir": str(Path(graph_dir) / "saved_model"),
             }
-            info = run_tf("edgebert.targets.tfjs.convert", spec, "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S)
-        info.update(self._keep_one_rung(model, Path(work_dir), options, rungs, info.pop("rungs")))
+            info = self._convert_rungs(model, Path(work_dir), options, rungs, spec)
         info["graph_ops"] = captured["ops"]
         attention = {int(n): form for n, form in info.pop("attention").items()}
         forms = set(info["attention_products"].values())
@@ -288,16 +288,30 @@ class TFJSExporter(Exporter):
             buckets={n: {"model_file": model_file(n, options.seq_len), "attention": attention[n]} for n in options.lengths},
         )
 
-    def _keep_one_rung(
-        self, model: LoadedModel, work_dir: Path, options: ExportOptions, rungs: tuple[tuple[str, ...], ...], written: list[dict[str, Any]]
+    def _convert_rungs(
+        self, model: LoadedModel, work_dir: Path, options: ExportOptions, rungs: tuple[tuple[str, ...], ...], spec: dict[str, Any]
     ) -> dict[str, Any]:
-        """Move the chosen conversion of `rungs` into `work_dir` (the only one, or `choose_rung`'s), drop the others."""
-        index, chosen = choose_rung(model, work_dir, options, rungs) if len(rungs) > 1 else (0, None)
-        for path in (work_dir / f"rung-{index}").iterdir():
+        """Convert the rungs of `rungs` one at a time (the SavedModel built once), each tested on the guard texts
+        before the next is converted; the first that holds (or the last: the parity check decides) is moved into
+        `work_dir`. The conversion's record, and which islands were kept when there was a choice."""
+        measure = rung_guard(model, options) if len(rungs) > 1 else None
+        info: dict[str, Any] = {}
+        for index, roles in enumerate(rungs):
+            result = run_tf(
+                "edgebert.targets.tfjs.convert", {**spec, "rungs": [keep_float16_patterns(model.family, roles)], "first_rung": index},
+                "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S,
+            )  # fmt: skip
+            written = result.pop("rungs")[0]
+            info = {**result, **info}  # the first call's SavedModel record stays
+            converted = work_dir / f"rung-{index}"
+            guard = measure(converted) if measure else None
+            if guard is None or guard["min_cosine"] >= RECIPE_MIN_COSINE or index == len(rungs) - 1:
+                break
+            shutil.rmtree(converted)
+        for path in converted.iterdir():
             shutil.move(str(path), str(work_dir / path.name))
-        for i in range(len(rungs)):
-            shutil.rmtree(work_dir / f"rung-{i}")
-        return {**written[index], **({"quantization": chosen} if chosen else {})}
+        converted.rmdir()
+        return {**info, **written, **({"quantization": {"float_islands": list(roles), "guard": guard}} if guard else {})}
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         return TFJSRunner(export_dir, manifest, threads=threads)
