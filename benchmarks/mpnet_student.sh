@@ -15,7 +15,8 @@
 #    20,900 tokens DATA_DIR's English text uses most, every single character among them (30,522 -> 20,900: ≤ 8 MB at
 #    int8; on held-out text no [UNK], 0.18 % of the words split into other pieces). The size budget is taken mostly
 #    from rare tokens, a little from the FFN, none from the heads;
-# 3. the trimmed student learns all-mpnet-base-v2's sentence similarities (in-batch, STEPS steps of 64 texts);
+# 3. the trimmed student learns all-mpnet-base-v2's sentence embeddings and in-batch similarities (STEPS steps of 64
+#    texts, the checkpoint of every 500 steps judged on the held-out train pairs);
 # 4. a supervised stage on STS-B train's labelled pairs (sts_pairs_finetune.py: CoSENT, 8 epochs at 1e-4, once per
 #    seed of SEEDS; the epoch or the average of the last epochs over the seeds kept by the held-out train pairs);
 # 5. the same stage again on all 5,749 train pairs, keeping what step 4 kept (nothing held out: the choice is step 4's);
@@ -25,7 +26,7 @@ INIT=${1:?usage: mpnet_student.sh SMALL_DISTILLED WORK_DIR OUT_DIR [DATA_DIR] [S
 WORK=${2:?usage: mpnet_student.sh SMALL_DISTILLED WORK_DIR OUT_DIR [DATA_DIR] [STEPS]}
 OUT=${3:?usage: mpnet_student.sh SMALL_DISTILLED WORK_DIR OUT_DIR [DATA_DIR] [STEPS]}
 DATA=${4:-../shared/data}
-STEPS=${5:-500}
+STEPS=${5:-2000}
 SEEDS=${SEEDS:-0,1}
 MPNET=${EDGEBERT_MPNET:?set EDGEBERT_MPNET to the all-mpnet-base-v2 directory (benchmarks/fetch_mpnet.py DIR)}
 PY=${PYTHON:-.venv/bin/python}
@@ -39,7 +40,7 @@ mkdir -p "$WORK"
   "$DATA/stsb/train.csv" "$DATA/sst2/train.tsv" --vocab-max-size 20900 --out "$WORK/trimmed"; }
 [ -f "$WORK/student/edgebert.json" ] || { log "distilling all-mpnet-base-v2 into it"; "$EB" distill --teacher "$MPNET" \
   --student-init "$WORK/trimmed" --across-tokenizers --corpus "$WORK/data/sentences.txt" --out "$WORK/student" --resume \
-  --alpha-pooled 0 --alpha-sim 1 --steps "$STEPS" --batch-size 64 --lr 2e-4 --seq-len 128 \
+  --alpha-pooled 0.05 --alpha-sim 1 --steps "$STEPS" --batch-size 64 --lr 2e-4 --seq-len 128 \
   --eval-sts "$WORK/data/eval-sts.csv" --eval-steps 500 --save-steps 500; }
 [ -f "$WORK/supervised/finetune.json" ] || { log "supervised stage on STS-B train"; "$PY" benchmarks/sts_pairs_finetune.py \
   --seeds "$SEEDS" "$WORK/student" "$DATA/stsb/train.csv" "$WORK/data/eval-sts.csv" "$WORK/supervised" 8 1e-4; }
