@@ -287,5 +287,5 @@ def test_uint8_keeps_the_ffn_up_projections_float16_when_the_guard_needs_them(
               json.loads((report.out_dir / "model.json").read_text())["weightsManifest"] for w in group["weights"]}  # fmt: skip
     assert {d for n, d in stored.items() if "intermediate.dense.weight" in n} == {"float16"}
     assert [p.name for p in report.out_dir.iterdir() if p.is_dir()] == []
-    assert [spec["first_rung"] for spec, _ in calls] == [0, 1] and len({spec["saved_model_dir"] for spec, _ in calls}) == 1
+    assert [spec["rung"] for spec, _ in calls] == [0, 1] and len({spec["saved_model_dir"] for spec, _ in calls}) == 1
     assert "attention_products" in calls[0][1] and "attention_products" not in calls[1][1]  # built by the first call only

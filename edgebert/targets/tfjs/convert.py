@@ -7,8 +7,8 @@ one 2-D product per head on long buckets, batched on short ones: `spec["attentio
 saves a SavedModel in `spec["saved_model_dir"]` (built by the first call, reused by the next ones of one export) and
 runs the tensorflowjs converter on each signature with one weight shard. With several sequence lengths (buckets), one
 graph per length over one shard (`shared_weights`).
-The spec (JSON): graph_dir, saved_model_dir, seq_lens, family, quantize, rungs (float16 island patterns: one
-conversion each, into out_dir/rung-<first_rung + i>), first_rung, attention, outputs, out_dir, result.
+The spec (JSON): graph_dir, saved_model_dir, seq_lens, family, quantize, islands (the float16 island patterns of one
+conversion, into out_dir/rung-<rung>), rung, attention, outputs, out_dir, result.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ WEIGHT_SHARD_SIZE_BYTES = 2**31 - 1
 # uint8 is tfjs' per-tensor affine weight quantization. Applied to every weight, all-MiniLM-L6-v2 drops to cos 0.961:
 # the FFN down-projection kernels (1536x384) have outliers that one scale per tensor cannot hold (each alone costs
 # up to 0.03 cos). They stay float16 (+3.5 MB on the teacher, cos 0.995); the rest is uint8. Which graph weights
-# they are: each of spec["rungs"] (exporter.keep_float16_patterns: the FFN down-projections first, more layers' roles
-# when the guard texts need them; the exporter keeps the first that holds).
+# they are: spec["islands"], one rung of the ladder (exporter.keep_float16_patterns: the FFN down-projections first,
+# more layers' roles when the guard texts need them; the exporter keeps the first that holds).
 # The 1-D weights (biases, LayerNorm scales and shifts: 0.1 % of the bytes) stay float16 too (`vector_patterns`): on
 # the teacher the sentence parity 0.99462 -> 0.99514 (AMD EPYC, benchmarks/README.md "Every family").
 # The word table (the bulk of a small student's bytes) is stored as per-row uint8 codes with a float16 scale and
@@ -125,15 +125,13 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
         info.update({"gelu": "erf", "embedding_lookup": "gather_nd", "dense_products": "broadcast_matmul"})
         info["row_coded_tables"] = sorted(coded)
     always = (*vector_patterns(Path(spec["graph_dir"])), *row_scale_patterns(coded), STATIC_PATTERN)
-    rungs = []
+    keep = (*spec["islands"], *always)
     with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
-        for i, islands in enumerate(spec["rungs"], start=spec.get("first_rung", 0)):  # out_dir/rung-<i>
-            converted = {n: Path(scratch) / f"rung_{i}" / f"tfjs_{n}" for n in lengths}
-            keep = (*islands, *always)
-            for n, name in signatures.items():
-                converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)
-            rungs.append(_place(converted, out_dir / f"rung-{i}", converter_args, family.input_names(), spec.get("outputs")))
-    return {**info, "attention": attention, "rungs": rungs}
+        converted = {n: Path(scratch) / f"tfjs_{n}" for n in lengths}
+        for n, name in signatures.items():
+            converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)
+        written = _place(converted, out_dir / f"rung-{spec['rung']}", converter_args, family.input_names(), spec.get("outputs"))
+    return {**info, "attention": attention, "written": written}
 
 
 def _place(converted: dict[int, Path], out_dir: Path, converter_args: list[str], input_names: list[str], outputs: Any) -> dict[str, Any]:

@@ -298,10 +298,10 @@ class TFJSExporter(Exporter):
         info: dict[str, Any] = {}
         for index, roles in enumerate(rungs):
             result = run_tf(
-                "edgebert.targets.tfjs.convert", {**spec, "rungs": [keep_float16_patterns(model.family, roles)], "first_rung": index},
+                "edgebert.targets.tfjs.convert", {**spec, "islands": keep_float16_patterns(model.family, roles), "rung": index},
                 "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S,
             )  # fmt: skip
-            written = result.pop("rungs")[0]
+            written = result.pop("written")
             info = {**result, **info}  # the first call's SavedModel record stays
             converted = work_dir / f"rung-{index}"
             guard = measure(converted) if measure else None
