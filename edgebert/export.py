@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebert import buckets, validate
+from edgebert import buckets, cost, validate
 from edgebert.artifact import atomic_output_dir, check_output_dir, dir_size
 from edgebert.config import DEFAULT_CALIBRATION_SAMPLES, ExportConfig
 from edgebert.errors import UserError, VerificationError
@@ -88,28 +88,31 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     task, head_left_out = choose_task(config, (model_dir / "modules.json").is_file(), o.task, model_dir)
     check_task_config(config, task, o.top_k)
 
-    stages = Stages(total=4, quiet=quiet)
-    started = time.perf_counter()
-    with stages.stage("loading model"):
-        loaded = load_model(model_dir, task, o.top_k)
-    out_dir = Path(out) if out is not None else default_out_dir(loaded, target, quantize)
-    check_output_dir(out_dir, force, inputs)
-    _check_finite(loaded, seq_len)
-    options = ExportOptions(
-        seq_len=seq_len, quantize=quantize, calibration_texts=texts, buckets=lengths,
-        tfjs_batched_attention_max_len=o.tfjs_batched_attention_max_len,
-    )  # fmt: skip
-    threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
+    with cost.recording() as phases:  # the cost of each phase, for the manifest (edgebert.cost)
+        stages = Stages(total=4, quiet=quiet)
+        started, cpu_started = time.perf_counter(), cost.cpu_seconds()
+        with stages.stage("loading model"):
+            loaded = load_model(model_dir, task, o.top_k)
+        out_dir = Path(out) if out is not None else default_out_dir(loaded, target, quantize)
+        check_output_dir(out_dir, force, inputs)
+        _check_finite(loaded, seq_len)
+        options = ExportOptions(
+            seq_len=seq_len, quantize=quantize, calibration_texts=texts, buckets=lengths,
+            tfjs_batched_attention_max_len=o.tfjs_batched_attention_max_len,
+        )  # fmt: skip
+        threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
 
-    with atomic_output_dir(out_dir, force=force, inputs=inputs) as work:
-        manifest = _convert_and_verify(exporter, loaded, options, work, threshold, stages, calibration_record, head_left_out)
-        manifest["metrics"]["wall_time_s"] = round(time.perf_counter() - started, 2)
-        manifest["metrics"]["stage_times_s"] = stages.timings
-        if not manifest["parity"]["passed"]:
-            passing = _recipes_that_pass(exporter, loaded, options, min_cosine, stages) if quantize != "none" else None
-            _raise_if_drifted(manifest["parity"], target, out_dir, passing)
-        write_manifest(work, manifest)
-    return ExportReport(out_dir=out_dir, manifest=manifest)
+        with atomic_output_dir(out_dir, force=force, inputs=inputs) as work:
+            manifest = _convert_and_verify(exporter, loaded, options, work, threshold, stages, calibration_record, head_left_out)
+            manifest["metrics"]["wall_time_s"] = round(time.perf_counter() - started, 2)
+            manifest["metrics"]["cpu_time_s"] = round(cost.cpu_seconds() - cpu_started, 2)
+            manifest["metrics"]["stage_times_s"] = stages.timings
+            manifest["metrics"]["phases"] = list(phases)
+            if not manifest["parity"]["passed"]:
+                passing = _recipes_that_pass(exporter, loaded, options, min_cosine, stages) if quantize != "none" else None
+                _raise_if_drifted(manifest["parity"], target, out_dir, passing)
+            write_manifest(work, manifest)
+        return ExportReport(out_dir=out_dir, manifest=manifest)
 
 
 def check_arguments(
@@ -189,7 +192,8 @@ def _check_finite(loaded: LoadedModel, seq_len: int) -> None:
     """VerificationError when the PyTorch model itself computes NaN/inf on the parity sentences (nothing to export)."""
     import numpy as np
 
-    outputs = torch_reference(loaded.embedder, encode(loaded.tokenizer, PARITY_SENTENCES, seq_len, pad_to_seq_len=False))
+    with cost.phase("finite check (PyTorch)"):
+        outputs = torch_reference(loaded.embedder, encode(loaded.tokenizer, PARITY_SENTENCES, seq_len, pad_to_seq_len=False))
     if not all(np.isfinite(v).all() for v in outputs.values()):
         raise VerificationError(
             f"the model computes NaN/inf on the parity sentences (its weights in {loaded.path} hold NaN/inf or overflow); "
@@ -211,11 +215,13 @@ def verify_kernel_paths(
     """
     from edgebert import cpu
 
-    checks = _parity_checks(loaded, seq_len, lengths)  # the PyTorch side once, for every path
+    with cost.phase("reference outputs (PyTorch)"):
+        checks = _parity_checks(loaded, seq_len, lengths)  # the PyTorch side once, for every path
     checked: dict[str, Any] = {}
     try:
         for name, path in paths.items():
-            reports = _verify(path.runner, checks, threshold, getattr(loaded.config, "problem_type", None))
+            with cost.phase(f"parity: {name}"):
+                reports = _verify(path.runner, checks, threshold, getattr(loaded.config, "problem_type", None))
             worst = min(r["min_cosine"] for r in reports.values())
             checked[name] = {"description": path.description, "min_cosine": worst, **reports}
     finally:
@@ -252,7 +258,9 @@ def _convert_and_verify(
     write_manifest(work, manifest)
     with stages.stage(f"verifying in the {target} runtime against PyTorch"):
         lengths = tuple(sorted(result.buckets)) if result.static_shape else ()
-        manifest["parity"] = verify_kernel_paths(exporter.kernel_paths(work, manifest), loaded, options.seq_len, lengths, threshold)
+        with cost.phase("loading the kernel paths"):
+            paths = exporter.kernel_paths(work, manifest)
+        manifest["parity"] = verify_kernel_paths(paths, loaded, options.seq_len, lengths, threshold)
     return manifest
 
 

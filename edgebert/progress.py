@@ -11,6 +11,8 @@ from collections.abc import Iterator
 
 from rich.console import Console
 
+from edgebert import cost
+
 
 class Stages:
     """Numbered stages with timings; `quiet` silences them (tests, API callers)."""
@@ -27,7 +29,7 @@ class Stages:
         self.index += 1
         prefix = f"[{self.index}/{self.total}] {label}"
         start = time.perf_counter()
-        with self.console.status(prefix + " …"):
+        with self.console.status(prefix + " …"), cost.phase(label):
             yield
         elapsed = time.perf_counter() - start
         self.timings[label] = round(elapsed, 2)

@@ -11,7 +11,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from edgebert import buckets
+from edgebert import buckets, cost
 from edgebert.errors import TargetUnavailable, UserError
 from edgebert.modelio import LoadedModel
 from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, Runner
@@ -47,7 +47,8 @@ class ExecuTorchExporter(Exporter):
         lower = lambda m: _lowered(m, names, options.seq_len, dynamic)  # noqa: E731
         with library_chatter_kept_back():  # torch.export and the lowering's warnings and C++ logs
             if options.quantize == "none":
-                program = lower(model.embedder)
+                with cost.phase("capture + lower (torch.export, XNNPACK)"):
+                    program = lower(model.embedder)
             else:
                 from edgebert.parity import guard_inputs
                 from edgebert.targets.executorch.quantize import quantize_with_islands

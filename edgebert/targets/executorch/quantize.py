@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from edgebert import cost
 from edgebert.families import Family
 from edgebert.targets.base import (
     INT4_FLOAT_ISLANDS,
@@ -165,11 +166,14 @@ def quantize_with_islands(
     """The lowered program of the first float-island set that holds on the guard texts, and what was chosen."""
     from edgebert.parity import torch_reference
 
-    with looked_up_tables(module) as tables:  # the reference pass shows which tables are looked up
+    with looked_up_tables(module) as tables, cost.phase("guard reference (PyTorch)"):  # which tables are looked up
         reference = [torch_reference(module, feed) for feed in guard]
-    for roles in LADDERS[recipe]:
-        program = lower(quantized_module(module, family, recipe, roles, tables))
-        worst = guard_min_cosine(functools.partial(run, program), guard, reference)
+    for rung, roles in enumerate(LADDERS[recipe]):
+        label = f"rung {rung} ({'+'.join(roles) or 'no islands'})"
+        with cost.phase(f"{label}: quantize + lower"):
+            program = lower(quantized_module(module, family, recipe, roles, tables))
+        with cost.phase(f"{label}: guard"):
+            worst = guard_min_cosine(functools.partial(run, program), guard, reference)
         if worst >= RECIPE_MIN_COSINE:
             break
     info = {

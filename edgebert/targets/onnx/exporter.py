@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebert import cost
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
 from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner
@@ -38,7 +39,8 @@ class OnnxExporter(Exporter):
         extra: dict[str, Any] = {"opset": OPSET, "exporter": "torch.onnx (TorchScript)"}
         with tempfile.TemporaryDirectory(prefix="edgebert-onnx-") as scratch:
             fp32 = Path(scratch) / MODEL_FILE
-            self._export_fp32(model, fp32, options.seq_len)
+            with cost.phase("capture (torch.onnx)"):
+                self._export_fp32(model, fp32, options.seq_len)
             target = work_dir / MODEL_FILE
             if options.quantize == "none":
                 fp32.replace(target)

@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from edgebert import cost
 from edgebert.errors import UserError
 from edgebert.families import Family
 from edgebert.targets.base import INT4_FLOAT_ISLANDS, INT8_FLOAT_ISLANDS, RECIPE_MIN_COSINE, guard_min_cosine, guard_record
@@ -193,18 +194,22 @@ def _with_float_islands(
     """`write(src, dst, excluded)` with the float islands of each rung of `ladder` in turn, until the guard texts hold
     `RECIPE_MIN_COSINE` on every kernel path (the last is kept anyway: the parity check decides); `info` plus what was
     chosen and how the islands' weights are stored (`store_islands` False: `write` stored them)."""
-    reference = _guard_reference(src, guard)
-    for roles in ladder:
+    with cost.phase("guard reference (fp32 graph)"):
+        reference = _guard_reference(src, guard)
+    for rung, roles in enumerate(ladder):
         excluded = module_matmuls(src, family, [family.layer_module(role) for role in roles])
-        write(src, dst, excluded)
-        measured = _guard_min_cosine(dst, guard, reference)
+        with cost.phase(f"rung {rung} ({'+'.join(roles) or 'no islands'}): quantize"):
+            write(src, dst, excluded)
+        with cost.phase(f"rung {rung} ({'+'.join(roles) or 'no islands'}): guard"):
+            measured = _guard_min_cosine(dst, guard, reference)
         if measured is None or measured >= RECIPE_MIN_COSINE:
             break
     info = {**info, "float_islands": list(roles), "excluded_nodes": excluded}
     if measured is not None:
         info["guard"] = guard_record(guard, measured)
     if store_islands:
-        info["float_island_weights"] = _weight_only_if_faithful(dst, excluded, guard, reference)
+        with cost.phase("island weights: weight-only int8 + guard"):
+            info["float_island_weights"] = _weight_only_if_faithful(dst, excluded, guard, reference)
     elif excluded:
         info["float_island_weights"] = {"storage": "as the other weights, dequantized to float32 at load (Cast + Mul -> float MatMul)"}
     return info

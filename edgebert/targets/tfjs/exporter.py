@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from edgebert import buckets
+from edgebert import buckets, cost
 from edgebert.errors import TargetUnavailable
 from edgebert.families import Family
 from edgebert.modelio import LoadedModel
@@ -220,7 +220,8 @@ def rung_guard(model: LoadedModel, options: ExportOptions) -> Callable[[Path], d
     from edgebert.parity import guard_inputs, torch_reference
 
     feeds = guard_inputs(model.tokenizer, model.family.input_names(), options.seq_len)
-    references = [torch_reference(model.embedder, feed) for feed in feeds]
+    with cost.phase("guard reference (PyTorch)"):
+        references = [torch_reference(model.embedder, feed) for feed in feeds]
 
     def measure(converted: Path) -> dict[str, Any]:
         runner = TFJSRunner(converted, _provisional_manifest(model, options, references[0]))
@@ -251,7 +252,8 @@ class TFJSExporter(Exporter):
     def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
         rungs = island_rungs(options.quantize)
         with tempfile.TemporaryDirectory(prefix="edgebert-graph-") as graph_dir:
-            captured = capture_model(model, options.lengths, Path(graph_dir), self.name)
+            with cost.phase("capture (torch.export)"):
+                captured = capture_model(model, options.lengths, Path(graph_dir), self.name)
             spec = {
                 "graph_dir": graph_dir,
                 "seq_lens": list(options.lengths),
@@ -297,14 +299,17 @@ class TFJSExporter(Exporter):
         measure = rung_guard(model, options) if len(rungs) > 1 else None
         info: dict[str, Any] = {}
         for index, roles in enumerate(rungs):
-            result = run_tf(
-                "edgebert.targets.tfjs.convert", {**spec, "islands": keep_float16_patterns(model.family, roles), "rung": index},
-                "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S,
-            )  # fmt: skip
+            label = f"rung {index} ({'+'.join(roles) or 'no islands'})"
+            with cost.phase(f"{label}: convert (TensorFlow process)"):
+                result = run_tf(
+                    "edgebert.targets.tfjs.convert", {**spec, "islands": keep_float16_patterns(model.family, roles), "rung": index},
+                    "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S,
+                )  # fmt: skip
             written = result.pop("written")
             info = {**result, **info}  # the first call's SavedModel record stays
             converted = work_dir / f"rung-{index}"
-            guard = measure(converted) if measure else None
+            with cost.phase(f"{label}: guard (Node)"):
+                guard = measure(converted) if measure else None
             if guard is None or guard["min_cosine"] >= RECIPE_MIN_COSINE or index == len(rungs) - 1:
                 break
             shutil.rmtree(converted)

@@ -26,7 +26,7 @@ from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
 from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner, guard_min_cosine, guard_record
 from edgebert.targets.tf_subprocess import run_tf, tf_main
-from edgebert import buckets
+from edgebert import buckets, cost
 from edgebert.targets.tflite.runner import KERNEL_PATHS, SIGNATURE, TFLiteRunner, _set_env, signature_names
 
 MODEL_FILE = "model.tflite"
@@ -69,14 +69,16 @@ class TFLiteExporter(Exporter):
             primary_error = None
             if choice in ("auto", LITERT_TORCH):
                 try:
-                    self._convert_litert_torch(model, fp32, signatures)
+                    with cost.phase("capture + convert (litert_torch)"):
+                        self._convert_litert_torch(model, fp32, signatures)
                     extra["converter"] = LITERT_TORCH
                 except Exception as exc:  # noqa: BLE001 - any converter failure: try the fallback
                     if choice == LITERT_TORCH:
                         raise TargetUnavailable(f"litert_torch failed to convert the model: {exc}") from exc
                     primary_error = f"{type(exc).__name__}: {str(exc)[:300]}"
             if "converter" not in extra:
-                self._convert_tensorflow(model, fp32, signatures)
+                with cost.phase("capture + convert (TensorFlow fallback)"):
+                    self._convert_tensorflow(model, fp32, signatures)
                 extra["converter"] = "tensorflow (the captured graph in TensorFlow ops + TFLiteConverter)"
                 if primary_error:
                     extra["litert_torch_error"] = primary_error
@@ -108,12 +110,14 @@ class TFLiteExporter(Exporter):
             samples = {s: calibration_inputs(model, options, n) for n, s in signatures.items()}
             extra["quantizer"] = "ai-edge-quantizer static_wi8_ai8 (calibrated) with float islands"
             extra["quantization"] = tq.static_recipe_details(model.family, tuple(samples), model.output_names)
-            return tq.quantize_tflite_static(data, model.family, samples, model.output_names)
+            with cost.phase("quantize (calibrated)"):
+                return tq.quantize_tflite_static(data, model.family, samples, model.output_names)
         if options.quantize in tq.DYNAMIC_RECIPES:
             extra["quantizer"] = tq.DYNAMIC_RECIPES[options.quantize][1]
             return _dynamic(data, model, options, extra)
         extra["quantizer"] = "litert_torch full_fp16_recipe"
-        return tq.quantize_tflite(data, options.quantize)
+        with cost.phase("quantize"):
+            return tq.quantize_tflite(data, options.quantize)
 
     @staticmethod
     def _convert_litert_torch(model: LoadedModel, path: Path, signatures: dict[int, str]) -> None:
@@ -193,24 +197,29 @@ def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dic
     from edgebert.targets.tflite import quantize as tq
 
     guard = guard_inputs(model.tokenizer, model.family.input_names(), options.seq_len)
-    reference = [torch_reference(model.embedder, feed) for feed in guard]
+    with cost.phase("guard reference (PyTorch)"):
+        reference = [torch_reference(model.embedder, feed) for feed in guard]
     signatures = signature_names(options.lengths)
 
     def measure(quantized: bytes) -> float:
         return _guard_min_cosine(quantized, signatures, guard, reference, model.tokenizer.padding_side)
 
-    for roles in base.INT4_FLOAT_ISLANDS if options.quantize == tq.W4A8 else base.INT8_FLOAT_ISLANDS:
+    for rung, roles in enumerate(base.INT4_FLOAT_ISLANDS if options.quantize == tq.W4A8 else base.INT8_FLOAT_ISLANDS):
         modules = tuple(dict.fromkeys(model.family.layer_module(role) for role in roles))
-        quantized = tq.quantize_tflite(data, options.quantize, float_modules=modules)
-        measured = measure(quantized)
+        label = f"rung {rung} ({'+'.join(roles) or 'no islands'})"
+        with cost.phase(f"{label}: quantize"):
+            quantized = tq.quantize_tflite(data, options.quantize, float_modules=modules)
+        with cost.phase(f"{label}: guard"):
+            measured = measure(quantized)
         if measured >= base.RECIPE_MIN_COSINE:
             break
     extra["quantization"] = {"float_islands": list(roles)}
     if modules:
 
         def float16_islands() -> tuple[bytes, float]:
-            halves = tq.quantize_tflite(data, options.quantize, float_modules=modules, island_weights="float16")
-            return halves, measure(halves)
+            with cost.phase("float16 island weights: quantize + guard"):
+                halves = tq.quantize_tflite(data, options.quantize, float_modules=modules, island_weights="float16")
+                return halves, measure(halves)
 
         quantized, measured = _island_weights(quantized, measured, float16_islands, extra["quantization"])
     extra["quantization"]["guard"] = guard_record(guard, measured)
