@@ -82,7 +82,7 @@ def tflite_variants(chosen: Path, out: Path) -> dict[str, Path]:
 def onnx_paths(path: Path) -> dict[str, Any]:
     from edgebert.targets.onnx.runner import onnx_kernel_paths
 
-    return {name: p.runner for name, p in onnx_kernel_paths(path).items()}
+    return {name: p.runner for name, p in onnx_kernel_paths(path).items() if p.runner is not None}  # proved paths: the host's figures
 
 
 def tflite_paths(path: Path) -> dict[str, Any]:

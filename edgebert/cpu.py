@@ -62,3 +62,13 @@ def _proc_cpuinfo() -> dict[str, str]:
         key, _, value = line.partition(":")
         fields.setdefault(key.strip(), value.strip())
     return fields
+
+
+def cores() -> int:
+    """The cores this process may run on (its affinity; at least 1): how many single-threaded checks run at once."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)

@@ -17,7 +17,7 @@ from edgebert.heads import FEATURE_EXTRACTION, choose_task
 from edgebert.modeldir import MANIFEST, new_manifest, write_manifest
 from edgebert.options import checked, keyword_options
 from edgebert.modelio import LoadedModel, check_within_positions, inspect_model_dir, load_model
-from edgebert.parity import PARITY_SENTENCES, compare, default_min_cosine, encode, merge_reports, torch_reference
+from edgebert.parity import PARITY_SENTENCES, compare, default_min_cosine, encode, merge_reports, torch_reference, torch_references
 from edgebert.parity_texts import wide_parity_texts
 from edgebert.progress import Stages
 from edgebert.sources import resolve_model
@@ -209,24 +209,31 @@ def verify_kernel_paths(
     paths: dict[str, Any], loaded: LoadedModel, seq_len: int, lengths: tuple[int, ...], threshold: float
 ) -> dict[str, Any]:
     """Parity on every kernel path the artifact can meet (`Exporter.kernel_paths`), and on every bucket (`lengths`)
-    of a static-shape artifact (() for dynamic shapes); the worst one decides.
+    of a static-shape artifact (() for dynamic shapes); the worst one decides. A path proved to compute what another
+    computes (`KernelPath.proof`) is not run: it carries that path's figures, `same_as` and the proof.
 
     Also records the CPU that ran the check: which kernels "host" means depends on it (edgebert.cpu).
     """
     from edgebert import cpu
+    from edgebert.targets.base import runnable
 
     with cost.phase("reference outputs (PyTorch)"):
         checks = _parity_checks(loaded, seq_len, lengths)  # the PyTorch side once, for every path
     checked: dict[str, Any] = {}
     try:
-        for name, path in paths.items():
+        for name, path in runnable(paths).items():
             with cost.phase(f"parity: {name}"):
                 reports = _verify(path.runner, checks, threshold, getattr(loaded.config, "problem_type", None))
+                path.runner.close()  # inside the phase: a worker process's CPU seconds count once it has exited
             worst = min(r["min_cosine"] for r in reports.values())
             checked[name] = {"description": path.description, "min_cosine": worst, **reports}
     finally:
-        for path in paths.values():
+        for path in runnable(paths).values():
             path.runner.close()
+    for name, path in paths.items():  # proved to compute what a run path computes: its figures, and the proof
+        if path.runner is None:
+            checked[name] = {**checked[path.same_as], "description": path.description, "same_as": path.same_as, "proof": path.proof}
+    checked = {name: checked[name] for name in paths}
     worst = min(p["min_cosine"] for p in checked.values())
     wide = [p[WIDE_CHECK] for p in checked.values()]
     spread = {"texts": wide[0]["sentences"], "min_cosine": min(w["min_cosine"] for w in wide), "p1_cosine": min(w["p1_cosine"] for w in wide)}
@@ -340,7 +347,8 @@ def _parity_checks(loaded: LoadedModel, seq_len: int, lengths: tuple[int, ...]) 
             "padded_batch": [encode(tokenizer, PARITY_SENTENCES[:4], seq_len, pad_to_seq_len=False)],
         }
     batches[WIDE_CHECK] = _wide_inputs(tokenizer, seq_len, lengths)
-    return {name: [(x, torch_reference(loaded.embedder, x)) for x in inputs] for name, inputs in batches.items()}
+    references = iter(torch_references(loaded.embedder, [x for inputs in batches.values() for x in inputs]))
+    return {name: [(x, next(references)) for x in inputs] for name, inputs in batches.items()}
 
 
 def _wide_inputs(tokenizer: Any, seq_len: int, lengths: tuple[int, ...]) -> list[dict[str, Any]]:
@@ -360,7 +368,8 @@ def _verify(runner: Any, checks: dict[str, list[tuple[dict, dict]]], threshold: 
     """Parity of the runner against the PyTorch references of `checks` (several inputs of one check: merged)."""
     reports = {}
     for name, items in checks.items():
-        parts = [compare(reference, runner.run(x), x["attention_mask"], threshold, problem_type) for x, reference in items]
+        outputs = runner.run_many([x for x, _ in items])
+        parts = [compare(reference, got, x["attention_mask"], threshold, problem_type) for (x, reference), got in zip(items, outputs)]
         reports[name] = (merge_reports(parts) if len(parts) > 1 else parts[0]).as_dict()
     return reports
 

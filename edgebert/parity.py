@@ -89,6 +89,30 @@ def torch_reference(embedder: Any, inputs: dict[str, np.ndarray]) -> dict[str, n
     return {n: v.numpy() if not v.is_floating_point() else v.float().numpy() for n, v in zip(names, values)}
 
 
+# Feeds of one shape run in one PyTorch call of at most this many rows (`torch_references`).
+REFERENCE_BATCH_ROWS = 64
+
+
+def torch_references(embedder: Any, feeds: Sequence[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    """`torch_reference` of each feed, computed in batches of feeds of one shape (texts of one token length, or padded
+    to one bucket: no row is padded further than it is fed, so each row is the computation it is alone, up to the
+    summation order of a wider matrix product); in the order of `feeds`."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for index, feed in enumerate(feeds):
+        groups.setdefault(tuple((k, v.shape) for k, v in sorted(feed.items())), []).append(index)
+    results: list[dict[str, np.ndarray] | None] = [None] * len(feeds)
+    for indices in groups.values():
+        for start in range(0, len(indices), REFERENCE_BATCH_ROWS):
+            chunk = indices[start : start + REFERENCE_BATCH_ROWS]
+            rows = [len(feeds[i]["input_ids"]) for i in chunk]
+            joined = {k: np.concatenate([feeds[i][k] for i in chunk]) for k in feeds[chunk[0]]}
+            outputs = torch_reference(embedder, joined)
+            offsets = np.cumsum([0, *rows])
+            for i, lo, hi in zip(chunk, offsets[:-1], offsets[1:]):
+                results[i] = {name: value[lo:hi] for name, value in outputs.items()}
+    return results  # type: ignore[return-value]
+
+
 @dataclass
 class ParityReport:
     """How closely an exported model matches PyTorch on the parity sentences.

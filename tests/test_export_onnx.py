@@ -33,6 +33,10 @@ def test_tiny_export_verifies_and_describes_itself(tiny_bert: Path, tmp_path: Pa
     assert parity["min_cosine"] == min(p["min_cosine"] for p in paths.values()) >= parity["threshold"]
     # int8 multiplies uint8 activations by int8 weights: the saturating non-VNNI x86 path is checked too.
     assert set(paths) == ({"host", "u8s8-saturating"} if quantize == "int8" else {"host"})
+    if quantize == "int8":  # 7-bit weights: proved to compute the host's integers, so it carries the host's figures
+        saturating = paths["u8s8-saturating"]
+        assert saturating["same_as"] == "host" and "no u8 x s8 pair can leave int16" in saturating["proof"]
+        assert saturating["wide_texts"] == paths["host"]["wide_texts"]
     assert parity["cpu"]["machine"] and "int8_dot_product" in parity["cpu"]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edgebert.targets.onnx.kernels import emulate_u8s8_saturation, has_u8s8_products
+from edgebert.targets.onnx.kernels import emulate_u8s8_saturation, has_u8s8_products, saturation_proof, widest_pair
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -140,6 +140,41 @@ def test_emulated_qdq_matmul_is_the_saturating_integer_product_rescaled() -> Non
     assert emulate_u8s8_saturation(model) == 1
     expected = saturating_product(a, w, x_zp).astype(np.float32) * np.float32(x_scale) * w_scale.astype(np.float32)
     np.testing.assert_allclose(run(model, {"x": x}), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("k", [64, 63])
+def test_seven_bit_weights_are_proved_to_never_saturate(k: int) -> None:
+    """The int8 recipe's weights (-64..63): the widest pairs are -32640 and 32130, so no input saturates, and the
+    emulated kernel indeed computes the exact product on the worst activations (every one 255)."""
+    rng = np.random.default_rng(4)
+    b = rng.integers(-64, 64, size=(k, 8)).astype(np.int8)
+    b[:2, 0], b[:2, 1] = -64, 63  # the extreme pairs
+    model = matmul_integer_model(b, 0)
+    assert widest_pair(model) == (-32640, 32130) and saturation_proof(model) is not None
+    a = np.full((3, k), 255, np.uint8)
+    emulate_u8s8_saturation(model)
+    np.testing.assert_array_equal(run(model, {"a": a}), exact_product(a, b, 0))
+
+
+def test_full_range_weights_have_no_proof_and_are_emulated() -> None:
+    """One pair of weights (127, 2) can reach 255 * 129 = 32895 > 32767: no proof, the path is run (emulated)."""
+    b = np.zeros((4, 2), np.int8)
+    b[0, 0], b[1, 0] = 127, 2
+    model = matmul_integer_model(b, 0)
+    assert widest_pair(model) == (0, 32895) and saturation_proof(model) is None
+
+
+def test_the_kernel_paths_of_a_proved_file_run_the_host_alone(tmp_path: Path) -> None:
+    from edgebert.targets.base import runnable
+    from edgebert.targets.onnx.runner import onnx_kernel_paths
+
+    proved, saturating = tmp_path / "proved.onnx", tmp_path / "saturating.onnx"
+    onnx.save(matmul_integer_model(np.full((4, 2), 63, np.int8), 0), str(proved))
+    onnx.save(matmul_integer_model(saturating_operands(4, 2)[1], 0), str(saturating))
+    paths = onnx_kernel_paths(proved)
+    assert set(paths) == {"host", "u8s8-saturating"} and set(runnable(paths)) == {"host"}
+    assert paths["u8s8-saturating"].same_as == "host"
+    assert set(runnable(onnx_kernel_paths(saturating))) == {"host", "u8s8-saturating"}
 
 
 def test_u8u8_weights_are_not_products_to_emulate() -> None:

@@ -43,14 +43,14 @@ ISLAND_INT8_MAX_DRIFT_RATIO = 2.0
 ISLAND_INT8_NEGLIGIBLE_DRIFT = 1e-3
 
 
-def guard_min_cosine(run: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]], guard: Sequence[dict[str, np.ndarray]],
-                     reference: Sequence[dict[str, np.ndarray]]) -> float:  # fmt: skip
-    """The worst similarity of `run(feed)` to its reference outputs over the guard feeds (`edgebert.parity.compare`):
-    what a recipe's float-island ladder climbs on."""
+def guard_min_cosine(runner: Runner, guard: Sequence[dict[str, np.ndarray]], reference: Sequence[dict[str, np.ndarray]]) -> float:
+    """The worst similarity of the runner's outputs (`Runner.run_many`) to their reference over the guard feeds
+    (`edgebert.parity.compare`): what a recipe's float-island ladder climbs on."""
     from edgebert.parity import compare
 
-    return float(min(compare(expected, run(feed), feed["attention_mask"], RECIPE_MIN_COSINE).min_cosine
-                     for feed, expected in zip(guard, reference)))  # fmt: skip
+    outputs = runner.run_many(list(guard))
+    return float(min(compare(expected, got, feed["attention_mask"], RECIPE_MIN_COSINE).min_cosine
+                     for feed, expected, got in zip(guard, reference, outputs)))  # fmt: skip
 
 
 def int8_island_weights_hold(int8_cosine: float, float16_cosine: float) -> bool:
@@ -101,6 +101,10 @@ class Runner(ABC):
         """Map `input_ids`/`attention_mask`/`token_type_ids` [B, T] to the export's named outputs (its manifest's
         `outputs`): `sentence_embedding` and `last_hidden_state`, or the task's (`logits`; `top_ids`, `top_scores`)."""
 
+    def run_many(self, feeds: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+        """`run` on each feed, each as an app runs it alone (runners that can share the work out override it)."""
+        return [self.run(feed) for feed in feeds]
+
     def time_calls(self, inputs: dict[str, np.ndarray], warmup: int, repeats: int) -> list[float]:
         """Seconds per `run(inputs)` call after `warmup` untimed calls (runtimes may time natively)."""
         for _ in range(warmup):
@@ -126,10 +130,19 @@ class Runner(ABC):
 
 @dataclass
 class KernelPath:
-    """One way the artifact's arithmetic can run (a CPU's kernels, a runtime's op resolver) and a runner for it."""
+    """One way the artifact's arithmetic can run (a CPU's kernels, a runtime's op resolver) and a runner for it; or,
+    when `proof` shows that it computes exactly what the path `same_as` computes on every input, no runner: that
+    path's figures are its own."""
 
     description: str
-    runner: Runner
+    runner: Runner | None
+    same_as: str | None = None
+    proof: str | None = None
+
+
+def runnable(paths: dict[str, KernelPath]) -> dict[str, KernelPath]:
+    """The paths that must be run (those not proved equal to another)."""
+    return {name: path for name, path in paths.items() if path.runner is not None}
 
 
 class Exporter(ABC):

@@ -18,6 +18,7 @@ from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
+from edgebert import cost
 from edgebert.errors import TargetUnavailable
 
 # Every TensorFlow process: forced, since a parent's values (USE_TF=0 from edgebert's torch side) would break it.
@@ -31,6 +32,7 @@ TORCH_ENV_DEFAULTS = {"TF_CPP_MIN_LOG_LEVEL": "2"}
 # Lines of TF's C++ start-up chatter, not the child's error.
 NOISE = ("E0000 ", "W0000 ", "I0000 ", "WARNING: All log messages before absl")
 TAIL_LINES = 15
+PHASES = "_edgebert_phases"  # the child's cost records (edgebert.cost), adopted into the parent's by run_tf
 EDGEBERT_ROOT = Path(__file__).resolve().parents[2]  # the directory holding the edgebert package
 
 
@@ -100,7 +102,9 @@ def run_tf(module: str, spec: dict[str, Any], what: str, timeout_s: float | None
             raise TargetUnavailable(f"{what} took over {timeout_s:g} s{_last_line(stderr)}\n{tail(stderr)}") from None
         if proc.returncode != 0 or not result_file.exists():
             raise TargetUnavailable(f"{what} failed (exit {proc.returncode}){_last_line(stderr)}\n{tail(stderr)}")
-        return json.loads(result_file.read_text())
+        result = json.loads(result_file.read_text())
+        cost.adopt(result.pop(PHASES, []))
+        return result
 
 
 def _last_line(stderr: str) -> str:
@@ -120,5 +124,9 @@ def tf_main(body: Callable[[dict[str, Any]], dict[str, Any]], argv: list[str] | 
     """The child's side of `run_tf`: TF settings into os.environ, `body(spec)`, its result written to spec["result"]."""
     apply_env(os.environ, tensorflow=True)
     spec = read_spec(argv)
-    Path(spec["result"]).write_text(json.dumps(body(spec), indent=2))
+    with cost.recording() as phases:
+        with cost.phase("import tensorflow"):
+            import tensorflow  # noqa: F401 - timed on its own: every TensorFlow process pays it
+        result = body(spec)
+    Path(spec["result"]).write_text(json.dumps({**result, PHASES: phases}, indent=2))
     return 0

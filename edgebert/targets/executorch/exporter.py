@@ -55,7 +55,7 @@ class ExecuTorchExporter(Exporter):
 
                 program, extra["quantization"] = quantize_with_islands(
                     model.embedder, model.family, options.quantize, lower,
-                    lambda data, feed: ExecuTorchRunner(data, names, outputs).run(feed),
+                    lambda data: ExecuTorchRunner(data, names, outputs),
                     guard_inputs(model.tokenizer, names, options.seq_len, padded=not dynamic),
                 )  # fmt: skip
         (work_dir / MODEL_FILE).write_bytes(program)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 import re
 from collections.abc import Callable, Collection, Iterator
 from typing import Any
@@ -160,20 +159,21 @@ class QuantizedTable(nn.Module):
 
 
 def quantize_with_islands(
-    module: Any, family: Family, recipe: str, lower: Callable[[Any], bytes], run: Callable[[bytes, dict[str, np.ndarray]], dict[str, np.ndarray]],
+    module: Any, family: Family, recipe: str, lower: Callable[[Any], bytes], load: Callable[[bytes], Any],
     guard: list[dict[str, np.ndarray]],
 ) -> tuple[bytes, dict[str, Any]]:
-    """The lowered program of the first float-island set that holds on the guard texts, and what was chosen."""
-    from edgebert.parity import torch_reference
+    """The lowered program of the first float-island set that holds on the guard texts (each rung's program loaded
+    once, by `load`, into a runner), and what was chosen."""
+    from edgebert.parity import torch_references
 
     with looked_up_tables(module) as tables, cost.phase("guard reference (PyTorch)"):  # which tables are looked up
-        reference = [torch_reference(module, feed) for feed in guard]
+        reference = torch_references(module, guard)
     for rung, roles in enumerate(LADDERS[recipe]):
         label = f"rung {rung} ({'+'.join(roles) or 'no islands'})"
         with cost.phase(f"{label}: quantize + lower"):
             program = lower(quantized_module(module, family, recipe, roles, tables))
         with cost.phase(f"{label}: guard"):
-            worst = guard_min_cosine(functools.partial(run, program), guard, reference)
+            worst = guard_min_cosine(load(program), guard, reference)
         if worst >= RECIPE_MIN_COSINE:
             break
     info = {

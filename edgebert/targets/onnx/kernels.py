@@ -74,6 +74,32 @@ def has_u8s8_products(model: Any) -> bool:
     return bool(_find_products(model))
 
 
+def widest_pair(model: Any) -> tuple[int, int]:
+    """The least and greatest value any pair of adjacent u8 x s8 products in `model` can reach, over every uint8
+    activation (0..255) and the weights as stored: ((0, 0) without products). When both lie within int16 no pair can
+    saturate, so the non-VNNI kernels compute the same integers as the exact ones (the 7-bit int8 recipe: -32640 and
+    32130), for every input, not only the texts a check runs."""
+    low = high = 0
+    for product in _find_products(model):
+        weight = product.weight.astype(np.int64)
+        even = weight.shape[0] - weight.shape[0] % 2
+        positive, negative = np.maximum(weight[:even], 0), np.minimum(weight[:even], 0)
+        if even:
+            high = max(high, 255 * int((positive[0::2] + positive[1::2]).max()))
+            low = min(low, 255 * int((negative[0::2] + negative[1::2]).min()))
+    return low, high
+
+
+def saturation_proof(model: Any) -> str | None:
+    """Why the saturating u8 x s8 kernels compute what the host's do on `model` (its weights as the kernels meet
+    them: `folded`), or None when some pair could leave int16 and the path must be run (`emulate_u8s8_saturation`)."""
+    low, high = widest_pair(model)
+    if low < INT16_MIN or high > INT16_MAX:
+        return None
+    return (f"no u8 x s8 pair can leave int16 (any uint8 activation: pairs span {low}..{high}, int16 {INT16_MIN}..{INT16_MAX}): "
+            "its integer products are the exact ones the host computes")  # fmt: skip
+
+
 def emulate_u8s8_saturation(model: Any) -> int:
     """Rewrite `model` (an onnx.ModelProto, opset >= 13, in place) so every u8 x s8 product saturates as on
     AVX2; return how many were rewritten."""

@@ -227,13 +227,14 @@ def _guard_reference(src: Path, guard: list[dict[str, np.ndarray]] | None) -> li
 
 def _guard_min_cosine(path: Path, guard: list[dict[str, np.ndarray]] | None, reference: list[dict[str, np.ndarray]] | None) -> float | None:
     """The worst cosine to the fp32 graph over the guard feeds and every kernel path `path` can meet (None: no guard)."""
+    from edgebert.targets.base import runnable
     from edgebert.targets.onnx.runner import onnx_kernel_paths
 
     if not guard or reference is None:
         return None
     worst = 1.0
-    for kernel in onnx_kernel_paths(path).values():
-        worst = min(worst, guard_min_cosine(kernel.runner.run, guard, reference))
+    for kernel in runnable(onnx_kernel_paths(path)).values():
+        worst = min(worst, guard_min_cosine(kernel.runner, guard, reference))
         kernel.runner.close()
     return worst
 

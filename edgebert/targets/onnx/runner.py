@@ -42,18 +42,26 @@ class RowByRowRunner(OnnxRunner):
 
 
 def onnx_kernel_paths(path: Path) -> dict[str, KernelPath]:
-    """Runners for every kernel path `path` can meet: the host's, and the emulated non-VNNI x86 one if it applies."""
+    """Runners for every kernel path `path` can meet: the host's, and the non-VNNI x86 one if it applies: proved to
+    compute the host's integers when no u8 x s8 pair can leave int16 (`kernels.saturation_proof`: its figures are the
+    host's), else emulated."""
     import onnx
 
     from edgebert.targets.onnx import kernels as onnx_kernels
 
     paths = {onnx_kernels.HOST: KernelPath(onnx_kernels.KERNEL_PATHS[onnx_kernels.HOST], OnnxRunner(path))}
     model = onnx_kernels.folded(onnx.load(str(path)))
-    if onnx_kernels.emulate_u8s8_saturation(model):
-        description = onnx_kernels.KERNEL_PATHS[onnx_kernels.SATURATING_U8S8]
-        # The emulation holds a chunk of pair products ([1, tokens, pairs, N] int32, kernels.CHUNK_BYTES for 128
-        # tokens) at a time: one row per call keeps a padded batch, and a 30k-column decoder, in bounded memory.
-        paths[onnx_kernels.SATURATING_U8S8] = KernelPath(description, RowByRowRunner(model.SerializeToString()))
+    if not onnx_kernels.has_u8s8_products(model):
+        return paths
+    description = onnx_kernels.KERNEL_PATHS[onnx_kernels.SATURATING_U8S8]
+    proof = onnx_kernels.saturation_proof(model)
+    if proof is not None:
+        paths[onnx_kernels.SATURATING_U8S8] = KernelPath(description, None, same_as=onnx_kernels.HOST, proof=proof)
+        return paths
+    onnx_kernels.emulate_u8s8_saturation(model)
+    # The emulation holds a chunk of pair products ([1, tokens, pairs, N] int32, kernels.CHUNK_BYTES for 128
+    # tokens) at a time: one row per call keeps a padded batch, and a 30k-column decoder, in bounded memory.
+    paths[onnx_kernels.SATURATING_U8S8] = KernelPath(description, RowByRowRunner(model.SerializeToString()))
     return paths
 
 

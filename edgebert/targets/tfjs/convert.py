@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from edgebert import cost
 from edgebert.families import family_named
 from edgebert.targets.tf_graph import STATIC_SCOPE, WEIGHT_SCOPE, build_saved_model, lookup_only_params, param_shapes, read_graph_ir, scope_name
 from edgebert.targets.tf_ops import ROW_OFFSET, ROW_SCALE, Forms
@@ -120,7 +121,8 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
             name: Forms(gather_rows=True, per_head=name in per_head, gelu="erf", arithmetic_masks=True, row_coded_tables=coded)
             for name in lengths_by_signature
         }  # fmt: skip
-        info = build_saved_model(Path(spec["graph_dir"]), saved, lengths_by_signature, forms)
+        with cost.phase("build SavedModel"):
+            info = build_saved_model(Path(spec["graph_dir"]), saved, lengths_by_signature, forms)
         info["attention_products"] = {name: "per_head_2d" if name in per_head else "batched" for name in lengths_by_signature}
         info.update({"gelu": "erf", "embedding_lookup": "gather_nd", "dense_products": "broadcast_matmul"})
         info["row_coded_tables"] = sorted(coded)
@@ -129,7 +131,8 @@ def convert(spec: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="edgebert-tfjs-") as scratch:
         converted = {n: Path(scratch) / f"tfjs_{n}" for n in lengths}
         for n, name in signatures.items():
-            converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)
+            with cost.phase(f"tensorflowjs_converter ({name})"):
+                converter_args = convert_to_tfjs(saved, converted[n], spec["quantize"], keep, signature=name)
         written = _place(converted, out_dir / f"rung-{spec['rung']}", converter_args, family.input_names(), spec.get("outputs"))
     return {**info, "attention": attention, "written": written}
 

@@ -22,12 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from edgebert import buckets, cost
+from edgebert import buckets, cost, cpu
 from edgebert.errors import TargetUnavailable
 from edgebert.families import Family
 from edgebert.modelio import LoadedModel
 from edgebert.targets.base import (
-    INT8_FLOAT_ISLANDS, OUTPUT_NAMES, RECIPE_MIN_COSINE, ConvertResult, Exporter, ExportOptions, Runner, guard_min_cosine, guard_record,
+    INT8_FLOAT_ISLANDS, OUTPUT_NAMES, RECIPE_MIN_COSINE, ConvertResult, Exporter, ExportOptions, KernelPath, Runner, guard_min_cosine,
+    guard_record,
 )
 from edgebert.targets.tf_graph import WEIGHT_SCOPE
 from edgebert.targets.torch_graph import capture_model
@@ -90,9 +91,11 @@ def attention_per_bucket(lengths: tuple[int, ...], batched_max_len: int) -> dict
 
 
 class TFJSRunner(Runner):
-    """Runs a tfjs graph model in Node (`js/run_tfjs.mjs --serve`, wasm backend, cpu fallback), one process per runner."""
+    """Runs a tfjs graph model in Node (`js/run_tfjs.mjs --serve`, wasm backend, cpu fallback). The wasm backend runs
+    single-threaded in Node: `processes` Node processes (the verification's: one per core) share the rows of a
+    call; timing always runs in the first alone."""
 
-    def __init__(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> None:
+    def __init__(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None, processes: int = 1) -> None:
         self.node = find_node()
         check_js_packages()
         self.export_dir = Path(export_dir).resolve()
@@ -103,81 +106,117 @@ class TFJSRunner(Runner):
         self.output_dtypes = {o["name"]: o.get("dtype", "float32") for o in declared}
         self.padding_side = buckets.padding_side(manifest)  # the tokenizer's: shorter inputs are padded on it
         self.threads = threads  # the wasm backend in Node runs single-threaded; kept for the interface
+        self.processes = max(1, int(processes))
         self.backend = os.environ.get("EDGEBERT_TFJS_BACKEND", "wasm")
         self.last_backend: str | None = None
-        self._process: subprocess.Popen | None = None
-        self._stderr: Any = None
+        self._workers: dict[int, tuple[subprocess.Popen, Any]] = {}  # index -> (node process, its stderr file)
 
     def _request(self, inputs: dict[str, np.ndarray], **fields: Any) -> dict[str, Any]:
         """One request to Node with `inputs` [B, T] padded to the smallest bucket >= T, run on that bucket's graph."""
         bucket = buckets.pick(np.asarray(inputs["input_ids"]).shape[1], tuple(self.model_files))
-        feeds = buckets.fit(inputs, bucket, self.input_names, side=self.padding_side)
-        rows = {name: feeds[name].tolist() for name in self.input_names}
-        request = {
-            "model_dir": str(self.export_dir), "model_file": self.model_files[bucket], "inputs": rows,
-            "backend": self.backend, **fields,
-        }  # fmt: skip
-        return self._exchange(request)
+        return self._exchange(self._bucket_request(buckets.fit(inputs, bucket, self.input_names, side=self.padding_side), bucket, **fields))
 
-    def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One JSON request to the Node process, one JSON answer back (TargetUnavailable when Node fails)."""
-        process = self._server()
+    def _bucket_request(self, feeds: dict[str, np.ndarray], bucket: int, **fields: Any) -> dict[str, Any]:
+        """The request running `feeds` (already [B, bucket]) on `bucket`'s graph."""
+        rows = {name: feeds[name].tolist() for name in self.input_names}
+        return {"model_dir": str(self.export_dir), "model_file": self.model_files[bucket], "inputs": rows, "backend": self.backend, **fields}
+
+    def _exchange(self, request: dict[str, Any], worker: int = 0) -> dict[str, Any]:
+        """One JSON request to a Node process, one JSON answer back (TargetUnavailable when Node fails)."""
+        self._send(worker, request)
+        return self._receive(worker)
+
+    def _send(self, worker: int, request: dict[str, Any]) -> None:
+        process = self._server(worker)
         try:
             process.stdin.write(json.dumps(request) + "\n")
             process.stdin.flush()
-            line = process.stdout.readline()
         except (BrokenPipeError, OSError):
+            pass  # the answer's read reports it
+
+    def _receive(self, worker: int) -> dict[str, Any]:
+        process, stderr = self._workers[worker]
+        try:
+            line = process.stdout.readline()
+        except OSError:
             line = ""
         if not line:
+            detail = self._stderr_tail(stderr)
             self.close()
-            raise TargetUnavailable(f"the TF.js runner in Node stopped (exit {process.poll()}):\n{self._stderr_tail()}")
+            raise TargetUnavailable(f"the TF.js runner in Node stopped (exit {process.poll()}):\n{detail}")
         answer = json.loads(line)
         if "error" in answer:
-            raise TargetUnavailable(f"the TF.js runner failed in Node: {answer['error']}\n{self._stderr_tail()}")
+            raise TargetUnavailable(f"the TF.js runner failed in Node: {answer['error']}\n{self._stderr_tail(stderr)}")
         self.last_backend = answer.get("backend")
         return answer
 
-    def _server(self) -> subprocess.Popen:
-        """The long-lived `node run_tfjs.mjs --serve` process (model loaded once, reused by every call)."""
-        if self._process is None or self._process.poll() is not None:
-            self._stderr = tempfile.TemporaryFile(mode="w+")
-            self._process = subprocess.Popen(
+    def _server(self, worker: int = 0) -> subprocess.Popen:
+        """The long-lived `node run_tfjs.mjs --serve` process `worker` (models loaded once, reused by every call)."""
+        process = self._workers.get(worker, (None, None))[0]
+        if process is None or process.poll() is not None:
+            stderr = tempfile.TemporaryFile(mode="w+")
+            process = subprocess.Popen(
                 [self.node, str(JS_RUNNER), "--serve"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=self._stderr,
+                stderr=stderr,
                 text=True,
                 cwd=str(JS_DIR),
             )
-        return self._process
+            self._workers[worker] = (process, stderr)
+        return process
 
-    def _stderr_tail(self) -> str:
-        if self._stderr is None:
+    @staticmethod
+    def _stderr_tail(stderr: Any) -> str:
+        if stderr is None or stderr.closed:
             return ""
-        self._stderr.seek(0)
-        return tail(self._stderr.read())
+        stderr.seek(0)
+        return tail(stderr.read())
 
     def close(self) -> None:
-        """Stop the Node process (closing its stdin ends it)."""
-        process, self._process = self._process, None
-        if process is not None:
+        """Stop the Node processes (closing its stdin ends each)."""
+        workers, self._workers = self._workers, {}
+        for process, stderr in workers.values():
             try:
                 process.stdin.close()
                 process.wait(timeout=10)
             except (OSError, subprocess.TimeoutExpired):
                 process.kill()
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
+            stderr.close()
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        outputs = self._request(inputs, mode="run", encoding="base64", outputs=self.output_names)["outputs"]
-        width = np.asarray(inputs["input_ids"]).shape[1]
+        return self.run_many([inputs])[0]
+
+    def run_many(self, feeds: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+        """Each feed's outputs: every row padded to its feed's bucket, the rows of one bucket split over the Node
+        processes (one request each, answered in parallel), cut back to each feed's width."""
+        rows: dict[int, list[tuple[int, dict[str, np.ndarray]]]] = {}  # bucket -> (feed index, its fitted rows)
+        for index, feed in enumerate(feeds):
+            bucket = buckets.pick(np.asarray(feed["input_ids"]).shape[1], tuple(self.model_files))
+            rows.setdefault(bucket, []).append((index, buckets.fit(feed, bucket, self.input_names, side=self.padding_side)))
+        results: list[dict[str, np.ndarray] | None] = [None] * len(feeds)
+        for bucket, fitted in rows.items():
+            stacked = {n: np.concatenate([f[n] for _, f in fitted]) for n in self.input_names}
+            outputs = self._run_split(stacked, bucket)
+            start = 0
+            for index, f in fitted:
+                count, width = len(f["input_ids"]), np.asarray(feeds[index]["input_ids"]).shape[1]
+                results[index] = {n: buckets.cut(v[start : start + count], width, self.padding_side).astype(self.output_dtypes[n]) for n, v in outputs.items()}
+                start += count
+        return results  # type: ignore[return-value]
+
+    def _run_split(self, feeds: dict[str, np.ndarray], bucket: int) -> dict[str, np.ndarray]:
+        """`feeds` [B, bucket] on `bucket`'s graph, its rows shared out over the Node processes: float32 outputs."""
+        total = len(feeds["input_ids"])
+        bounds = np.linspace(0, total, min(self.processes, total) + 1).astype(int)
+        parts = [{n: v[lo:hi] for n, v in feeds.items()} for lo, hi in zip(bounds[:-1], bounds[1:])]
+        for worker, part in enumerate(parts):  # one request in flight per process: no pipe can fill both ways
+            self._send(worker, self._bucket_request(part, bucket, mode="run", encoding="base64", outputs=self.output_names))
+        answers = [self._receive(worker)["outputs"] for worker in range(len(parts))]
         return {
-            name: buckets.cut(np.frombuffer(base64.b64decode(outputs[name]["f32"]), dtype="<f4").reshape(outputs[name]["shape"]), width, self.padding_side)
-            .astype(self.output_dtypes[name])  # integer ids travel as float32 (exact below 2^24)
+            name: np.concatenate([np.frombuffer(base64.b64decode(a[name]["f32"]), dtype="<f4").reshape(a[name]["shape"]) for a in answers])
             for name in self.output_names
-        }
+        }  # integer ids travel as float32 (exact below 2^24)
 
     def time_calls(self, inputs: dict[str, np.ndarray], warmup: int, repeats: int) -> list[float]:
         """Seconds per call, measured inside Node (model load and process start-up excluded)."""
@@ -217,16 +256,16 @@ def _provisional_manifest(model: LoadedModel, options: ExportOptions, reference:
 def rung_guard(model: LoadedModel, options: ExportOptions) -> Callable[[Path], dict[str, Any]]:
     """A measure of one conversion directory: the guard record of its outputs in Node against PyTorch's on the guard
     texts (the island ladder goes on while its `min_cosine` is under RECIPE_MIN_COSINE)."""
-    from edgebert.parity import guard_inputs, torch_reference
+    from edgebert.parity import guard_inputs, torch_references
 
     feeds = guard_inputs(model.tokenizer, model.family.input_names(), options.seq_len)
     with cost.phase("guard reference (PyTorch)"):
-        references = [torch_reference(model.embedder, feed) for feed in feeds]
+        references = torch_references(model.embedder, feeds)
 
     def measure(converted: Path) -> dict[str, Any]:
-        runner = TFJSRunner(converted, _provisional_manifest(model, options, references[0]))
+        runner = TFJSRunner(converted, _provisional_manifest(model, options, references[0]), processes=cpu.cores())
         try:
-            return guard_record(feeds, guard_min_cosine(runner.run, feeds, references))
+            return guard_record(feeds, guard_min_cosine(runner, feeds, references))
         finally:
             runner.close()
 
@@ -320,3 +359,7 @@ class TFJSExporter(Exporter):
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         return TFJSRunner(export_dir, manifest, threads=threads)
+
+    def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
+        """tfjs's wasm backend in Node, one process per core sharing the texts (its arithmetic is the same in each)."""
+        return {"host": KernelPath("this machine's runtime", TFJSRunner(export_dir, manifest, processes=cpu.cores()))}

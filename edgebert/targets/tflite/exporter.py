@@ -192,13 +192,13 @@ def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dic
     texts (`INT8_FLOAT_ISLANDS`; w4a8, whose models are trained on its grid: `INT4_FLOAT_ISLANDS`, none first),
     measured against PyTorch on both kernel paths, their weights int8 unless float16 ones are needed
     (`base.int8_island_weights_hold`); what was chosen goes into `extra["quantization"]`."""
-    from edgebert.parity import guard_inputs, torch_reference
+    from edgebert.parity import guard_inputs, torch_references
     from edgebert.targets import base
     from edgebert.targets.tflite import quantize as tq
 
     guard = guard_inputs(model.tokenizer, model.family.input_names(), options.seq_len)
     with cost.phase("guard reference (PyTorch)"):
-        reference = [torch_reference(model.embedder, feed) for feed in guard]
+        reference = torch_references(model.embedder, guard)
     signatures = signature_names(options.lengths)
 
     def measure(quantized: bytes) -> float:
@@ -260,7 +260,7 @@ def _guard_min_cosine(
         path.write_bytes(data)
         for kernels in KERNEL_PATHS:
             runner = TFLiteRunner(path, signatures, kernels=kernels, padding_side=side)
-            worst = min(worst, guard_min_cosine(runner.run, guard, reference))
+            worst = min(worst, guard_min_cosine(runner, guard, reference))
             runner.close()
     return worst
 
