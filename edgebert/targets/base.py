@@ -43,14 +43,32 @@ ISLAND_INT8_MAX_DRIFT_RATIO = 2.0
 ISLAND_INT8_NEGLIGIBLE_DRIFT = 1e-3
 
 
-def guard_min_cosine(runner: Runner, guard: Sequence[dict[str, np.ndarray]], reference: Sequence[dict[str, np.ndarray]]) -> float:
+GUARD_CHUNK = 16  # guard feeds per `Runner.run_many` call while a failing rung may stop early
+
+
+def guard_min_cosine(
+    runner: Runner, guard: Sequence[dict[str, np.ndarray]], reference: Sequence[dict[str, np.ndarray]], stop_below: float | None = None
+) -> float:
     """The worst similarity of the runner's outputs (`Runner.run_many`) to their reference over the guard feeds
-    (`edgebert.parity.compare`): what a recipe's float-island ladder climbs on."""
+    (`edgebert.parity.compare`): what a recipe's float-island ladder climbs on.
+
+    `stop_below`: the caller only needs to know whether the worst is below it (a rung that is not the last, whose
+    figure is not kept when it fails): the feeds run shortest first (the one-word texts lose most under 8 bits, and
+    cost least), a chunk at a time, and the first chunk whose worst is below it ends the measure with that value. A
+    rung that holds runs every feed, so the figure it records is the full minimum either way."""
     from edgebert.parity import compare
 
-    outputs = runner.run_many(list(guard))
-    return float(min(compare(expected, got, feed["attention_mask"], RECIPE_MIN_COSINE).min_cosine
-                     for feed, expected, got in zip(guard, reference, outputs)))  # fmt: skip
+    order = sorted(range(len(guard)), key=lambda i: guard[i]["attention_mask"].sum())
+    step = GUARD_CHUNK if stop_below is not None else max(len(order), 1)
+    worst = 1.0
+    for start in range(0, len(order), step):
+        chunk = order[start : start + step]
+        outputs = runner.run_many([guard[i] for i in chunk])
+        worst = min(worst, *(compare(reference[i], got, guard[i]["attention_mask"], RECIPE_MIN_COSINE).min_cosine
+                             for i, got in zip(chunk, outputs)))  # fmt: skip
+        if stop_below is not None and worst < stop_below:
+            break
+    return float(worst)
 
 
 def int8_island_weights_hold(int8_cosine: float, float16_cosine: float) -> bool:

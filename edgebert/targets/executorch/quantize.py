@@ -168,12 +168,13 @@ def quantize_with_islands(
 
     with looked_up_tables(module) as tables, cost.phase("guard reference (PyTorch)"):  # which tables are looked up
         reference = torch_references(module, guard)
-    for rung, roles in enumerate(LADDERS[recipe]):
+    ladder = LADDERS[recipe]
+    for rung, roles in enumerate(ladder):
         label = f"rung {rung} ({'+'.join(roles) or 'no islands'})"
         with cost.phase(f"{label}: quantize + lower"):
             program = lower(quantized_module(module, family, recipe, roles, tables))
         with cost.phase(f"{label}: guard"):
-            worst = guard_min_cosine(load(program), guard, reference)
+            worst = guard_min_cosine(load(program), guard, reference, RECIPE_MIN_COSINE if rung < len(ladder) - 1 else None)
         if worst >= RECIPE_MIN_COSINE:
             break
     info = {

@@ -201,7 +201,7 @@ def _with_float_islands(
         with cost.phase(f"rung {rung} ({'+'.join(roles) or 'no islands'}): quantize"):
             write(src, dst, excluded)
         with cost.phase(f"rung {rung} ({'+'.join(roles) or 'no islands'}): guard"):
-            measured = _guard_min_cosine(dst, guard, reference)
+            measured = _guard_min_cosine(dst, guard, reference, RECIPE_MIN_COSINE if rung < len(ladder) - 1 else None)
         if measured is None or measured >= RECIPE_MIN_COSINE:
             break
     info = {**info, "float_islands": list(roles), "excluded_nodes": excluded}
@@ -225,8 +225,11 @@ def _guard_reference(src: Path, guard: list[dict[str, np.ndarray]] | None) -> li
     return [runner.run(feed) for feed in guard]
 
 
-def _guard_min_cosine(path: Path, guard: list[dict[str, np.ndarray]] | None, reference: list[dict[str, np.ndarray]] | None) -> float | None:
-    """The worst cosine to the fp32 graph over the guard feeds and every kernel path `path` can meet (None: no guard)."""
+def _guard_min_cosine(
+    path: Path, guard: list[dict[str, np.ndarray]] | None, reference: list[dict[str, np.ndarray]] | None, stop_below: float | None = None
+) -> float | None:
+    """The worst cosine to the fp32 graph over the guard feeds and every kernel path `path` can meet (None: no guard);
+    `stop_below`: only whether it is below that is wanted (`base.guard_min_cosine`)."""
     from edgebert.targets.base import runnable
     from edgebert.targets.onnx.runner import onnx_kernel_paths
 
@@ -234,7 +237,8 @@ def _guard_min_cosine(path: Path, guard: list[dict[str, np.ndarray]] | None, ref
         return None
     worst = 1.0
     for kernel in runnable(onnx_kernel_paths(path)).values():
-        worst = min(worst, guard_min_cosine(kernel.runner, guard, reference))
+        if stop_below is None or worst >= stop_below:
+            worst = min(worst, guard_min_cosine(kernel.runner, guard, reference, stop_below))
         kernel.runner.close()
     return worst
 

@@ -255,17 +255,18 @@ def _provisional_manifest(model: LoadedModel, options: ExportOptions, reference:
 
 def rung_guard(model: LoadedModel, options: ExportOptions) -> Callable[[Path], dict[str, Any]]:
     """A measure of one conversion directory: the guard record of its outputs in Node against PyTorch's on the guard
-    texts (the island ladder goes on while its `min_cosine` is under RECIPE_MIN_COSINE)."""
+    texts (the island ladder goes on while its `min_cosine` is under RECIPE_MIN_COSINE; `stop_below`: see
+    `base.guard_min_cosine`)."""
     from edgebert.parity import guard_inputs, torch_references
 
     feeds = guard_inputs(model.tokenizer, model.family.input_names(), options.seq_len)
     with cost.phase("guard reference (PyTorch)"):
         references = torch_references(model.embedder, feeds)
 
-    def measure(converted: Path) -> dict[str, Any]:
+    def measure(converted: Path, stop_below: float | None = None) -> dict[str, Any]:
         runner = TFJSRunner(converted, _provisional_manifest(model, options, references[0]), processes=cpu.cores())
         try:
-            return guard_record(feeds, guard_min_cosine(runner, feeds, references))
+            return guard_record(feeds, guard_min_cosine(runner, feeds, references, stop_below))
         finally:
             runner.close()
 
@@ -348,7 +349,7 @@ class TFJSExporter(Exporter):
             info = {**result, **info}  # the first call's SavedModel record stays
             converted = work_dir / f"rung-{index}"
             with cost.phase(f"{label}: guard (Node)"):
-                guard = measure(converted) if measure else None
+                guard = measure(converted, RECIPE_MIN_COSINE if index < len(rungs) - 1 else None) if measure else None
             if guard is None or guard["min_cosine"] >= RECIPE_MIN_COSINE or index == len(rungs) - 1:
                 break
             shutil.rmtree(converted)

@@ -201,16 +201,17 @@ def _dynamic(data: bytes, model: LoadedModel, options: ExportOptions, extra: dic
         reference = torch_references(model.embedder, guard)
     signatures = signature_names(options.lengths)
 
-    def measure(quantized: bytes) -> float:
-        return _guard_min_cosine(quantized, signatures, guard, reference, model.tokenizer.padding_side)
+    def measure(quantized: bytes, stop_below: float | None = None) -> float:
+        return _guard_min_cosine(quantized, signatures, guard, reference, model.tokenizer.padding_side, stop_below)
 
-    for rung, roles in enumerate(base.INT4_FLOAT_ISLANDS if options.quantize == tq.W4A8 else base.INT8_FLOAT_ISLANDS):
+    ladder = base.INT4_FLOAT_ISLANDS if options.quantize == tq.W4A8 else base.INT8_FLOAT_ISLANDS
+    for rung, roles in enumerate(ladder):
         modules = tuple(dict.fromkeys(model.family.layer_module(role) for role in roles))
         label = f"rung {rung} ({'+'.join(roles) or 'no islands'})"
         with cost.phase(f"{label}: quantize"):
             quantized = tq.quantize_tflite(data, options.quantize, float_modules=modules)
         with cost.phase(f"{label}: guard"):
-            measured = measure(quantized)
+            measured = measure(quantized, base.RECIPE_MIN_COSINE if rung < len(ladder) - 1 else None)
         if measured >= base.RECIPE_MIN_COSINE:
             break
     extra["quantization"] = {"float_islands": list(roles)}
@@ -251,16 +252,20 @@ def _island_weights(
 
 
 def _guard_min_cosine(
-    data: bytes, signatures: dict[int, str], guard: list[dict[str, np.ndarray]], reference: list[dict[str, np.ndarray]], side: str
+    data: bytes, signatures: dict[int, str], guard: list[dict[str, np.ndarray]], reference: list[dict[str, np.ndarray]], side: str,
+    stop_below: float | None = None,
 ) -> float:
-    """The worst cosine to PyTorch over the guard feeds (padded on `side`), on both kernel paths of the flatbuffer `data`."""
+    """The worst cosine to PyTorch over the guard feeds (padded on `side`), on both kernel paths of the flatbuffer `data`;
+    `stop_below`: only whether it is below that is wanted (`base.guard_min_cosine`)."""
     worst = 1.0
     with tempfile.TemporaryDirectory(prefix="edgebert-tflite-guard-") as scratch:
         path = Path(scratch) / MODEL_FILE
         path.write_bytes(data)
         for kernels in KERNEL_PATHS:
+            if stop_below is not None and worst < stop_below:
+                break
             runner = TFLiteRunner(path, signatures, kernels=kernels, padding_side=side)
-            worst = min(worst, guard_min_cosine(runner, guard, reference))
+            worst = min(worst, guard_min_cosine(runner, guard, reference, stop_below))
             runner.close()
     return worst
 
