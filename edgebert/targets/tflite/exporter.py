@@ -26,7 +26,7 @@ from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
 from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner, guard_min_cosine, guard_record
 from edgebert.targets.tf_subprocess import run_tf, tf_main
-from edgebert import buckets, cost
+from edgebert import buckets, cost, cpu
 from edgebert.targets.tflite.runner import KERNEL_PATHS, SIGNATURE, TFLiteRunner, _set_env, signature_names
 
 MODEL_FILE = "model.tflite"
@@ -178,7 +178,8 @@ class TFLiteExporter(Exporter):
         """XNNPACK and the built-in kernels: their int8 arithmetic differs (dynamic-range inputs, rounding)."""
         path, signatures = Path(export_dir) / MODEL_FILE, _signatures(manifest)
         side = buckets.padding_side(manifest)
-        return {name: KernelPath(text, TFLiteRunner(path, signatures, kernels=name, padding_side=side)) for name, text in KERNEL_PATHS.items()}
+        cores = cpu.cores()
+        return {name: KernelPath(text, TFLiteRunner(path, signatures, 1, name, side, parallel=cores)) for name, text in KERNEL_PATHS.items()}
 
 
 def _signatures(manifest: dict[str, Any]) -> dict[int, str]:
@@ -264,7 +265,7 @@ def _guard_min_cosine(
         for kernels in KERNEL_PATHS:
             if stop_below is not None and worst < stop_below:
                 break
-            runner = TFLiteRunner(path, signatures, kernels=kernels, padding_side=side)
+            runner = TFLiteRunner(path, signatures, 1, kernels, side, parallel=cpu.cores())
             worst = min(worst, guard_min_cosine(runner, guard, reference, stop_below))
             runner.close()
     return worst

@@ -40,11 +40,14 @@ KERNEL_PATHS = {
 
 class TFLiteRunner(Runner):
     """A LiteRT interpreter over `model.tflite`, one signature per sequence-length bucket ({bucket: signature});
-    an input of T tokens runs on the smallest bucket >= T, row by row (the shapes are [1, bucket])."""
+    an input of T tokens runs on the smallest bucket >= T, row by row (the shapes are [1, bucket]). `parallel`: the
+    verification's `run_many` shares the rows out over that many interpreters of one thread each, in threads (LiteRT
+    releases the GIL while it computes; a row's arithmetic does not depend on which interpreter runs it)."""
 
     def __init__(
-        self, path: Path, signatures: dict[int, str], threads: int | None = None, kernels: str = XNNPACK, padding_side: str = "right"
-    ) -> None:
+        self, path: Path, signatures: dict[int, str], threads: int | None = None, kernels: str = XNNPACK, padding_side: str = "right",
+        parallel: int = 1,
+    ) -> None:  # fmt: skip
         _set_env()
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
@@ -55,6 +58,7 @@ class TFLiteRunner(Runner):
         self.input_names = {n: list(listed[s]["inputs"]) for n, s in signatures.items()}
         self.buckets = tuple(sorted(signatures))
         self.padding_side = padding_side  # the tokenizer's: shorter inputs are padded on it
+        self.helpers = [TFLiteRunner(path, signatures, 1, kernels, padding_side) for _ in range(parallel - 1)]
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         width = inputs["input_ids"].shape[1]
@@ -63,7 +67,28 @@ class TFLiteRunner(Runner):
         outputs = buckets.run_rows(feeds, width, lambda row: self.runners[bucket](**row), self.padding_side)
         return {name: named_output(name, value) for name, value in outputs.items()}
 
+    def run_many(self, feeds: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+        """Each feed's outputs, its rows shared out over this interpreter and its helpers (`parallel`)."""
+        if not self.helpers:
+            return super().run_many(feeds)
+        from concurrent.futures import ThreadPoolExecutor
+
+        rows = [{k: v[r : r + 1] for k, v in feed.items()} for feed in feeds for r in range(len(feed["input_ids"]))]
+        workers = [self, *self.helpers]
+        bounds = np.linspace(0, len(rows), len(workers) + 1).astype(int)
+        with ThreadPoolExecutor(len(workers)) as pool:
+            parts = pool.map(lambda w, lo, hi: [w.run(row) for row in rows[lo:hi]], workers, bounds[:-1], bounds[1:])
+            done = iter([out for part in parts for out in part])
+        results = []
+        for feed in feeds:
+            outputs = [next(done) for _ in range(len(feed["input_ids"]))]
+            results.append({name: np.concatenate([o[name] for o in outputs]) for name in outputs[0]})
+        return results
+
     def close(self) -> None:
+        for helper in self.helpers:
+            helper.close()
+        self.helpers = []
         self.runners = {}
         self.interpreter = None
 
