@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 
@@ -11,7 +14,6 @@ from edgebert.export import ExportReport
 LOAD_HINTS = {
     "onnx": "Python: ort.InferenceSession('{dir}/model.onnx') with int64 inputs {inputs}",
     "tflite": "Python: LiteRT Interpreter('{dir}/model.tflite').get_signature_runner('serving_default') with int32 inputs",
-    "executorch": "Python: Runtime.get().load_program('{dir}/model.pte').load_method('forward').execute(int64 tensors {inputs})",
 }
 
 # The React Native runtime of each target, as edgebert-runtime's adapter for it (js/edgebert-runtime/README.md):
@@ -59,6 +61,9 @@ def print_parity(parity: dict, console: Console) -> None:
     """The worst cosine, then one line per kernel path checked (host CPU named: int8 arithmetic depends on it)."""
     console.print(f"parity vs PyTorch: min cosine {parity['min_cosine']:.6f} (≥ {parity['threshold']}) on every kernel path:")
     for name, path in parity["kernel_paths"].items():
+        if path.get("same_as"):
+            console.print(f"  {name} ({path['description']}): the figures of {path['same_as']}, proved: {path['proof']}")
+            continue
         checks = [c for c in path.values() if isinstance(c, dict)]
         counts = ", ".join(f"{c['sentences']} at {c['seq_len']} tokens" for c in checks)
         diff = max(c["max_abs_diff"] for c in checks)
@@ -108,6 +113,41 @@ def _tfjs_runtime(m: dict, base: str) -> tuple[str, list[str], list[str]]:
     return "@tensorflow/tfjs @tensorflow/tfjs-react-native", imports, lines
 
 
+def executorch_python_snippet(m: dict, out_dir: Any) -> list[str]:
+    """Python lines that load an ExecuTorch export in the stock runtime and run one text: the kernel libraries the
+    program needs beyond the portable kernels registered first (`target_details.kernel_libraries`), the text tokenized
+    by the export's own tokenizer.json (padded to the program's length when it has one)."""
+    from edgebert.targets.executorch.exporter import PYTHON_REGISTRATION
+
+    out_dir = Path(out_dir)
+    needed = (m.get("target_details") or {}).get("kernel_libraries", [])
+    registrations = [f"import {PYTHON_REGISTRATION[lib]}  # registers the {lib} kernels this program calls" for lib in needed if PYTHON_REGISTRATION.get(lib)]
+    lines = ["import torch", "from executorch.runtime import Runtime", "from tokenizers import Tokenizer", *registrations,
+             f"method = Runtime.get().load_program({str(out_dir / 'model.pte')!r}).load_method('forward')",
+             f"tokenizer = Tokenizer.from_file({str(out_dir / 'tokenizer.json')!r})",
+             f"tokenizer.enable_truncation({int(m['seq_len'])})"]  # fmt: skip
+    if m.get("static_shape"):
+        pad = _pad_token(out_dir)
+        side = (m.get("model") or {}).get("padding_side", "right")
+        lines.append(f"tokenizer.enable_padding(length={int(m['seq_len'])}, direction={side!r}, pad_id=tokenizer.token_to_id({pad!r}), pad_token={pad!r})")
+    fields = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}
+    tensors = ", ".join(f"torch.tensor([encoding.{fields[i['name']]}])" for i in m["inputs"])
+    outputs = ", ".join(o["name"] for o in m.get("outputs", []))
+    return [*lines, "encoding = tokenizer.encode('a note to search')", f"outputs = method.execute([{tensors}])  # {outputs}"]
+
+
+def _pad_token(out_dir: Path) -> str:
+    """The export's tokenizer's padding token (tokenizer_config.json), "[PAD]" when it names none."""
+    import json
+
+    try:
+        config = json.loads((out_dir / "tokenizer_config.json").read_text())
+    except (OSError, ValueError):
+        return "[PAD]"
+    pad = config.get("pad_token") or "[PAD]"
+    return pad.get("content", "[PAD]") if isinstance(pad, dict) else str(pad)
+
+
 def app_snippet(m: dict, base: str) -> list[str]:
     """How a React Native app runs this export with edgebert-runtime and the target's runtime: the adapter, the
     files, and the task's call. `base`: the export's directory as the app's bundle names it."""
@@ -152,5 +192,9 @@ def print_export_summary(report: ExportReport, console: Console | None = None) -
     print_buckets(m, console)
     if m["target"] in LOAD_HINTS:
         console.print("load in " + LOAD_HINTS[m["target"]].format(dir=report.out_dir, inputs=inputs))
+    if m["target"] == "executorch":
+        console.print("load in Python (executorch's runtime):")
+        for line in executorch_python_snippet(m, report.out_dir):
+            console.print("  " + line, markup=False, highlight=False)
     for line in app_snippet(m, f"./{report.out_dir.name}"):
         console.print(line, markup=False, highlight=False)

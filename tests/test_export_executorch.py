@@ -4,6 +4,8 @@ runtime against PyTorch, for an embedder and a classifier, and benched beside th
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +55,38 @@ def test_a_classifier_ships_its_head_and_labels(tmp_path: Path) -> None:
     assert all(c.get("agreement") == 1.0 for c in checks if "agreement" in c)
 
 
+def printed_python_snippet(out_dir: Path) -> list[str]:
+    """The Python lines the export summary prints for an ExecuTorch export, as a user copies them."""
+    import io
+
+    from rich.console import Console
+
+    from edgebert.export import ExportReport
+    from edgebert.summary import print_export_summary
+
+    manifest = json.loads((out_dir / "edgebert.json").read_text())
+    text = io.StringIO()
+    print_export_summary(ExportReport(out_dir=out_dir, manifest=manifest), Console(file=text, width=4000, soft_wrap=True))
+    lines = text.getvalue().splitlines()
+    start = lines.index("load in Python (executorch's runtime):") + 1
+    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("  "))
+    return [line[2:] for line in lines[start:end]]
+
+
+def run_printed_snippet(out_dir: Path) -> subprocess.CompletedProcess:
+    """The printed lines in a fresh interpreter (no edgebert import), printing the first output's shape."""
+    code = "\n".join([*printed_python_snippet(out_dir), "print(list(outputs[0].shape))"])
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=out_dir.parent)
+
+
+def test_the_printed_python_snippet_runs_the_fp32_program(exported: Path) -> None:
+    manifest = json.loads((exported / "edgebert.json").read_text())
+    assert manifest["target_details"]["kernel_libraries"] == [] and manifest["target_details"]["delegates"] == ["XnnpackBackend"]
+    done = run_printed_snippet(exported)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[1, 32]"  # sentence_embedding of one text: [1, hidden]
+
+
 @pytest.mark.parametrize("recipe", ["int8", "int4", "w4a8"])
 def test_integer_recipes_hold_parity_and_say_what_they_kept_in_float(tiny_bert: Path, exported: Path, tmp_path: Path, recipe: str) -> None:
     from edgebert.export import export
@@ -66,6 +100,12 @@ def test_integer_recipes_hold_parity_and_say_what_they_kept_in_float(tiny_bert: 
     assert details["guard"]["min_cosine"] >= details["guard"]["required"]
     assert (tmp_path / recipe / "model.pte").stat().st_size < (exported / "model.pte").stat().st_size
     assert "embedding_byte" in details["tables"] if recipe == "int8" else "embedding_4bit" in details["tables"]
+    # The tables' lookups need ExecuTorch's quantized kernels: the manifest says so, and the printed snippet registers them.
+    table_op = "quantized_decomposed::embedding_byte.dtype_out" if recipe == "int8" else "quantized_decomposed::embedding_4bit.dtype_out"
+    assert manifest["target_details"]["kernel_libraries"] == ["quantized"]
+    assert table_op in manifest["target_details"]["operators"]["quantized"]
+    done = run_printed_snippet(tmp_path / recipe)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 @pytest.mark.parametrize("bits", [8, 4])

@@ -58,6 +58,7 @@ class ExecuTorchExporter(Exporter):
                     lambda data: ExecuTorchRunner(data, names, outputs),
                     guard_inputs(model.tokenizer, names, options.seq_len, padded=not dynamic),
                 )  # fmt: skip
+        extra.update(operator_needs(program))
         (work_dir / MODEL_FILE).write_bytes(program)
         fixed = {} if dynamic else {options.seq_len: {"method": "forward"}}  # one program of one length: its bucket
         return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=not dynamic, extra=extra, buckets=fixed)
@@ -67,6 +68,31 @@ class ExecuTorchExporter(Exporter):
         outputs = [o["name"] for o in manifest["outputs"]]
         static = int(manifest["seq_len"]) if manifest.get("static_shape") else None
         return ExecuTorchRunner(Path(export_dir) / MODEL_FILE, names, outputs, static, buckets.padding_side(manifest))
+
+
+# The kernel library each operator namespace of a program comes from, and the Python module that registers it in the
+# stock runtime (None: the runtime's own portable kernels and prim ops, registered by `executorch.runtime` itself).
+KERNEL_LIBRARIES = {"aten": "portable", "dim_order_ops": "portable", "executorch_prim": "prim", "quantized_decomposed": "quantized"}
+PYTHON_REGISTRATION = {"portable": None, "prim": None, "quantized": "executorch.kernels.quantized"}
+BUILT_IN = ("portable", "prim")  # what every ExecuTorch runtime has besides its delegates
+
+
+def operator_needs(program: bytes) -> dict[str, Any]:
+    """What a `.pte` needs of the runtime that loads it: its delegates, the operators it runs outside them (by kernel
+    library, `KERNEL_LIBRARIES`), and `kernel_libraries`: the libraries beyond the portable kernels and the delegates
+    (an int8 or 4-bit table's lookup: `quantized`), which a runtime must register or fail to load the method (0x14)."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    plans = deserialize_pte_binary(program).program.execution_plan
+    by_library: dict[str, set[str]] = {}
+    for op in (op for plan in plans for op in plan.operators):
+        namespace = op.name.split("::")[0]
+        by_library.setdefault(KERNEL_LIBRARIES.get(namespace, namespace), set()).add(f"{op.name}.{op.overload}" if op.overload else op.name)
+    return {
+        "delegates": sorted({d.id for plan in plans for d in plan.delegates}),
+        "operators": {library: sorted(ops) for library, ops in sorted(by_library.items())},
+        "kernel_libraries": sorted(library for library in by_library if library not in BUILT_IN),
+    }
 
 
 def _lowered(module: Any, names: list[str], seq_len: int, dynamic_sequence: bool = True) -> bytes:
