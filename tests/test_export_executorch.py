@@ -99,11 +99,13 @@ def test_integer_recipes_hold_parity_and_say_what_they_kept_in_float(tiny_bert: 
     assert manifest["parity"]["passed"] and details["recipe"] == recipe and tuple(details["float_islands"]) in LADDERS[recipe]
     assert details["guard"]["min_cosine"] >= details["guard"]["required"]
     assert (tmp_path / recipe / "model.pte").stat().st_size < (exported / "model.pte").stat().st_size
-    assert "embedding_byte" in details["tables"] if recipe == "int8" else "embedding_4bit" in details["tables"]
-    # The tables' lookups need ExecuTorch's quantized kernels: the manifest says so, and the printed snippet registers them.
-    table_op = "quantized_decomposed::embedding_byte.dtype_out" if recipe == "int8" else "quantized_decomposed::embedding_4bit.dtype_out"
-    assert manifest["target_details"]["kernel_libraries"] == ["quantized"]
-    assert table_op in manifest["target_details"]["operators"]["quantized"]
+    operators = manifest["target_details"]["operators"]
+    if recipe == "int8":  # int8 rows: the portable embedding kernel, nothing beyond what every runtime has
+        assert "portable embedding kernel" in details["tables"] and "aten::embedding.out" in operators["portable"]
+        assert manifest["target_details"]["kernel_libraries"] == [] and "quantized" not in operators
+    else:  # 4-bit groups need ExecuTorch's quantized kernels: the manifest says so, and the printed snippet registers them
+        assert "embedding_4bit" in details["tables"] and manifest["target_details"]["kernel_libraries"] == ["quantized"]
+        assert "quantized_decomposed::embedding_4bit.dtype_out" in operators["quantized"]
     done = run_printed_snippet(tmp_path / recipe)
     assert done.returncode == 0, done.stderr[-2000:]
 
@@ -127,6 +129,12 @@ def test_quantized_tables_store_what_executorch_kernels_read(bits: int) -> None:
     step = quantized.scales[ids[0]].repeat_interleave(table.embedding_dim // groups, dim=1)
     error = (rows[0] - table.weight[ids[0]]).abs()
     assert torch.all(error <= step / 2 + 1e-6) and error.max() > 0
+    if bits == 8:  # the portable lookup computes exactly what ExecuTorch's embedding_byte computes
+        from edgebert.targets.executorch.quantize import quantized_table_ops
+
+        quantized_table_ops()
+        ops = torch.ops.quantized_decomposed
+        assert torch.equal(rows, ops.embedding_byte.dtype(quantized.weight, quantized.scales, None, -128, 127, ids, dtype=torch.float32))
 
 
 def test_float_islands_name_the_ffn_down_projections_only() -> None:

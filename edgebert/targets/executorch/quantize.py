@@ -13,8 +13,9 @@ XNNPACK's dynamically quantized linear kernels:
   as `int4`.
 
 The embedding tables (the word table is most of a small student's bytes) are stored as `QuantizedTable`s: int8 rows
-(`int8`) or 4-bit groups on the same grid (`int4`), looked up by ExecuTorch's quantized kernels (`embedding_byte`,
-`embedding_4bit`; not an XNNPACK op, they run on ExecuTorch's own CPU kernels). Float islands as in the ONNX and
+(`int8`), looked up by the portable embedding kernel and scaled in the graph, or 4-bit groups on the same grid
+(`int4`, `w4a8`), looked up by ExecuTorch's quantized kernel `embedding_4bit` (not an XNNPACK op: its quantized kernel
+library, which the manifest's `kernel_libraries` names). Float islands as in the ONNX and
 TFLite int8 recipes, tried in order until the model holds `RECIPE_MIN_COSINE` on the guard texts in ExecuTorch's
 runtime, none first (`LADDERS`: per-row activations need them less); the parity check on other texts follows.
 """
@@ -53,7 +54,7 @@ RECIPES = {
 }
 
 TABLES = {
-    "int8": "int8 per row (ExecuTorch embedding_byte)",
+    "int8": "int8 per row, looked up by the portable embedding kernel and scaled in the graph (no quantized kernel library)",
     "int4": f"4-bit symmetric, groups of {INT4_GROUP}, scale max(min/-8, max/7) (ExecuTorch embedding_4bit)",
     "w4a8": f"4-bit symmetric, groups of {INT4_GROUP}, scale max(min/-8, max/7) (ExecuTorch embedding_4bit)",
 }
@@ -141,7 +142,14 @@ def table_storage(weight: torch.Tensor, bits: int) -> tuple[torch.Tensor, torch.
 
 
 class QuantizedTable(nn.Module):
-    """An nn.Embedding as int8 rows or 4-bit groups (`table_storage`), looked up with ExecuTorch's quantized ops."""
+    """An nn.Embedding as int8 rows or 4-bit groups (`table_storage`).
+
+    int8 rows are looked up as `embedding(int8 table) -> float * embedding(row scales)`: the portable kernels every
+    ExecuTorch runtime has (`aten::embedding`, a cast; the product runs in XNNPACK), the same arithmetic as
+    `quantized_decomposed::embedding_byte` (int8 code times its row's scale, in float32) and the same bytes, but no
+    kernel library an app's runtime may not register (react-native-executorch's Android build: docs/export.md).
+    4-bit groups are read by `quantized_decomposed::embedding_4bit` (ExecuTorch's quantized kernel library), which
+    unpacks the nibbles; the manifest's `kernel_libraries` names it."""
 
     def __init__(self, table: nn.Embedding, bits: int) -> None:
         super().__init__()
@@ -152,10 +160,10 @@ class QuantizedTable(nn.Module):
         self.register_buffer("scales", scales)
 
     def forward(self, indices: torch.Tensor) -> torch.Tensor:
-        ops = torch.ops.quantized_decomposed
         if self.bits == 4:
+            ops = torch.ops.quantized_decomposed
             return ops.embedding_4bit.dtype(self.weight, self.scales, None, -8, 7, indices, dtype=torch.float32)
-        return ops.embedding_byte.dtype(self.weight, self.scales, None, -128, 127, indices, dtype=torch.float32)
+        return nn.functional.embedding(indices, self.weight).to(torch.float32) * nn.functional.embedding(indices, self.scales)
 
 
 def quantize_with_islands(

@@ -133,6 +133,16 @@ describe('native adapters refuse a model that is not the export', () => {
     };
     assert.throws(() => executorch({ model, tensor: () => { throw new Error('unused'); } })(et), /'forward' returns 2 outputs, tiny's manifest lists 1: is it this export's model.pte\?/);
   });
+
+  test('executorch: a program needing a kernel library the runtime does not declare', () => {
+    const fourBit = readManifest(manifest({ target: 'executorch', target_details: { kernel_libraries: ['quantized'] } }));
+    const model = { schema: { forward: { inputs: [], outputs: [{ kind: 'Tensor', dtype: 'float32' as const }] } }, execute: () => [], dispose: () => {} };
+    const tensor = () => { throw new Error('unused'); };
+    assert.throws(() => executorch({ model, tensor })(fourBit), /model.pte calls kernels of quantized, which this runtime does not declare \(kernelLibraries: \[\]\)/);
+    assert.equal(executorch({ model, tensor, kernelLibraries: ['quantized'] })(fourBit).name, 'react-native-executorch');
+    const int8 = readManifest(manifest({ target: 'executorch', target_details: { kernel_libraries: [] } }));
+    assert.equal(executorch({ model, tensor })(int8).name, 'react-native-executorch');
+  });
 });
 
 test('reading a directory that is not an export names the missing files', () => {

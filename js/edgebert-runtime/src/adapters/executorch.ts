@@ -44,6 +44,13 @@ export interface ExecuTorchHandles<T extends EtTensorLike> {
   tensor: EtTensorFactory<T>;
   /** The program's method (edgebert writes `forward`). */
   method?: string;
+  /**
+   * The kernel libraries the app's ExecuTorch build registers beyond its portable kernels and delegates (e.g.
+   * `['quantized']`: ExecuTorch's quantized kernels, which 4-bit tables are looked up by). A program whose manifest
+   * needs another (`target_details.kernel_libraries`) is refused: its method would fail to load (error 0x14).
+   * Default none: edgebert's int8 and fp32 programs need none (docs/export.md says what react-native-executorch registers).
+   */
+  kernelLibraries?: readonly string[];
 }
 
 const NAME = 'react-native-executorch';
@@ -72,10 +79,24 @@ function outputDtypes(model: EtModelLike<EtTensorLike>, method: string, info: Ex
   return spec.outputs.map((p, i) => p.dtype ?? (info.outputs[i].dtype as EtDType));
 }
 
+/** Refuses a program that calls kernels of a library the app's runtime does not declare (`kernelLibraries`). */
+export function requireKernelLibraries(info: ExportInfo, declared: readonly string[]): void {
+  const needed = info.manifest.target_details?.kernel_libraries;
+  const missing = Array.isArray(needed) ? needed.filter((lib) => typeof lib === 'string' && !declared.includes(lib)) : [];
+  if (missing.length) {
+    throw new Error(
+      `${NAME}: ${info.name}'s model.pte calls kernels of ${missing.join(', ')}, which this runtime does not declare ` +
+        `(kernelLibraries: [${declared.join(', ')}]) and would fail to load (error 0x14); export with --quantize int8 ` +
+        `(its tables need none), or pass kernelLibraries: ['${missing.join("', '")}'] if your ExecuTorch build registers them`,
+    );
+  }
+}
+
 /** The adapter: `executorch({ model, tensor })` → a RuntimeFactory for EdgeModel.load. */
-export function executorch<T extends EtTensorLike>({ model, tensor, method = 'forward' }: ExecuTorchHandles<T>): RuntimeFactory {
+export function executorch<T extends EtTensorLike>({ model, tensor, method = 'forward', kernelLibraries = [] }: ExecuTorchHandles<T>): RuntimeFactory {
   return (info: ExportInfo): Runtime => {
     requireTarget(info, 'executorch', `the ${NAME} adapter`);
+    requireKernelLibraries(info, kernelLibraries);
     const dtypes = outputDtypes(model, method, info);
     dtypes.forEach((d, i) => {
       if (!ARRAYS[d]) throw new Error(`${NAME}: output '${info.outputs[i].name}' is ${d}; float32, int32 or int64 expected`);
