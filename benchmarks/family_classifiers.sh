@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A classifier of a newer family distilled into a smaller classifier of its family, in a short run (issue 34):
+# A classifier of a newer family distilled into a smaller classifier of its family, in a short run:
 # tiny random ModernBERT, DeBERTa-v2 and XLNet sequence classifiers (tests/model_zoo.py: hidden 32, 2 layers, tokenizers
 # trained on a few dozen lines, no real weights offline) fine-tuned 600 steps on SST-2 train, distilled into one-layer
 # students on other SST-2 train sentences (checkpoint chosen on 500 train rows), the student exported to ONNX int8,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The family x task x target x quantization table (issue 13): every export measured against its own model
+# The family x task x target x quantization table: every export measured against its own model
 # (`edgebert bench --reference parent`) in one bench run, with the export's own parity check beside it.
 #
 #   nice -n 19 benchmarks/family_table.sh WORK_DIR OUT_DIR [DATA_DIR]

@@ -1,4 +1,4 @@
-"""int8 recipes x kernel paths: the measurement behind edgebert's ONNX and TFLite int8 recipes (issue 14).
+"""int8 recipes x kernel paths: the measurement behind edgebert's ONNX and TFLite int8 recipes.
 
 Builds each candidate recipe from the default teacher's float exports, then scores it on the parity and guard
 sentences (min cosine to PyTorch) on every kernel path: ONNX on this machine's onnxruntime kernels and on the

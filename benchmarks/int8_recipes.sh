@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 14: the int8 recipes tried, on every kernel path and in one bench run (size, latency, STS-B dev retention).
+# The int8 recipes tried, on every kernel path and in one bench run (size, latency, STS-B dev retention).
 # 1. edgebert's own exports of the default teacher: fp32 ONNX / TFLite, and each int8 recipe as shipped;
 # 2. benchmarks/int8_recipes.py: the candidate recipes (previous and rejected ones too) as bare files, and their
 #    min cosine to PyTorch on each kernel path (host + emulated non-VNNI x86 for ONNX, XNNPACK + built-in for TFLite);

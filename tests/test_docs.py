@@ -245,6 +245,27 @@ def test_no_tracked_text_names_a_session() -> None:
     assert not found, "tracked text names a session or a result folder by sitting:\n" + "\n".join(found)
 
 
+ISSUE = re.compile(r"\bissues? #?\d+\b", re.I)  # what a change was for lives in git and the tracker, not in the text
+
+
+def test_no_tracked_text_names_an_issue() -> None:
+    """Code, docs, presets, benchmarks and tests say what they do, not which issue asked for it."""
+    import subprocess
+
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    found = []
+    for name in listed.decode().split("\0"):
+        path = ROOT / name
+        if not name or "node_modules/" in name or name == "tests/test_docs.py" or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        found += [f"{name}:{number}: {line.strip()[:100]}" for number, line in enumerate(text.splitlines(), 1) if ISSUE.search(line)]
+    assert not found, "tracked text names an issue:\n" + "\n".join(found)
+
+
 DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
 
 

@@ -1,4 +1,4 @@
-"""Task heads exported whole (issue 13): text classification on every family, token classification and fill-mask,
+"""Task heads exported whole: text classification on every family, token classification and fill-mask,
 through ONNX, TFLite and TF.js and their quantizations, checked against transformers' own model; manifest labels,
 summary and the refusals."""
 

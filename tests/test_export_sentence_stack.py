@@ -1,5 +1,5 @@
 """Exports of sentence-transformers stacks (several pooling modes, Dense, no Normalize) compute what
-`SentenceTransformer.encode` computes, in every target's own runtime (issue 13: a Dense module was dropped and
+`SentenceTransformer.encode` computes, in every target's own runtime (a Dense module was dropped and
 weighted-mean pooling exported as mean, silently)."""
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def test_presets_parse() -> None:
     # small keeps the whole vocabulary (it fits in 8 MB at E=128); tiny trims it for its 4 MB
     assert not small.vocab.trim and tiny.vocab.trim
     assert tiny.compress.prune_heads > small.compress.prune_heads and tiny.distill.embedding_dim < small.distill.embedding_dim
-    # both heal the pruned student from the teacher's outputs, cached once per run (issue 15)
+    # both heal the pruned student from the teacher's outputs, cached once per run
     assert all(r.compress.heals_from_teacher and r.distill.teacher_cache and r.distill.sentences for r in (small, tiny))
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The `small` preset's pruned student (S: a `small` run's compress/student) at 8 bits in ExecuTorch and ONNX Runtime,
 # timed in one bench run per order (run1: ONNX first, run2: ExecuTorch first), seq 16 and 128, batch 1, one thread,
-# no other job running (issue 35). AMD EPYC, 2 cores. The ExecuTorch export tries no float island first: this student
+# no other job running. AMD EPYC, 2 cores. The ExecuTorch export tries no float island first: this student
 # holds with none (its ONNX int8 keeps the FFN down-projections float).
 set -euo pipefail
 S=${S:?the small student's directory}

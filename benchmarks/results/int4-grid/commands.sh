@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The `small` preset's student at 4 bits (issue 35): its heal stage trained on the onnx-int4 weight grid, then
+# The `small` preset's student at 4 bits: its heal stage trained on the onnx-int4 weight grid, then
 # exported to ONNX int4 and int8 and benched on STS-B dev (1500 pairs) at seq 128, batch 1, one thread.
 #   S = the small preset's work dir after its compress stage (edgebert pipeline --preset small ... --work S; the run
 #       was stopped in its heal stage, which this replaces)

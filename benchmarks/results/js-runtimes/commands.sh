@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The demo's runtimes side by side (issue 36): TF.js wasm (buckets, fixed 128) on a TF.js uint8 export and
+# The demo's runtimes side by side: TF.js wasm (buckets, fixed 128) on a TF.js uint8 export and
 # onnxruntime-web wasm on the same model's ONNX int8 export, in Node and in headless Chromium, one thread each; a query
 # = tokenise + embed + rank the demo's 44 notes; and whether the five bench queries' top-5 notes agree.
 #   student: the demo app's student (demo_app/scripts/prepare.sh --corpus ...: the `small` preset's shape on the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# all-mpnet-base-v2 through every target at fp32 and at its 8-bit recipe, against its own sentence-transformers model
-# (issue 34). AMD EPYC, 2 cores; other jobs ran beside it: latencies are not a claim of this report.
+# all-mpnet-base-v2 through every target at fp32 and at its 8-bit recipe, against its own sentence-transformers model.
+# AMD EPYC, 2 cores; other jobs ran beside it: latencies are not a claim of this report.
 set -euo pipefail
 DEST=${DEST:-/tmp/all-mpnet-base-v2}
 [ -d "$DEST" ] || .venv/bin/python benchmarks/fetch_mpnet.py "$DEST"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The `small` preset's student at 4 bits on the int8 kernels (issue 35): its pruned student (the preset's compress
+# The `small` preset's student at 4 bits on the int8 kernels: its pruned student (the preset's compress
 # stage) healed from the teacher on each w4a8 weight grid with the preset's heal settings (12,000 steps, lr 3e-4,
 # seq 64, pooled cosine, the teacher cache; the checkpoint kept on the STS-B train pairs), exported at w4a8 and at
 # int8, and benched against the teacher on STS-B dev (1,500 pairs) at seq 16 and 128, batch 1, one thread.
