@@ -326,12 +326,22 @@ def save_model_dir(
     Without `pooling` the head is the parent's: its sentence-transformers files are carried over unchanged (none
     when it has none); with it, a new stack is written (see `write_sentence_transformers`)."""
     directory = Path(directory)
-    model.save_pretrained(directory, safe_serialization=True)
+    save_weights(model, directory)
     tokenizer.save_pretrained(str(directory))
     if pooling is None:
         _copy_sentence_transformers(Path(parent), directory)
     else:
         write_sentence_transformers(directory, pooling, hidden, Path(parent), seq_len)
+
+
+def save_weights(model: Any, directory: Path) -> None:
+    """config.json and model.safetensors as the stock transformers class loads them: a head-pruned model's attention
+    at its full shapes, the removed heads exact zeros (`edgebert.pruned_heads.widened_state_dict`), with
+    `config.pruned_heads` naming them for edgebert's loader, which narrows them again for the exports."""
+    from edgebert.pruned_heads import pruned_plan, widened_state_dict
+
+    state = widened_state_dict(model) if pruned_plan(model.config) else None
+    model.save_pretrained(Path(directory), safe_serialization=True, state_dict=state)
 
 
 def write_sentence_transformers(directory: Path, pooling: Pooling, hidden: int, parent: Path, seq_len: int | None) -> None:

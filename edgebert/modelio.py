@@ -129,7 +129,7 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
     info itself, tolerating only what it expects (a pooler that was never trained, an MLM head fitted next)."""
     import transformers
 
-    from edgebert.pruned_heads import with_pruned_heads
+    from edgebert.pruned_heads import narrow_heads, pruned_plan, stored_full_size, with_pruned_heads
 
     model_dir = Path(model_dir)
     verbosity, bars = transformers.logging.get_verbosity(), transformers.logging.is_progress_bar_enabled()
@@ -138,7 +138,10 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
     try:
         if "config" not in kwargs:
             kwargs["config"] = load_config(model_dir)
-        cls = with_pruned_heads(cls, kwargs["config"])  # head-pruned shapes built before the weights load
+        plan = pruned_plan(kwargs["config"])
+        full_size = bool(plan) and stored_full_size(model_dir, cls, kwargs["config"])
+        if plan and not full_size:  # narrowed on disk: the narrowed shapes are built before the weights load
+            cls = with_pruned_heads(cls, kwargs["config"])
         model, info = cls.from_pretrained(
             model_dir,
             trust_remote_code=False,
@@ -158,8 +161,31 @@ def load_weights(cls: Any, model_dir: Path, **kwargs: Any) -> tuple[Any, dict[st
         transformers.logging.set_verbosity(verbosity)
         if bars:  # as the caller had it (the CLI turns them off for the whole command)
             transformers.logging.enable_progress_bar()
+    if full_size:  # stored as the stock class has it (removed heads zero): narrowed here, as the exporters want it
+        stored = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        model.config.pruned_heads = {}
+        narrow_heads(model.base_model, family_for(model.config.model_type), plan)
+        _check_removed_heads_are_zero(model, stored, model_dir)
     refuse_undeclared_layers(model_dir, kwargs["config"], info.get("unexpected_keys", []))
     return model, info
+
+
+def _check_removed_heads_are_zero(narrowed: Any, stored: dict[str, Any], model_dir: Path) -> None:
+    """UserError unless the heads `config.pruned_heads` names were exact zeros in the stored weights: the narrowed model
+    put back at full size (`widened_state_dict`) must be what was stored, or cutting those heads would change what the
+    model computes (a stock model fine-tuned after pruning)."""
+    import torch
+
+    from edgebert.pruned_heads import widened_state_dict
+
+    widened = widened_state_dict(narrowed)
+    changed = next((k for k, v in stored.items() if k in widened and not torch.equal(widened[k], v)), None)
+    if changed is not None:
+        raise UserError(
+            f"{model_dir}: the heads config.json's pruned_heads names carry non-zero weights ({changed}): the model was "
+            "changed after pruning, and cutting them would change what it computes; remove pruned_heads from config.json "
+            "to keep every head, or prune again with edgebert compress"
+        )
 
 
 def load_sentence_transformer(model_dir: Path, device: str = "cpu") -> Any:

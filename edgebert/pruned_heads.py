@@ -111,6 +111,117 @@ def _narrow_table(table: Any, keep: list[int]) -> None:
     table.embedding_dim = len(keep)
 
 
+# ------------------------------------------------------------------ the stored layout: full size, removed heads zero
+
+
+def widened_state_dict(model: Any) -> dict[str, Any]:
+    """The state dict of a head-pruned `model` at the stock architecture's shapes: every removed head's query / key /
+    value rows (and bias), `head_projections` rows, attention-output columns, `head_parameters` slices and
+    `head_tables` columns present as exact zeros. A stock transformers class built from the same config.json loads it
+    and computes the same function (a head whose values and output columns are zero adds exactly nothing); edgebert's
+    loader narrows it again (`load_weights`), so what the exporters see is unchanged. `model` itself is not changed."""
+    import copy
+
+    plan = pruned_plan(model.config)
+    if not plan:
+        return model.state_dict()
+    wide = copy.deepcopy(model)
+    family = family_for(model.config.model_type)
+    heads = int(model.config.num_attention_heads)
+    layers = family.layers(wide.base_model)
+    for index, removed in sorted(plan.items()):
+        _widen_layer(layers[index], family, [h for h in range(heads) if h not in removed], heads)
+    if family.heads_tied:
+        kept = [h for h in range(heads) if h not in plan.get(0, set())]
+        for path in family.head_tables:
+            _widen_table(get_path(wide.base_model, path), kept, heads)
+    return wide.state_dict()
+
+
+def _widen_layer(layer: Any, family: Family, kept: list[int], heads: int) -> None:
+    """Put one narrowed layer back at `heads` heads, the removed ones zero (`kept`: original ids of those it has)."""
+    import torch
+
+    attention = family.module(layer, "attention")
+    if family.head_parameters:
+        index = torch.tensor(kept, dtype=torch.long)
+        for name, axis in family.head_parameters:
+            setattr(attention, name, torch.nn.Parameter(_scatter(getattr(attention, name).detach(), axis, index, heads)))
+        setattr(attention, family.heads_attr, heads)
+        return
+    size = family.head_size(attention)
+    rows = torch.cat([torch.arange(h * size, (h + 1) * size) for h in kept])
+    if family.fused_qkv:
+        fused = torch.cat([rows + part * heads * size for part in range(3)])
+        set_path(attention, family.fused_qkv, _widen_linear(get_path(attention, family.fused_qkv), fused, 3 * heads * size, 0))
+    else:
+        for role in ("query", "key", "value"):
+            family.replace_module(layer, role, _widen_linear(family.module(layer, role), rows, heads * size, 0))
+    for path in family.head_projections:
+        if (projection := find_path(layer, path)) is not None:
+            set_path(layer, path, _widen_linear(projection, rows, heads * size, 0))
+    family.replace_module(layer, "attention_output", _widen_linear(family.module(layer, "attention_output"), rows, heads * size, 1))
+    if family.heads_attr:
+        setattr(attention, family.heads_attr, heads)
+    if hasattr(attention, "all_head_size"):
+        attention.all_head_size = heads * size
+
+
+def _scatter(value: Any, axis: int, index: Any, size: int) -> Any:
+    """`value` placed at `index` along `axis` of zeros whose `axis` has `size` entries."""
+    import torch
+
+    shape = list(value.shape)
+    shape[axis] = size
+    return torch.zeros(shape, dtype=value.dtype).index_copy(axis, index, value)
+
+
+def _widen_linear(linear: Any, index: Any, size: int, dim: int) -> Any:
+    """A Linear whose outputs (dim 0) or inputs (dim 1) are `size` wide, `linear`'s at `index`, the others zero."""
+    import torch
+
+    out_features, in_features = (size, linear.in_features) if dim == 0 else (linear.out_features, size)
+    wide = torch.nn.Linear(in_features, out_features, bias=linear.bias is not None, dtype=linear.weight.dtype)
+    with torch.no_grad():
+        wide.weight.copy_(_scatter(linear.weight.detach(), dim, index, size))
+        if linear.bias is not None:
+            wide.bias.copy_(_scatter(linear.bias.detach(), 0, index, size) if dim == 0 else linear.bias.detach())
+    return wide
+
+
+def _widen_table(table: Any, kept: list[int], heads: int) -> None:
+    """Put a head table's columns back at `heads`, the removed ones zero."""
+    import torch
+
+    index = torch.tensor(kept, dtype=torch.long)
+    table.weight = torch.nn.Parameter(_scatter(table.weight.detach(), 1, index, heads), requires_grad=table.weight.requires_grad)
+    table.embedding_dim = heads
+
+
+def stored_full_size(model_dir: Any, cls: Any, config: Any) -> bool:
+    """Whether the weights in `model_dir` are stored at the stock architecture's shapes (`widened_state_dict`) rather
+    than narrowed (how edgebert wrote head-pruned models before): every tensor the stock class `cls` builds for
+    `config` has its shape there (built on the meta device: no memory, no initialisation)."""
+    import json
+    from pathlib import Path
+
+    import torch
+
+    path = Path(model_dir) / "model.safetensors"
+    if not path.is_file():
+        return False
+    with path.open("rb") as fh:
+        header = json.loads(fh.read(int.from_bytes(fh.read(8), "little")))
+    with torch.device("meta"):
+        built = concrete_class(cls, config)._from_config(config)
+    prefix = f"{built.base_model_prefix}."
+    bare = lambda key: key.removeprefix(prefix)  # noqa: E731 - a task model's keys and its base model's alike
+    stored = {bare(k): list(v["shape"]) for k, v in header.items() if k != "__metadata__"}
+    expected = {bare(k): list(v.shape) for k, v in built.state_dict().items()}
+    shared = stored.keys() & expected.keys()
+    return bool(shared) and all(stored[k] == expected[k] for k in shared)
+
+
 def concrete_class(cls: Any, config: Any) -> Any:
     """The model class an Auto class (`AutoModel`, `AutoModelForMaskedLM`, ...) builds for `config`; others as they are."""
     mapping = getattr(cls, "_model_mapping", None)

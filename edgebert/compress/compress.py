@@ -18,7 +18,7 @@ from edgebert.config import CompressConfig
 from edgebert.pruned_heads import pruned_plan
 from edgebert.errors import UserError, VerificationError
 from edgebert.families import Family
-from edgebert.modeldir import new_manifest, rewritten_outputs, read_manifest, resolve_pooling, save_model_dir, weights_bytes, write_manifest
+from edgebert.modeldir import new_manifest, rewritten_outputs, read_manifest, resolve_pooling, save_model_dir, save_weights, weights_bytes, write_manifest
 from edgebert.modelio import check_tokenizer_fits, check_within_positions, has_mlm_head, inspect_model_dir, load_for_rewrite, rewrite_task
 from edgebert.options import checked, keyword_options
 from edgebert.sources import resolve_model
@@ -454,7 +454,7 @@ def _heal(
     after = fidelity.summary(healed)
     if after["mean"] > before["mean"]:
         kept, embeddings = "healed", healed
-        full.save_pretrained(work, safe_serialization=True)
+        save_weights(full, work)
     else:  # a heal that moved the model away from its source is not kept
         kept, embeddings = "pruned", pruned
         full.load_state_dict(pruned_state)
@@ -470,7 +470,7 @@ def _magnitude(full: Any, fidelity: _Fidelity, current: Any, work: Path, fractio
     weights_file = work / "model.safetensors"
     raw_before, gz_before = weights_file.stat().st_size, gzip_size(weights_file)
     record = apply_magnitude_sparsity(fidelity.base, fidelity.family, fraction)
-    full.save_pretrained(work, safe_serialization=True)
+    save_weights(full, work)
     raw_after, gz_after = weights_file.stat().st_size, gzip_size(weights_file)
     embeddings = fidelity.embed()
     record.update(

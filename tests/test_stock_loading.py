@@ -1,0 +1,139 @@
+"""What compress writes is still a Hugging Face model: stock transformers 5 and sentence-transformers 6 classes load a
+head-pruned directory in a fresh interpreter that never imports edgebert (no remote code) and compute what edgebert's
+loader computes, while edgebert narrows the removed heads away again for the exports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from model_zoo import BUILDERS, build_bert
+
+from edgebert.compress.compress import compress
+from edgebert.modelio import load_model
+from edgebert.parity import encode, torch_reference
+from edgebert.parity_texts import wide_parity_texts
+
+TEXTS = list(wide_parity_texts()[:16])
+FAMILIES = [*BUILDERS, "xlnet"]
+# Run by a fresh interpreter: the stock classes on each directory, their outputs to an .npz (argv: kind, a JSON
+# {name: model dir}, texts json, out file). No edgebert import anywhere in it.
+STOCK = """
+import json, sys
+import numpy as np, torch
+kind, dirs, texts, out = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
+values = {}
+for name, path in dirs.items():
+    if kind == "sentence-transformers":
+        from sentence_transformers import SentenceTransformer
+        model = SentenceTransformer(path, device="cpu", trust_remote_code=False)
+        values[name] = model.encode(texts, batch_size=1, convert_to_numpy=True)
+    else:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForSequenceClassification.from_pretrained(path, trust_remote_code=False).eval()
+        with torch.no_grad():
+            values[name] = np.stack([model(**tokenizer([t], return_tensors="pt")).logits[0].numpy() for t in texts])
+assert "edgebert" not in sys.modules
+np.savez(out, **values)
+"""
+
+
+def run_stock(kind: str, dirs: dict[str, Path], tmp_path: Path) -> dict[str, np.ndarray]:
+    """What the stock classes compute on each directory, in one fresh interpreter."""
+    out = tmp_path / f"{kind}.npz"
+    listed = json.dumps({name: str(path) for name, path in dirs.items()})
+    done = subprocess.run([sys.executable, "-c", STOCK, kind, listed, json.dumps(TEXTS), str(out)],
+                          capture_output=True, text=True, timeout=900, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(np.load(out))
+
+
+def edgebert_outputs(model_dir: Path, task: str, name: str) -> np.ndarray:
+    loaded = load_model(model_dir, task=task)
+    rows = [torch_reference(loaded.embedder, encode(loaded.tokenizer, [t], 128, pad_to_seq_len=False))[name][0] for t in TEXTS]
+    return np.stack(rows)
+
+
+@pytest.fixture(scope="module")
+def pruned_embedders(tmp_path_factory: pytest.TempPathFactory, tiny_corpus: Path) -> dict[str, Path]:
+    """Every family's tiny embedder (a sentence-transformers stack: mean pooling, normalised) with a quarter of its
+    heads pruned."""
+    from model_zoo import add_st_stack, build_xlnet
+
+    base = tmp_path_factory.mktemp("stock")
+    pruned = {}
+    for family in FAMILIES:
+        source = add_st_stack({**BUILDERS, "xlnet": build_xlnet}[family](base / family))
+        pruned[family] = base / f"{family}-pruned"
+        compress(source, pruned[family], prune_heads=0.25, calibration=tiny_corpus, calibration_samples=16, seq_len=24, quiet=True)
+    return pruned
+
+
+@pytest.fixture(scope="module")
+def stock_embeddings(pruned_embedders: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, np.ndarray]:
+    return run_stock("sentence-transformers", pruned_embedders, tmp_path_factory.mktemp("st"))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_head_pruned_embedder_loads_in_sentence_transformers(family: str, pruned_embedders: dict[str, Path],
+                                                               stock_embeddings: dict[str, np.ndarray]) -> None:  # fmt: skip
+    """SentenceTransformer(dir) encodes what edgebert's loader computes; the config keeps the stock head count and
+    names the removed heads, which edgebert's loader cuts away again (what the exporters see)."""
+    from edgebert.families import family_for
+
+    out = pruned_embedders[family]
+    config = json.loads((out / "config.json").read_text())
+    assert config["pruned_heads"]
+    assert np.abs(stock_embeddings[family] - edgebert_outputs(out, "feature-extraction", "sentence_embedding")).max() <= 1e-5
+    loaded = load_model(out)
+    removed = {int(k): len(v) for k, v in config["pruned_heads"].items()}
+    fam = family_for(loaded.config.model_type)
+    heads = [fam.heads(fam.module(layer, "attention")) for layer in fam.layers(loaded.embedder.encoder)]
+    total = int(loaded.config.num_attention_heads)
+    assert heads == [total - removed.get(i, 0) for i in range(len(heads))]
+
+
+def test_a_head_pruned_classifier_loads_in_its_auto_class(tiny_corpus: Path, tmp_path: Path) -> None:
+    source = build_bert(tmp_path / "cls", head="sequence-classification", num_labels=3, id2label={0: "a", 1: "b", 2: "c"}, seed=2)
+    out = tmp_path / "pruned"
+    compress(source, out, prune_heads=0.25, prune_ffn=0.3, calibration=tiny_corpus, calibration_samples=16, seq_len=32, quiet=True)
+    stock = run_stock("classifier", {"bert": out}, tmp_path)["bert"]
+    ours = edgebert_outputs(out, "text-classification", "logits")
+    assert np.abs(stock - ours).max() <= 1e-5
+    assert (stock.argmax(-1) == ours.argmax(-1)).all()
+
+
+@pytest.mark.parametrize("layout", ["full size", "narrowed"])
+def test_both_layouts_load_narrowed_in_edgebert(tiny_bert: Path, tiny_corpus: Path, tmp_path: Path, layout: str) -> None:
+    """Directories written before the full-size layout (narrowed matrices) still load, to the same model."""
+    from safetensors.torch import save_file
+
+    out = tmp_path / "pruned"
+    compress(tiny_bert, out, prune_heads=0.5, calibration=tiny_corpus, calibration_samples=16, seq_len=32, quiet=True)
+    wide = edgebert_outputs(out, "feature-extraction", "sentence_embedding")
+    if layout == "narrowed":
+        base = load_model(out).embedder.encoder
+        save_file({k: v.contiguous() for k, v in base.state_dict().items()}, str(out / "model.safetensors"), metadata={"format": "pt"})
+    assert np.abs(edgebert_outputs(out, "feature-extraction", "sentence_embedding") - wide).max() <= 1e-6
+
+
+def test_removed_heads_that_are_no_longer_zero_are_refused(tiny_bert: Path, tiny_corpus: Path, tmp_path: Path) -> None:
+    """A stock model fine-tuned after pruning may have moved the zeros: cutting those heads would change its function,
+    so edgebert refuses it in one line instead of exporting something else."""
+    from safetensors.torch import load_file, save_file
+
+    from edgebert.errors import UserError
+
+    out = tmp_path / "pruned"
+    compress(tiny_bert, out, heads_to_prune={"0": [1]}, quiet=True)
+    weights = load_file(str(out / "model.safetensors"))
+    key = next(k for k in weights if k.endswith("layer.0.attention.self.value.weight"))
+    weights[key][8:16] += 0.01  # head 1's rows (head size 8)
+    save_file(weights, str(out / "model.safetensors"), metadata={"format": "pt"})
+    with pytest.raises(UserError, match="pruned_heads names carry non-zero weights"):
+        load_model(out)
