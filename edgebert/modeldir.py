@@ -163,6 +163,10 @@ def write_manifest(directory: Path, manifest: Manifest | dict[str, Any]) -> Path
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(text + "\n")
     os.replace(tmp, path)
+    if body.get("kind") == "model":  # a model directory is a Hub model: its card says what edgebert did and measured
+        from edgebert.model_card import write_model_card
+
+        write_model_card(directory, body)
     return path
 
 

@@ -137,3 +137,15 @@ def test_removed_heads_that_are_no_longer_zero_are_refused(tiny_bert: Path, tiny
     save_file(weights, str(out / "model.safetensors"), metadata={"format": "pt"})
     with pytest.raises(UserError, match="pruned_heads names carry non-zero weights"):
         load_model(out)
+
+
+def test_every_model_directory_has_a_model_card(pruned_embedders: dict[str, Path]) -> None:
+    """README.md in the Hub's model-card format: front matter (library, pipeline tag, the edgebert tag), what was
+    done and what was measured, from the manifest; no path of this machine."""
+    text = (pruned_embedders["bert"] / "README.md").read_text()
+    front = text.split("---")[1]
+    assert text.startswith("---\n") and "library_name: sentence-transformers" in front and "pipeline_tag: sentence-similarity" in front
+    assert "- edgebert\n" in front and "- edgebert-compress\n" in front
+    manifest = json.loads((pruned_embedders["bert"] / "edgebert.json").read_text())
+    assert "Attention heads pruned" in text and f"{manifest['metrics']['model_bytes']:,} bytes" in text
+    assert str(pruned_embedders["bert"].parent) not in text
