@@ -54,8 +54,12 @@ def run_stock(kind: str, dirs: dict[str, Path], tmp_path: Path) -> dict[str, np.
 
 
 def edgebert_outputs(model_dir: Path, task: str, name: str) -> np.ndarray:
+    """edgebert's model on each text alone, truncated where sentence-transformers truncates (the directory's
+    max_seq_length: a student distilled at 24 tokens says 24) so that both see the same tokens."""
     loaded = load_model(model_dir, task=task)
-    rows = [torch_reference(loaded.embedder, encode(loaded.tokenizer, [t], 128, pad_to_seq_len=False))[name][0] for t in TEXTS]
+    st_config = model_dir / "sentence_bert_config.json"
+    length = min(128, json.loads(st_config.read_text()).get("max_seq_length") or 128) if st_config.exists() else 128
+    rows = [torch_reference(loaded.embedder, encode(loaded.tokenizer, [t], length, pad_to_seq_len=False))[name][0] for t in TEXTS]
     return np.stack(rows)
 
 
@@ -149,3 +153,37 @@ def test_every_model_directory_has_a_model_card(pruned_embedders: dict[str, Path
     manifest = json.loads((pruned_embedders["bert"] / "edgebert.json").read_text())
     assert "Attention heads pruned" in text and f"{manifest['metrics']['model_bytes']:,} bytes" in text
     assert str(pruned_embedders["bert"].parent) not in text
+
+
+VERBS = ["distill", "distill --embedding-dim", "compress --prune-ffn", "compress --prune-heads --heal", "compress --trim-vocab"]
+
+
+@pytest.fixture(scope="module")
+def verb_outputs(tmp_path_factory: pytest.TempPathFactory, tiny_corpus: Path) -> dict[str, Path]:
+    """The output of each verb on a tiny BERT embedder (a sentence-transformers stack)."""
+    from model_zoo import add_st_stack
+
+    from edgebert.compress.vocab import trim_vocab
+    from edgebert.config import HealConfig
+    from edgebert.distill.api import distill
+
+    base = tmp_path_factory.mktemp("verbs")
+    source = add_st_stack(build_bert(base / "bert"))
+    steps = dict(steps=3, batch_size=4, seq_len=24, quiet=True)
+    calibration = dict(calibration=tiny_corpus, calibration_samples=16, seq_len=24, quiet=True)
+    out = {verb: base / verb.replace(" ", "_").replace("-", "") for verb in VERBS}
+    distill(source, tiny_corpus, out["distill"], student_layers=1, **steps)
+    distill(source, tiny_corpus, out["distill --embedding-dim"], student_layers=1, embedding_dim=16, **steps)
+    compress(source, out["compress --prune-ffn"], prune_ffn=0.5, **calibration)
+    heal = HealConfig(steps=2, corpus=[str(tiny_corpus)], batch_size=4, seq_len=24, cache_dir=str(base / "cache"))
+    compress(source, out["compress --prune-heads --heal"], prune_heads=0.25, heal=heal, **calibration)
+    trim_vocab(source, out["compress --trim-vocab"], [str(tiny_corpus)], min_count=1, quiet=True)
+    return out
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verbs_output_loads_in_sentence_transformers(verb: str, verb_outputs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> None:
+    """distill (also with factorised embeddings: a stock AlbertModel), FFN pruning, head pruning with healing and
+    vocabulary trimming: SentenceTransformer(dir) in a fresh interpreter encodes what edgebert's loader computes."""
+    stock = run_stock("sentence-transformers", {"model": verb_outputs[verb]}, tmp_path_factory.mktemp("verb"))["model"]
+    assert np.abs(stock - edgebert_outputs(verb_outputs[verb], "feature-extraction", "sentence_embedding")).max() <= 1e-5
