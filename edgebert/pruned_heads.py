@@ -198,6 +198,26 @@ def _widen_table(table: Any, kept: list[int], heads: int) -> None:
     table.embedding_dim = heads
 
 
+def zero_head_elements(config: Any) -> int:
+    """How many elements the stock-shaped layout stores for the heads `config.pruned_heads` removes (the zeros a
+    narrowed model does not have): the base model built on the meta device (no memory), before and after narrowing."""
+    import copy
+
+    import torch
+    from transformers import AutoModel
+
+    plan = pruned_plan(config)
+    if not plan:
+        return 0
+    stock = copy.deepcopy(config)
+    stock.pruned_heads = {}
+    with torch.device("meta"):
+        model = AutoModel.from_config(stock)
+        full = sum(p.numel() for p in model.parameters())
+        narrow_heads(model, family_for(stock.model_type), plan)
+    return full - sum(p.numel() for p in model.parameters())
+
+
 def stored_full_size(model_dir: Any, cls: Any, config: Any) -> bool:
     """Whether the weights in `model_dir` are stored at the stock architecture's shapes (`widened_state_dict`) rather
     than narrowed (how edgebert wrote head-pruned models before): every tensor the stock class `cls` builds for

@@ -323,8 +323,9 @@ def _load_tokenizer(path: str | Path) -> Any:
 def count_params_from_config(model_dir: Path) -> int | None:
     """Parameters of the encoder in `model_dir`, read from the safetensors header (no weights loaded).
 
-    Shapes come from the file, so pruned heads and FFN neurons count as removed; the family's masked-LM head
-    (not part of what is exported) is left out. None when the directory has no safetensors weights.
+    Shapes come from the file, so pruned FFN neurons count as removed, and so do pruned heads: a directory that stores
+    them as zeros at the stock shapes (`edgebert.pruned_heads`) has those elements subtracted; the family's masked-LM
+    head (not part of what is exported) is left out. None when the directory has no safetensors weights.
     """
     import json
 
@@ -347,7 +348,20 @@ def count_params_from_config(model_dir: Path) -> int | None:
             for dim in fh.get_slice(key).get_shape():
                 count *= int(dim)
             total += count
-    return total
+    return total - _stored_zero_heads(Path(model_dir))
+
+
+def _stored_zero_heads(model_dir: Path) -> int:
+    """Elements a head-pruned directory stores as zeros for its removed heads (0 when it stores them narrowed)."""
+    from transformers import AutoModel
+
+    from edgebert.modelio import load_config
+    from edgebert.pruned_heads import pruned_plan, stored_full_size, zero_head_elements
+
+    config = load_config(model_dir)
+    if not pruned_plan(config) or not stored_full_size(model_dir, AutoModel, config):
+        return 0
+    return zero_head_elements(config)
 
 
 class TorchRunner(Runner):
