@@ -85,7 +85,7 @@ def main() -> int:
     parser.add_argument("--calibration", required=True)
     parser.add_argument("--prune-heads", default="0.25")
     parser.add_argument("--prune-ffn", default="0.3")
-    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=30, help="PyTorch timing calls per length (0: no timing)")
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
@@ -100,7 +100,7 @@ def main() -> int:
         "cpu": next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")), ""),
         "pruned_heads": json.loads((stock / "config.json").read_text())["pruned_heads"],
         "safetensors_bytes": {d.name: (d / "model.safetensors").stat().st_size for d in (stock, narrowed)},
-        "pytorch_ms": latency(stock, [16, 128], args.repeats),
+        "pytorch_ms": latency(stock, [16, 128], args.repeats) if args.repeats else None,
         "exports": {},
     }  # fmt: skip
     for target in ("onnx", "tflite"):
@@ -117,7 +117,7 @@ def main() -> int:
     lines = [f"# Head-pruned layout: {args.model}, heads {args.prune_heads}, FFN {args.prune_ffn}", "", f"{report['cpu']}; `{report['command']}`", "",
              "| | stock-shaped (zeros) | narrowed |", "|---|---|---|",
              f"| model.safetensors bytes | {report['safetensors_bytes']['stock-shaped']:,} | {report['safetensors_bytes']['narrowed']:,} |"]  # fmt: skip
-    for n in (16, 128):
+    for n in (16, 128) if report["pytorch_ms"] else ():
         times = list(report["pytorch_ms"].values())
         lines.append(f"| PyTorch ms, seq {n} (stock class / edgebert) | {times[0][n]} | {times[1][n]} |")
     for name, files in report["exports"].items():
