@@ -110,6 +110,15 @@ def test_a_head_pruned_classifier_loads_in_its_auto_class(tiny_corpus: Path, tmp
     ours = edgebert_outputs(out, "text-classification", "logits")
     assert np.abs(stock - ours).max() <= 1e-5
     assert (stock.argmax(-1) == ours.argmax(-1)).all()
+    # and what edgebert's export predicts: the ONNX file, run in onnxruntime, labels each text as the stock class does
+    from edgebert.export import export
+    from edgebert.targets.onnx.runner import OnnxRunner
+
+    exported = export("onnx", model=out, out=tmp_path / "onnx", quiet=True).out_dir
+    loaded = load_model(out, task="text-classification")
+    runner = OnnxRunner(exported / "model.onnx")
+    logits = np.stack([runner.run(encode(loaded.tokenizer, [t], 128, pad_to_seq_len=False))["logits"][0] for t in TEXTS])
+    assert (logits.argmax(-1) == stock.argmax(-1)).all() and np.abs(logits - stock).max() <= 1e-4
 
 
 @pytest.mark.parametrize("layout", ["full size", "narrowed"])
