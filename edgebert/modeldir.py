@@ -344,7 +344,7 @@ def save_weights(model: Any, directory: Path) -> None:
     `config.pruned_heads` naming them for edgebert's loader, which narrows them again for the exports."""
     from edgebert.pruned_heads import pruned_plan, widened_state_dict
 
-    state = widened_state_dict(model) if pruned_plan(model.config) else None
+    state = widened_state_dict(model) if pruned_plan(getattr(model, "config", None)) else None
     model.save_pretrained(Path(directory), safe_serialization=True, state_dict=state)
 
 
