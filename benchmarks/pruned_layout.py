@@ -55,7 +55,7 @@ def latency(stock_dir: Path, seq_lens: list[int], repeats: int) -> dict[str, dic
     from edgebert.modelio import load_model
 
     torch.set_num_threads(1)
-    models = {"stock AutoModel (zero heads computed)": AutoModel.from_pretrained(stock_dir).eval(),
+    models = {"stock AutoModel (zero heads computed)": AutoModel.from_pretrained(stock_dir, trust_remote_code=False).eval(),
               "edgebert narrowed": load_model(stock_dir).embedder.encoder.eval()}  # fmt: skip
     result: dict[str, dict[int, float]] = {name: {} for name in models}
     for n in seq_lens:

@@ -265,7 +265,24 @@ def with_pruned_heads(cls: Any, config: Any) -> Any:
             narrow_heads(self.base_model, family, wanted)
 
     Narrowed.__name__ = Narrowed.__qualname__ = base_cls.__name__  # saved `architectures` name the stock class
+    Narrowed.edgebert_narrowed = True  # its constructor narrows (`new_like`)
     return Narrowed
+
+
+def new_like(model: Any, config: Any) -> Any:
+    """A new (randomly initialised) model of `model`'s class for `config`, with the heads `config.pruned_heads` names
+    narrowed as `model`'s are: a stock class (loaded at the stock shapes, then narrowed) is built whole and narrowed
+    here; edgebert's narrowing subclass (`with_pruned_heads`) narrows in its own constructor."""
+    import copy
+
+    plan = pruned_plan(config)
+    if not plan or getattr(type(model), "edgebert_narrowed", False):
+        return type(model)(config)
+    stock = copy.deepcopy(config)
+    stock.pruned_heads = {}
+    new = type(model)(stock)
+    narrow_heads(new.base_model, family_for(stock.model_type), plan)
+    return new
 
 
 def build_from_config(cls: Any, config: Any, **kwargs: Any) -> Any:

@@ -206,7 +206,9 @@ def slice_vocab(model: Any, family: Family, with_head: bool, kept_ids: list[int]
         value = getattr(config, field, None)
         if isinstance(value, int) and value in new_ids:
             setattr(config, field, new_ids[value])
-    new = type(model)(config)
+    from edgebert.pruned_heads import new_like
+
+    new = new_like(model, config)
     try:
         new.load_state_dict(state, strict=True)
     except RuntimeError as exc:

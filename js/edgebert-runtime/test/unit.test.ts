@@ -139,9 +139,9 @@ describe('native adapters refuse a model that is not the export', () => {
     const model = { schema: { forward: { inputs: [], outputs: [{ kind: 'Tensor', dtype: 'float32' as const }] } }, execute: () => [], dispose: () => {} };
     const tensor = () => { throw new Error('unused'); };
     assert.throws(() => executorch({ model, tensor })(fourBit), /model.pte calls kernels of quantized, which this runtime does not declare \(kernelLibraries: \[\]\)/);
-    assert.equal(executorch({ model, tensor, kernelLibraries: ['quantized'] })(fourBit).name, 'react-native-executorch');
+    assert.doesNotThrow(() => executorch({ model, tensor, kernelLibraries: ['quantized'] })(fourBit));
     const int8 = readManifest(manifest({ target: 'executorch', target_details: { kernel_libraries: [] } }));
-    assert.equal(executorch({ model, tensor })(int8).name, 'react-native-executorch');
+    assert.doesNotThrow(() => executorch({ model, tensor })(int8));
   });
 });
 
