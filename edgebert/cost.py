@@ -68,7 +68,3 @@ def adopt(records: list[dict[str, Any]]) -> None:
     prefix = SEPARATOR.join(_PATH.get())
     own.extend({**r, "phase": f"{prefix}{SEPARATOR}{r['phase']}" if prefix else r["phase"]} for r in records)
 
-
-def top_level(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The phases no other phase encloses (their sums are the run's)."""
-    return [r for r in records if SEPARATOR not in r["phase"]]
