@@ -67,7 +67,6 @@ def _narrow_layer(layer: Any, family: Family, keep: list[int]) -> None:
     """Keep only the heads at positions `keep` in one layer: q/k/v rows (each third of a fused Linear), the rows of
     the family's `head_projections`, the attention output's columns, and the head count (or the `head_parameters`
     slices)."""
-    import torch
     from transformers.pytorch_utils import prune_linear_layer
 
     attention = family.module(layer, "attention")
@@ -75,10 +74,9 @@ def _narrow_layer(layer: Any, family: Family, keep: list[int]) -> None:
         _narrow_parameters(attention, family, keep)
         return
     size, heads = family.head_size(attention), family.heads(attention)
-    rows = torch.cat([torch.arange(i * size, (i + 1) * size) for i in keep])
+    rows = _head_rows(keep, size)
     if family.fused_qkv:
-        fused = torch.cat([rows + part * heads * size for part in range(3)])
-        set_path(attention, family.fused_qkv, prune_linear_layer(get_path(attention, family.fused_qkv), fused, dim=0))
+        set_path(attention, family.fused_qkv, prune_linear_layer(get_path(attention, family.fused_qkv), _fused_rows(rows, heads, size), dim=0))
     else:
         for role in ("query", "key", "value"):
             family.replace_module(layer, role, prune_linear_layer(family.module(layer, role), rows, dim=0))
@@ -90,6 +88,20 @@ def _narrow_layer(layer: Any, family: Family, keep: list[int]) -> None:
         setattr(attention, family.heads_attr, len(keep))
     if hasattr(attention, "all_head_size"):
         attention.all_head_size = len(keep) * size
+
+
+def _head_rows(heads: list[int], size: int) -> Any:
+    """The rows (of q / k / v, or columns of the attention output) of the heads at positions `heads`, `size` each."""
+    import torch
+
+    return torch.cat([torch.arange(h * size, (h + 1) * size) for h in heads])
+
+
+def _fused_rows(rows: Any, heads: int, size: int) -> Any:
+    """`rows` in each third (query, key, value) of a fused projection of `heads` heads of `size`."""
+    import torch
+
+    return torch.cat([rows + part * heads * size for part in range(3)])
 
 
 def _narrow_parameters(attention: Any, family: Family, keep: list[int]) -> None:
@@ -150,9 +162,9 @@ def _widen_layer(layer: Any, family: Family, kept: list[int], heads: int) -> Non
         setattr(attention, family.heads_attr, heads)
         return
     size = family.head_size(attention)
-    rows = torch.cat([torch.arange(h * size, (h + 1) * size) for h in kept])
+    rows = _head_rows(kept, size)
     if family.fused_qkv:
-        fused = torch.cat([rows + part * heads * size for part in range(3)])
+        fused = _fused_rows(rows, heads, size)
         set_path(attention, family.fused_qkv, _widen_linear(get_path(attention, family.fused_qkv), fused, 3 * heads * size, 0))
     else:
         for role in ("query", "key", "value"):
