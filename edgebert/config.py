@@ -317,6 +317,10 @@ class ExportConfig(ExportRecipe):
     calibration: str | None = option(
         None, "text, one passage per line (.gz ok): activation ranges for --quantize int8-static", metavar="FILE"
     )
+    input_dtype: str | None = option(
+        None, "the ids' integer type: onnx takes int64 (default) or int32 (Hermes / onnxruntime-react-native apps "
+        "without BigInt64Array); tflite and tfjs take int32, executorch int64", metavar="DTYPE",
+    )  # fmt: skip
     calibration_texts: list[str] | None = option(None, "calibration sentences instead of a file", cli=False)
     calibration_samples: int | None = option(None, f"passages of --calibration to use (default {DEFAULT_CALIBRATION_SAMPLES})")
     tfjs_batched_attention_max_len: int = option(

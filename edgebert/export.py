@@ -74,6 +74,7 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     if quantize != "none" and quantize not in exporter.quantizations:
         offered = ", ".join(("none",) + exporter.quantizations)
         raise UserError(f"--quantize {quantize} is not offered by target {target}; choose one of: {offered}")
+    input_dtype = check_input_dtype(exporter, o.input_dtype)
     texts, calibration_record = calibration_set(quantize, calibration, calibration_texts, calibration_samples)
     inputs = {"--model": model, "--calibration": calibration}
     if out is not None:
@@ -98,7 +99,7 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
         _check_finite(loaded, seq_len)
         options = ExportOptions(
             seq_len=seq_len, quantize=quantize, calibration_texts=texts, buckets=lengths,
-            tfjs_batched_attention_max_len=o.tfjs_batched_attention_max_len,
+            tfjs_batched_attention_max_len=o.tfjs_batched_attention_max_len, input_dtype=input_dtype,
         )  # fmt: skip
         threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
 
@@ -113,6 +114,17 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
                 _raise_if_drifted(manifest["parity"], target, out_dir, passing)
             write_manifest(work, manifest)
         return ExportReport(out_dir=out_dir, manifest=manifest)
+
+
+def check_input_dtype(exporter: Any, dtype: Any) -> str:
+    """The ids' integer type the export takes: `dtype`, or the target's default when None (UserError, one line, when the
+    target cannot take it)."""
+    if dtype is None:
+        return exporter.input_dtypes[0]
+    if dtype not in exporter.input_dtypes:
+        offered = " or ".join(exporter.input_dtypes)
+        raise UserError(f"--input-dtype {dtype} is not offered by target {exporter.name}; it takes {offered}")
+    return str(dtype)
 
 
 def check_arguments(

@@ -12,8 +12,8 @@ from edgebert import buckets
 from edgebert.export import ExportReport
 
 LOAD_HINTS = {
-    "onnx": "Python: ort.InferenceSession('{dir}/model.onnx') with int64 inputs {inputs}",
-    "tflite": "Python: LiteRT Interpreter('{dir}/model.tflite').get_signature_runner('serving_default') with int32 inputs",
+    "onnx": "Python: ort.InferenceSession('{dir}/model.onnx') with {dtype} inputs {inputs}",
+    "tflite": "Python: LiteRT Interpreter('{dir}/model.tflite').get_signature_runner('serving_default') with {dtype} inputs",
 }
 
 # The React Native runtime of each target, as edgebert-runtime's adapter for it (js/edgebert-runtime/README.md):
@@ -191,7 +191,7 @@ def print_export_summary(report: ExportReport, console: Console | None = None) -
         console.print(f"[yellow]the model's {m['model']['head_left_out']} head is NOT in this export (--task {m.get('task')})[/yellow]")
     print_buckets(m, console)
     if m["target"] in LOAD_HINTS:
-        console.print("load in " + LOAD_HINTS[m["target"]].format(dir=report.out_dir, inputs=inputs))
+        console.print("load in " + LOAD_HINTS[m["target"]].format(dir=report.out_dir, inputs=inputs, dtype=m["inputs"][0]["dtype"]))
     if m["target"] == "executorch":
         console.print("load in Python (executorch's runtime):")
         for line in executorch_python_snippet(m, report.out_dir):

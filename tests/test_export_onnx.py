@@ -55,6 +55,36 @@ def test_dynamic_axes_accept_other_batch_and_length(tiny_bert: Path, tmp_path: P
         np.testing.assert_allclose(embedding, expected["sentence_embedding"], atol=1e-5)
 
 
+def test_int32_ids_are_cast_once_and_compute_the_int64_files_numbers(tiny_bert: Path, tmp_path: Path) -> None:
+    """`input_dtype="int32"`: the graph takes int32 ids (Hermes apps have no BigInt64Array), casts them to int64 in
+    its first nodes and otherwise is the int64 file: same quantized weights, same outputs, same parity checks."""
+    import onnx
+    import onnxruntime as ort
+
+    wide = export("onnx", model=tiny_bert, out=tmp_path / "int64", quantize="int8", seq_len=32, quiet=True).manifest
+    narrow = export("onnx", model=tiny_bert, out=tmp_path / "int32", quantize="int8", seq_len=32, input_dtype="int32", quiet=True).manifest
+    assert [i["dtype"] for i in narrow["inputs"]] == ["int32"] * 3 and wide["inputs"][0]["dtype"] == "int64"
+    assert narrow["parity"]["passed"] and set(narrow["parity"]["kernel_paths"]) == {"host", "u8s8-saturating"}
+    graph = onnx.load(str(tmp_path / "int32" / "model.onnx")).graph
+    assert [i.type.tensor_type.elem_type for i in graph.input] == [onnx.TensorProto.INT32] * 3
+    assert [n.op_type for n in graph.node[:3]] == ["Cast"] * 3
+    inputs = encode(load_model(tiny_bert).tokenizer, ["the quick brown fox", "why"], 32, pad_to_seq_len=False)
+    sessions = {d: ort.InferenceSession(str(tmp_path / d / "model.onnx"), providers=["CPUExecutionProvider"]) for d in ("int64", "int32")}
+    expected = sessions["int64"].run(None, inputs)
+    got = sessions["int32"].run(None, {k: v.astype(np.int32) for k, v in inputs.items()})
+    for e, g in zip(expected, got):
+        np.testing.assert_array_equal(e, g)
+
+
+@pytest.mark.parametrize(("target", "dtype"), [("onnx", "int16"), ("tflite", "int64"), ("executorch", "int32")])
+def test_an_input_dtype_the_target_cannot_take_is_one_line(tiny_bert: Path, tmp_path: Path, target: str, dtype: str) -> None:
+    from edgebert.errors import UserError
+
+    with pytest.raises(UserError, match=f"--input-dtype {dtype} is not offered by target {target}; it takes"):
+        export(target, model=tiny_bert, out=tmp_path / "o", input_dtype=dtype, quiet=True)
+    assert not (tmp_path / "o").exists()
+
+
 def test_int8_is_smaller_than_fp32(tiny_bert: Path, tmp_path: Path) -> None:
     sizes = {
         q: export("onnx", model=tiny_bert, out=tmp_path / q, quantize=q, seq_len=32, quiet=True).manifest["metrics"]["model_bytes"]

@@ -219,14 +219,15 @@ def write_cases(path: Path, exports: list[dict[str, Any]]) -> Path:
 
 @pytest.fixture(scope="module")
 def cases(models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The exports the Node tests run, with their references: ONNX (dynamic shapes) embedder, classifier and fill-mask
-    on onnxruntime-node; TF.js embedder with buckets and classifier without on the wasm backend; TFLite classifier
+    """The exports the Node tests run, with their references: ONNX (dynamic shapes) embedder, classifier (int32 ids, as
+    Hermes apps feed them) and fill-mask on onnxruntime-node; TF.js embedder with buckets and classifier without on the wasm backend; TFLite classifier
     (one length) and embedder (buckets: refused) for react-native-fast-tflite."""
     root = tmp_path_factory.mktemp("js-runtime-exports")
     emb, cls, mlm = models["embedder"], models["classifier"], models["masked-lm"]
     exports = [
         torch_export_case("onnx embedder", "onnxruntime-node", _export("onnx", emb, root / "emb-onnx", seq_len=SEQ_LEN), emb, TEXTS),
-        torch_export_case("onnx classifier", "onnxruntime-node", _export("onnx", cls, root / "cls-onnx", seq_len=SEQ_LEN), cls, TEXTS),
+        torch_export_case("onnx classifier, int32 ids", "onnxruntime-node",
+                          _export("onnx", cls, root / "cls-onnx", seq_len=SEQ_LEN, input_dtype="int32"), cls, TEXTS),
         torch_export_case("onnx fill-mask", "onnxruntime-node",
                           _export("onnx", mlm, root / "mlm-onnx", seq_len=SEQ_LEN, task="fill-mask", top_k=TOP_K), mlm, MASK_TEXTS),
         torch_export_case("tfjs embedder, buckets 16 and 32", "tfjs-wasm", _export("tfjs", emb, root / "emb-tfjs", seq_len=BUCKETS), emb, TEXTS),
@@ -243,7 +244,7 @@ def test_node_tests_run_every_export_like_its_reference(npm: str, cases: Path) -
     tokenizer)."""
     proc = _run_npm(npm, "test", {"EDGEBERT_RUNTIME_CASES": str(cases)})
     counts = _passed(proc, "edgebert-runtime's Node tests (npm test)")
-    for name in ("onnx embedder", "onnx classifier", "onnx fill-mask", "tfjs embedder, buckets 16 and 32",
+    for name in ("onnx embedder", "onnx classifier, int32 ids", "onnx fill-mask", "tfjs embedder, buckets 16 and 32",
                  "tfjs classifier, one length", "tflite classifier, one length", "tflite embedder, buckets 16 and 32"):  # fmt: skip
         assert f"✔ {name}" in proc.stdout, f"no passing Node test for the {name} export:\n{_report(proc)}"
     assert counts["pass"] >= 20, counts
@@ -257,7 +258,7 @@ def test_chromium_runs_the_onnx_and_tfjs_exports_like_pytorch(npm: str, cases: P
         _missing_dependency(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set CHROMIUM=...)")
     proc = _run_npm(npm, "test:browser", {"EDGEBERT_RUNTIME_CASES": str(cases)})
     counts = _passed(proc, "edgebert-runtime's Chromium test (npm run test:browser)")
-    for name in ("onnx embedder on onnxruntime-web", "onnx classifier on onnxruntime-web", "onnx fill-mask on onnxruntime-web",
+    for name in ("onnx embedder on onnxruntime-web", "onnx classifier, int32 ids on onnxruntime-web", "onnx fill-mask on onnxruntime-web",
                  "tfjs embedder, buckets 16 and 32 on tfjs-wasm", "tfjs classifier, one length on tfjs-wasm",
                  "tfjs embedder, buckets 16 and 32 on tfjs-webgl", "tfjs classifier, one length on tfjs-webgl"):  # fmt: skip
         assert f"✔ {name}" in proc.stdout, f"no passing Chromium test for {name}:\n{_report(proc)}"

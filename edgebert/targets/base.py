@@ -93,6 +93,7 @@ class ExportOptions:
     calibration_texts: tuple[str, ...] = ()
     buckets: tuple[int, ...] = ()  # static-shape targets: one graph (signature) per length; () = (seq_len,)
     tfjs_batched_attention_max_len: int = TFJS_BATCHED_ATTENTION_MAX_LEN  # tfjs: batched attention up to this length
+    input_dtype: str = ""  # the ids' integer type; "" = the target's first `input_dtypes`
 
     @property
     def lengths(self) -> tuple[int, ...]:
@@ -168,6 +169,7 @@ class Exporter(ABC):
 
     name: ClassVar[str]
     quantizations: ClassVar[tuple[str, ...]]  # besides "none"
+    input_dtypes: ClassVar[tuple[str, ...]]  # the ids' integer types it can take, its default first
     install_hint: ClassVar[str]
 
     @abstractmethod

@@ -25,6 +25,7 @@ class ExecuTorchExporter(Exporter):
 
     name = "executorch"
     quantizations = ("int8", "int4", "w4a8")
+    input_dtypes = ("int64",)
     install_hint = "pip install 'edgebert[executorch]'"
 
     def check_available(self) -> None:

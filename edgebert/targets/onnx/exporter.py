@@ -26,6 +26,7 @@ class OnnxExporter(Exporter):
 
     name = "onnx"
     quantizations = ("int8", "int8-static", "int4", "w4a8", "fp16")
+    input_dtypes = ("int64", "int32")
     install_hint = "pip install 'edgebert[onnx]'"
 
     def check_available(self) -> None:
@@ -49,9 +50,11 @@ class OnnxExporter(Exporter):
 
                 feeds = calibration_feeds(model, options) if options.calibration_texts else None
                 extra["quantization"] = quantize_onnx(fp32, target, options.quantize, model.family, feeds, guard_feeds(model, options))
+            if options.input_dtype == "int32":
+                int32_inputs(target)
             extra["opset"] = file_opset(target)  # int4 and w4a8 move the file to opset 21 (4-bit tensors)
             extra["fusion_guards"] = guard_file(target)
-        return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=False, extra=extra)
+        return ConvertResult(files=[MODEL_FILE], input_dtype=options.input_dtype or "int64", static_shape=False, extra=extra)
 
     @staticmethod
     def _export_fp32(model: LoadedModel, path: Path, seq_len: int) -> None:
@@ -84,6 +87,28 @@ class OnnxExporter(Exporter):
     def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
         """The host's kernels, plus the saturating u8 x s8 kernels of x86 CPUs without VNNI when the file has any."""
         return onnx_kernel_paths(Path(export_dir) / MODEL_FILE)
+
+
+def int32_inputs(path: Path) -> None:
+    """Rewrite `path` to take its ids as int32: each input is retyped and cast to int64 by the graph's first nodes,
+    so every other node (and each recipe's quantized weights) is the int64 file's."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    casts = []
+    for graph_input in graph.input:
+        name, wide = graph_input.name, f"{graph_input.name}_int64"
+        for node in graph.node:
+            node.input[:] = [wide if value == name else value for value in node.input]
+        graph_input.type.tensor_type.elem_type = TensorProto.INT32
+        casts.append(helper.make_node("Cast", [name], [wide], name=f"{name}_to_int64", to=TensorProto.INT64))
+    nodes = casts + list(graph.node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
 
 
 def file_opset(path: Path) -> int:

@@ -22,12 +22,13 @@ class OnnxRunner(Runner):
             options.inter_op_num_threads = 1
         source = model if isinstance(model, bytes) else str(model)
         self.session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
-        self.input_names = [i.name for i in self.session.get_inputs()]
+        self.input_dtypes = {i.name: np.int32 if i.type == "tensor(int32)" else np.int64 for i in self.session.get_inputs()}
+        self.input_names = list(self.input_dtypes)
         self.output_names = [o.name for o in self.session.get_outputs()]
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """The export's named outputs (edgebert's contract: float32, fill-mask's `top_ids` int32)."""
-        feed = {name: inputs[name].astype(np.int64) for name in self.input_names}
+        feed = {name: inputs[name].astype(dtype) for name, dtype in self.input_dtypes.items()}
         values = self.session.run(self.output_names, feed)
         return {name: named_output(name, value) for name, value in zip(self.output_names, values)}
 

@@ -278,6 +278,7 @@ class TFJSExporter(Exporter):
 
     name = "tfjs"
     quantizations = ("uint8", "float16")
+    input_dtypes = ("int32",)
     install_hint = f"pip install 'edgebert[tfjs]' and {NPM_HINT}"
 
     def check_available(self) -> None:

@@ -41,6 +41,7 @@ class TFLiteExporter(Exporter):
 
     name = "tflite"
     quantizations = ("int8", "int8-static", "int4", "w4a8", "fp16")
+    input_dtypes = ("int32",)
     install_hint = "pip install 'edgebert[tflite]'"
 
     def check_available(self) -> None:
