@@ -45,6 +45,7 @@ const ENCODED: Record<InputName, keyof Pick<EncodedText, 'inputIds' | 'attention
 export function inputTensors(encoded: EncodedText, info: ExportInfo): InputTensor[] {
   return info.inputs.map(({ name, dtype }) => {
     const values = encoded[ENCODED[name]];
+    if (dtype === 'int64' && typeof BigInt64Array === 'undefined') throw new Error(`input '${name}' is int64 but this JavaScript engine has no BigInt64Array; export with --input-dtype int32 (ONNX)`);
     const data = dtype === 'int64' ? BigInt64Array.from(values, (v) => BigInt(v)) : values;
     return { name, dtype, shape: [1, values.length], data };
   });
