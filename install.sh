@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Install edgebert and everything its targets need into ./.venv (Python) and node_modules (JS runner).
-# Idempotent: re-running only installs what is missing. Uses PyPI and the npm registry only.
+# Idempotent: re-running only installs what is missing. Uses PyPI, the npm registry and Debian's archive only.
 #
 # usage: ./install.sh                 everything: Python, the TF.js runner (npm), and the demo app's
 #                                     dependencies incl. Debian's Chromium (demo_app/scripts/install.sh)
-#        ./install.sh --python-only   the Python environment only: no demo app, no Chromium, no root needed;
+#        ./install.sh --python-only   the Python environment only: no demo app, no Chromium, no ARM64 emulator,
+#                                     no root needed;
 #                                     the TF.js runner's npm packages are installed when npm is present
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -13,7 +14,7 @@ PYTHON_ONLY=0
 for arg in "$@"; do
   case "$arg" in
     --python-only) PYTHON_ONLY=1 ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown option '$arg'; use --python-only or no option (see ./install.sh --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,9 +53,13 @@ else
 fi
 
 if [ "$PYTHON_ONLY" = 1 ]; then
-  echo "edgebert installed (Python only; the demo app's dependencies: demo_app/scripts/install.sh): .venv/bin/edgebert --help"
+  echo "edgebert installed (Python only; the demo app's dependencies: demo_app/scripts/install.sh; the ARM64 kernel" \
+    "path, which needs root for debootstrap: scripts/install_arm64.sh): .venv/bin/edgebert --help"
   exit 0
 fi
 # The React Native demo's Node/browser test dependencies (and Debian's chromium for the browser test).
 demo_app/scripts/install.sh
+# The ARM64 kernel path: qemu-aarch64 (>= 10, self-tested) with the runtimes' aarch64 builds, which int8 exports are
+# also checked on (edgebert/arm64.py).
+scripts/install_arm64.sh
 echo "edgebert installed: .venv/bin/edgebert --help"

@@ -57,6 +57,10 @@ TFJS_BATCHED_ATTENTION_MAX_LEN = 32
 # sentences have at most 14 tokens, 40 % at most 12; each extra TF.js graph adds about 230 KB of JSON, each extra
 # int8 TFLite signature about 0.6 MB on that student (its per-row quantization parameters, stored per signature).
 DEFAULT_BUCKETS = (12, 16, 32, 64, 128)
+# The ARM64 kernel paths (edgebert.targets.arm64_paths): the qemu CPU models whose int8 kernels differ (NEON without
+# dot product, dot product, i8mm + SVE2), and the parity texts of each check they run (emulation: seconds a row).
+ARM64_CPUS = ("cortex-a53", "cortex-a76", "cortex-a710")
+ARM64_TEXTS = 4
 
 
 def option(default: Any = None, help: str = "", *, group: str = "optional", cli: bool = True, **argparse: Any) -> Any:

@@ -232,13 +232,16 @@ def verify_kernel_paths(
     with cost.phase("reference outputs (PyTorch)"):
         checks = _parity_checks(loaded, seq_len, lengths)  # the PyTorch side once, for every path
     checked: dict[str, Any] = {}
+    samples: dict[int, dict[str, list[tuple[dict, dict]]]] = {}
     try:
         for name, path in runnable(paths).items():
+            run = checks if path.texts is None else samples.setdefault(path.texts, sample_checks(checks, path.texts))
             with cost.phase(f"parity: {name}"):
-                reports = _verify(path.runner, checks, threshold, getattr(loaded.config, "problem_type", None))
+                reports = _verify(path.runner, run, threshold, getattr(loaded.config, "problem_type", None))
                 path.runner.close()  # inside the phase: a worker process's CPU seconds count once it has exited
             worst = min(r["min_cosine"] for r in reports.values())
-            checked[name] = {"description": path.description, "min_cosine": worst, **reports}
+            sampled = {} if path.texts is None else {"texts_per_check": path.texts}
+            checked[name] = {"description": path.description, "min_cosine": worst, **sampled, **reports}
     finally:
         for path in runnable(paths).values():
             path.runner.close()
@@ -280,6 +283,13 @@ def _convert_and_verify(
         with cost.phase("loading the kernel paths"):
             paths = exporter.kernel_paths(work, manifest)
         manifest["parity"] = verify_kernel_paths(paths, loaded, options.seq_len, lengths, threshold)
+    from edgebert.targets import arm64_paths
+
+    arm64 = arm64_paths.record(paths, exporter.arm64_unchecked(manifest))
+    if arm64 is not None:
+        manifest["parity"]["arm64"] = arm64
+        if not arm64["checked"]:
+            stages.note(f"ARM64 kernels not checked: {arm64['reason']}")
     return manifest
 
 
@@ -377,13 +387,35 @@ def _wide_inputs(tokenizer: Any, seq_len: int, lengths: tuple[int, ...]) -> list
 
 
 def _verify(runner: Any, checks: dict[str, list[tuple[dict, dict]]], threshold: float, problem_type: str | None) -> dict[str, Any]:
-    """Parity of the runner against the PyTorch references of `checks` (several inputs of one check: merged)."""
+    """Parity of the runner against the PyTorch references of `checks` (several inputs of one check: merged); every
+    check's inputs go to the runner in one `run_many` (one pool of workers, one emulated child)."""
+    outputs = iter(runner.run_many([x for items in checks.values() for x, _ in items]))
     reports = {}
     for name, items in checks.items():
-        outputs = runner.run_many([x for x, _ in items])
-        parts = [compare(reference, got, x["attention_mask"], threshold, problem_type) for (x, reference), got in zip(items, outputs)]
+        parts = [compare(reference, next(outputs), x["attention_mask"], threshold, problem_type) for x, reference in items]
         reports[name] = (merge_reports(parts) if len(parts) > 1 else parts[0]).as_dict()
     return reports
+
+
+def sample_checks(checks: dict[str, list[tuple[dict, dict]]], count: int) -> dict[str, list[tuple[dict, dict]]]:
+    """`count` rows of each check, one input each, spread evenly over its rows sorted by token count (the shortest
+    and the longest included), for the paths that cannot afford every row (emulated CPUs). The padded batch, which
+    tests the batch axis rather than the kernels, is left out."""
+    import numpy as np
+
+    sampled = {}
+    for name, items in checks.items():
+        if name == "padded_batch":
+            continue
+        rows = [(x, ref, r) for x, ref in items for r in range(len(x["input_ids"]))]
+        rows.sort(key=lambda row: int(row[0]["attention_mask"][row[2]].sum()))
+        picks = sorted({round(i) for i in np.linspace(0, len(rows) - 1, min(count, len(rows)))})
+        sampled[name] = [_one_row(*rows[i]) for i in picks]
+    return sampled
+
+
+def _one_row(inputs: dict[str, Any], reference: dict[str, Any], row: int) -> tuple[dict, dict]:
+    return {k: v[row : row + 1] for k, v in inputs.items()}, {k: v[row : row + 1] for k, v in reference.items()}
 
 
 def _manifest(

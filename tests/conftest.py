@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The emulated ARM64 kernel paths cost seconds per export: off by default here, run by tests/test_arm64_paths.py.
+os.environ.setdefault("EDGEBERT_ARM64_TEXTS", "0")
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 WORDS = (

@@ -1,4 +1,5 @@
-"""install.sh: the full install calls the demo's own script; --python-only leaves the demo and Chromium out.
+"""install.sh: the full install calls the demo's and the ARM64 emulator's own scripts; --python-only leaves the demo,
+Chromium and the emulator out.
 
 The script runs in a throw-away copy of the repository's install files with pip, npm and the demo's install script
 replaced by stubs that only record their calls, so these tests are fast and offline. The demo app's tests skip for
@@ -26,9 +27,11 @@ def _copy(tmp_path: Path, npm: bool) -> tuple[Path, Path, dict[str, str]]:
     repo, bin_dir, log = tmp_path / "repo", tmp_path / "bin", tmp_path / "calls.log"
     (repo / ".venv" / "bin").mkdir(parents=True)
     (repo / "demo_app" / "scripts").mkdir(parents=True)
+    (repo / "scripts").mkdir()
     bin_dir.mkdir()
     shutil.copy2(ROOT / "install.sh", repo / "install.sh")
-    stubs = {repo / ".venv" / "bin" / "python": "python", repo / "demo_app" / "scripts" / "install.sh": "demo-install"}
+    stubs = {repo / ".venv" / "bin" / "python": "python", repo / "demo_app" / "scripts" / "install.sh": "demo-install",
+             repo / "scripts" / "install_arm64.sh": "arm64-install"}  # fmt: skip
     if npm:
         stubs[bin_dir / "npm"] = "npm"
     for path, name in stubs.items():
@@ -53,14 +56,14 @@ def test_full_install_calls_the_demo_script_and_clears_the_python_only_marker(tm
     calls = (tmp_path / "calls.log").read_text().splitlines()
     assert proc.returncode == 0, proc.stderr
     assert any(c.startswith("npm ci --prefix edgebert/targets/tfjs/js") for c in calls)
-    assert calls[-1] == "demo-install "
+    assert calls[-2:] == ["demo-install ", "arm64-install "]
     assert not (repo / MARKER).exists()
 
 
 def test_python_only_skips_the_demo_and_writes_the_marker(tmp_path: Path) -> None:
     proc, repo, calls = _install(tmp_path, "--python-only")
     assert proc.returncode == 0, proc.stderr
-    assert not any(c.startswith("demo-install") for c in calls)
+    assert not any(c.startswith(("demo-install", "arm64-install")) for c in calls)
     assert any(c.startswith("python -m pip install --quiet -c constraints.txt -e .[all]") for c in calls)
     assert any(c.startswith("npm ci --prefix edgebert/targets/tfjs/js") for c in calls)
     assert (repo / MARKER).exists()

@@ -157,6 +157,7 @@ class KernelPath:
     runner: Runner | None
     same_as: str | None = None
     proof: str | None = None
+    texts: int | None = None  # rows of each parity check it runs (None: all; emulated paths run a sample)
 
 
 def runnable(paths: dict[str, KernelPath]) -> dict[str, KernelPath]:
@@ -170,6 +171,7 @@ class Exporter(ABC):
     name: ClassVar[str]
     quantizations: ClassVar[tuple[str, ...]]  # besides "none"
     input_dtypes: ClassVar[tuple[str, ...]]  # the ids' integer types it can take, its default first
+    arm64_recipes: ClassVar[tuple[str, ...]] = ()  # recipes whose integer kernels differ on ARM64 CPUs
     install_hint: ClassVar[str]
 
     @abstractmethod
@@ -183,6 +185,15 @@ class Exporter(ABC):
     @abstractmethod
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         """A runner for the artifact in `export_dir` described by `manifest` (its `edgebert.json`)."""
+
+    def arm64_unchecked(self, manifest: dict[str, Any]) -> str | None:
+        """Why the artifact's ARM64 kernels are not among its kernel paths (one line), or None: checked, or a recipe
+        whose arithmetic does not depend on the CPU's integer instructions."""
+        if manifest["quantization"] not in self.arm64_recipes:
+            return None
+        from edgebert.targets import arm64_paths
+
+        return arm64_paths.unavailable()
 
     def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
         """Every kernel path the artifact may meet on the machines it runs on, each with a runner here.

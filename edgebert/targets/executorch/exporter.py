@@ -26,6 +26,7 @@ class ExecuTorchExporter(Exporter):
     name = "executorch"
     quantizations = ("int8", "int4", "w4a8")
     input_dtypes = ("int64",)
+    arm64_recipes = ("int8", "int4", "w4a8")
     install_hint = "pip install 'edgebert[executorch]'"
 
     def check_available(self) -> None:
@@ -63,6 +64,14 @@ class ExecuTorchExporter(Exporter):
         (work_dir / MODEL_FILE).write_bytes(program)
         fixed = {} if dynamic else {options.seq_len: {"method": "forward"}}  # one program of one length: its bucket
         return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=not dynamic, extra=extra, buckets=fixed)
+
+    def arm64_unchecked(self, manifest: dict[str, Any]) -> str | None:
+        """ExecuTorch's ARM64 kernels are not emulated (`arm64_paths.EXECUTORCH_REASON`)."""
+        if manifest["quantization"] not in self.arm64_recipes:
+            return None
+        from edgebert.targets.arm64_paths import EXECUTORCH_REASON
+
+        return EXECUTORCH_REASON
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         names = [i["name"] for i in manifest["inputs"]]

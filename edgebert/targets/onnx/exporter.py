@@ -27,6 +27,7 @@ class OnnxExporter(Exporter):
     name = "onnx"
     quantizations = ("int8", "int8-static", "int4", "w4a8", "fp16")
     input_dtypes = ("int64", "int32")
+    arm64_recipes = ("int8", "int8-static", "w4a8")
     install_hint = "pip install 'edgebert[onnx]'"
 
     def check_available(self) -> None:
@@ -85,8 +86,14 @@ class OnnxExporter(Exporter):
         return OnnxRunner(Path(export_dir) / MODEL_FILE, threads=threads)
 
     def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
-        """The host's kernels, plus the saturating u8 x s8 kernels of x86 CPUs without VNNI when the file has any."""
-        return onnx_kernel_paths(Path(export_dir) / MODEL_FILE)
+        """The host's kernels, plus the saturating u8 x s8 kernels of x86 CPUs without VNNI when the file has any, and
+        the ARM64 CPUs' integer kernels (emulated) for the integer recipes."""
+        paths = onnx_kernel_paths(Path(export_dir) / MODEL_FILE)
+        if self.arm64_unchecked(manifest) is None and manifest["quantization"] in self.arm64_recipes:
+            from edgebert.targets import arm64_paths
+
+            paths.update(arm64_paths.onnx_paths(Path(export_dir) / MODEL_FILE))
+        return paths
 
 
 def int32_inputs(path: Path) -> None:

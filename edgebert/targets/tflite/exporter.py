@@ -27,7 +27,7 @@ from edgebert.modelio import LoadedModel
 from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner, guard_min_cosine, guard_record
 from edgebert.targets.tf_subprocess import run_tf, tf_main
 from edgebert import buckets, cost, cpu
-from edgebert.targets.tflite.runner import KERNEL_PATHS, SIGNATURE, TFLiteRunner, _set_env, signature_names
+from edgebert.targets.tflite.runner import KERNEL_PATHS, SIGNATURE, XNNPACK, TFLiteRunner, _set_env, signature_names
 
 MODEL_FILE = "model.tflite"
 CONVERTER_ENV = "EDGEBERT_TFLITE_CONVERTER"  # auto (default) | litert_torch | tensorflow
@@ -42,6 +42,7 @@ class TFLiteExporter(Exporter):
     name = "tflite"
     quantizations = ("int8", "int8-static", "int4", "w4a8", "fp16")
     input_dtypes = ("int32",)
+    arm64_recipes = ("int8", "int8-static", "w4a8")
     install_hint = "pip install 'edgebert[tflite]'"
 
     def check_available(self) -> None:
@@ -180,7 +181,13 @@ class TFLiteExporter(Exporter):
         path, signatures = Path(export_dir) / MODEL_FILE, _signatures(manifest)
         side = buckets.padding_side(manifest)
         cores = cpu.cores()
-        return {name: KernelPath(text, TFLiteRunner(path, signatures, 1, name, side, parallel=cores)) for name, text in KERNEL_PATHS.items()}
+        paths = {name: KernelPath(text, TFLiteRunner(path, signatures, 1, name, side, parallel=cores)) for name, text in KERNEL_PATHS.items()}
+        if self.arm64_unchecked(manifest) is None and manifest["quantization"] in self.arm64_recipes:
+            from edgebert.targets import arm64_paths
+
+            inputs = paths[XNNPACK].runner.input_names  # type: ignore[union-attr]
+            paths.update(arm64_paths.tflite_paths(path, signatures, inputs, side))
+        return paths
 
 
 def _signatures(manifest: dict[str, Any]) -> dict[int, str]:

@@ -1,0 +1,173 @@
+"""ARM64 kernel paths of an export: its integer kernels run by the runtime's own aarch64 build under qemu
+(`edgebert.arm64`), on the phone CPU models whose int8 kernels differ (NEON without dot product, dot product, i8mm
+with SVE2). Emulation costs seconds a row, so each path runs a sample of the parity texts (`ARM64_TEXTS`, chosen once
+per export, the same for every path); the CPU models run side by side, one emulated child each, on the host's cores.
+
+`EDGEBERT_ARM64_TEXTS=0` turns the paths off (the manifest then says the ARM64 kernels were not checked, and why).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edgebert import buckets
+from edgebert.config import ARM64_CPUS, ARM64_TEXTS
+from edgebert.targets.base import KernelPath, Runner, named_output
+
+TEXTS_ENV = "EDGEBERT_ARM64_TEXTS"
+EXECUTORCH_REASON = ("ExecuTorch's aarch64 Python runtime links libtorch, and PyPI's aarch64 torch is a CUDA build of "
+                     "several GB: its ARM64 kernels are not emulated here")  # fmt: skip
+
+
+def texts() -> int:
+    """Parity texts per ARM64 path: $EDGEBERT_ARM64_TEXTS, else `ARM64_TEXTS` (0: the paths are off)."""
+    value = os.environ.get(TEXTS_ENV, "").strip()
+    if not value:
+        return ARM64_TEXTS
+    if not value.isdigit():
+        from edgebert.errors import UserError
+
+        raise UserError(f"{TEXTS_ENV}={value!r} is not a count of texts; use 0 (off) or a positive integer")
+    return int(value)
+
+
+def unavailable() -> str | None:
+    """Why the ARM64 paths are not run here (one line), or None when they are."""
+    if texts() == 0:
+        return f"{TEXTS_ENV}=0"
+    from edgebert import arm64
+
+    problem = arm64.available()
+    return None if problem is None else f"{problem} (install it: {arm64.INSTALLER})"
+
+
+def not_checked(reason: str) -> dict[str, Any]:
+    """The manifest's record of ARM64 kernels that were not checked."""
+    return {"checked": False, "reason": reason}
+
+
+class _Batch:
+    """The emulated children of one export: the first path asked runs every CPU model on the same rows (one child
+    per model, side by side), the others take their results."""
+
+    def __init__(self, cpus: tuple[str, ...]) -> None:
+        self.cpus = cpus
+        self.key: tuple[Any, ...] | None = None
+        self.outputs: dict[str, list[dict[str, np.ndarray]]] = {}
+        self.meta: dict[str, dict[str, Any]] = {}
+
+    def run(self, cpu: str, jobs_for: Any, key: tuple[Any, ...]) -> list[dict[str, np.ndarray]]:
+        if key != self.key:
+            from edgebert import arm64, cpu as host_cpu
+
+            def one(model: str) -> Any:
+                return arm64.run_jobs(jobs_for(), model)
+
+            with ThreadPoolExecutor(max(1, min(len(self.cpus), host_cpu.cores()))) as pool:
+                runs = dict(zip(self.cpus, pool.map(one, self.cpus)))
+            self.outputs = {model: run.jobs[0].outputs for model, run in runs.items()}
+            self.meta = {model: {"emulated_s": round(run.wall_s, 1), "features": run.features} for model, run in runs.items()}
+            self.key = key
+        return self.outputs[cpu]
+
+
+class Arm64Runner(Runner):
+    """One runtime's aarch64 build on one emulated CPU model. `prepare` maps a feed to its rows (one dict of arrays
+    per row, and for LiteRT the signature of each) and `finish` the rows' outputs back to the feed's outputs."""
+
+    def __init__(self, batch: _Batch, cpu: str, make_job: Any, prepare: Any, finish: Any) -> None:
+        self.batch, self.cpu = batch, cpu
+        self.make_job, self.prepare, self.finish = make_job, prepare, finish
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return self.run_many([inputs])[0]
+
+    def run_many(self, feeds: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+        prepared = [self.prepare(feed) for feed in feeds]
+        rows = [row for part in prepared for row in part[0]]
+        signatures = [s for part in prepared for s in part[1]]
+        key = tuple(id(v) for feed in feeds for v in feed.values()) + (len(feeds),)
+        outputs = iter(self.batch.run(self.cpu, lambda: [self.make_job(rows, signatures)], key))
+        return [self.finish(feed, [next(outputs) for _ in part[0]]) for feed, part in zip(feeds, prepared)]
+
+
+def onnx_paths(path: Path) -> dict[str, KernelPath]:
+    """onnxruntime's aarch64 build on each CPU model (`ARM64_CPUS`), dynamic shapes: each feed runs as it is."""
+    from edgebert import arm64
+
+    batch = _Batch(ARM64_CPUS)
+
+    def make_job(rows: list[dict[str, np.ndarray]], _: list[Any]) -> Any:
+        return arm64.Job(path, "onnxruntime", rows)
+
+    def prepare(feed: dict[str, np.ndarray]) -> tuple[list[dict[str, np.ndarray]], list[None]]:
+        return [feed], [None]
+
+    def finish(feed: dict[str, np.ndarray], outputs: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        return {name: named_output(name, value) for name, value in outputs[0].items()}
+
+    return {
+        path_name(model): KernelPath(description(model, "onnxruntime"), Arm64Runner(batch, model, make_job, prepare, finish), texts=texts())
+        for model in ARM64_CPUS
+    }
+
+
+def tflite_paths(path: Path, signatures: dict[int, str], input_names: dict[int, list[str]], side: str) -> dict[str, KernelPath]:
+    """LiteRT's aarch64 build with its XNNPACK delegate on each CPU model, and its built-in kernels on the first
+    with a dot product: each row padded to its bucket's signature, as `TFLiteRunner` runs it."""
+    from edgebert import arm64
+
+    lengths = tuple(sorted(signatures))
+    paths = {}
+    for kernels, models in (("xnnpack", ARM64_CPUS), ("builtin", ARM64_CPUS[1:2])):
+        batch = _Batch(models)
+
+        def make_job(rows: list[dict[str, np.ndarray]], names: list[Any], kernels: str = kernels) -> Any:
+            return arm64.Job(path, "litert", rows, kernels=kernels, signature=names)
+
+        def prepare(feed: dict[str, np.ndarray]) -> tuple[list[dict[str, np.ndarray]], list[str]]:
+            bucket = buckets.pick(feed["input_ids"].shape[1], lengths)
+            fitted = buckets.fit(feed, bucket, input_names[bucket], side=side)
+            count = len(feed["input_ids"])
+            return [{n: v[r : r + 1] for n, v in fitted.items()} for r in range(count)], [signatures[bucket]] * count
+
+        def finish(feed: dict[str, np.ndarray], outputs: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+            width = feed["input_ids"].shape[1]
+            stacked = {n: np.concatenate([np.asarray(o[n]) for o in outputs]) for n in outputs[0]}
+            return {n: named_output(n, buckets.cut(v, width, side)) for n, v in stacked.items()}
+
+        for model in models:
+            name = path_name(model) + ("" if kernels == "xnnpack" else "-builtin")
+            text = description(model, "LiteRT with XNNPACK" if kernels == "xnnpack" else "LiteRT built-in kernels")
+            paths[name] = KernelPath(text, Arm64Runner(batch, model, make_job, prepare, finish), texts=texts())
+    return paths
+
+
+def path_name(cpu: str) -> str:
+    return f"arm64-{cpu}"
+
+
+def description(cpu: str, runtime: str) -> str:
+    from edgebert import arm64
+
+    return f"{runtime}'s aarch64 build under qemu {arm64.emulator_version()} -cpu {cpu}: {arm64.CPU_MODELS[cpu]}"
+
+
+def record(paths: dict[str, KernelPath], unchecked: str | None) -> dict[str, Any] | None:
+    """The manifest's `parity.arm64`: why the ARM64 kernels were not checked, or the emulator, CPU models, texts and
+    each emulated child's seconds and CPU features; None for an artifact without CPU-dependent integer kernels."""
+    if unchecked is not None:
+        return not_checked(unchecked)
+    ran = {name: path for name, path in paths.items() if isinstance(path.runner, Arm64Runner)}
+    if not ran:
+        return None
+    from edgebert import arm64
+
+    children = {name: path.runner.batch.meta.get(path.runner.cpu, {}) for name, path in ran.items()}  # type: ignore[union-attr]
+    return {"checked": True, "emulator": f"qemu-aarch64 {arm64.emulator_version()}", "cpus": list(ARM64_CPUS),
+            "texts_per_check": texts(), "paths": children}  # fmt: skip
