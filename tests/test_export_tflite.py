@@ -139,8 +139,8 @@ def test_quantize_offers_int8_int8_static_int4_w4a8_and_fp16_only(tiny_bert: Pat
     assert not (tmp_path / "x").exists()
 
 
-@pytest.mark.integration
-@pytest.mark.parametrize(("quantize", "min_cosine"), [("none", 0.9999), ("fp16", 0.9999), ("int8", 0.99)])
+@pytest.mark.integration  # the teacher's int8 (float recipes: on tiny models; the teacher's fp32 TF.js is CI's main job)
+@pytest.mark.parametrize(("quantize", "min_cosine"), [("int8", 0.99)])
 def test_teacher_export_parity(packaged_teacher: Path, tmp_path: Path, quantize: str, min_cosine: float) -> None:
     report = export("tflite", model=None, out=tmp_path / f"teacher-{quantize}", quantize=quantize, quiet=True)
     parity = report.manifest["parity"]

@@ -29,8 +29,13 @@ def family_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return models
 
 
-@pytest.mark.parametrize("family", list(BUILD))
-@pytest.mark.parametrize(("target", "quantize"), [("onnx", "none"), ("onnx", "int8"), ("tflite", "none"), ("tfjs", "none"), ("executorch", "int8")])
+# Every family to every target; ExecuTorch's int8 (a minute a family) for the two whose int8 once failed, fp32 for the rest.
+EXPORTS = [(family, target, quantize) for family in BUILD for target, quantize in
+           [("onnx", "none"), ("onnx", "int8"), ("tflite", "none"), ("tfjs", "none"),
+            ("executorch", "int8" if family in ("modernbert", "deberta-v2") else "none")]]  # fmt: skip
+
+
+@pytest.mark.parametrize(("family", "target", "quantize"), EXPORTS)
 def test_new_family_exports_and_passes_parity(family_models: dict[str, Path], tmp_path: Path, family: str, target: str, quantize: str) -> None:
     """Every family to every target. ExecuTorch once failed on two of them: ModernBERT's program refused a batch of one
     text (the edge verifier pinned its batch to the sample's), DeBERTa's int8 quantized its relative-position table,
@@ -44,7 +49,7 @@ def test_new_family_exports_and_passes_parity(family_models: dict[str, Path], tm
     assert names == (["input_ids", "attention_mask", "token_type_ids"] if family in ("electra", "xlnet") else ["input_ids", "attention_mask"])
     if family == "roberta":
         assert manifest["model"]["pooling"] == "cls"
-    if target == "executorch":
+    if target == "executorch" and quantize == "int8":
         assert manifest["target_details"]["quantization"].get("float_tables", []) == (["encoder.encoder.rel_embeddings"] if family == "deberta-v2" else [])
     if family == "xlnet" and manifest["static_shape"]:
         _short_inputs_are_padded_on_the_left(report.out_dir, manifest, family_models[family])

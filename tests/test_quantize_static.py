@@ -226,13 +226,15 @@ def sotu_calibration(shared_data: Path, tmp_path_factory: pytest.TempPathFactory
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("target", ["onnx", "tflite"])
+@pytest.mark.parametrize("target", ["onnx"])
 def test_teacher_static_exports_are_refused_naming_the_recipes_that_hold(
     packaged_teacher: Path, sotu_calibration: Path, tmp_path: Path, target: str
 ) -> None:
     """Over the wide parity texts the teacher's int8-static exports drift below 0.99 (ONNX 0.981, TFLite 0.14 on
     XNNPACK: benchmarks/README.md, "Parity over a few hundred texts"; the ten parity sentences alone passed them at
-    0.992-0.994): refused, nothing written, and the dynamic int8 recipe, which holds, is named with its figure."""
+    0.992-0.994): refused, nothing written, and the dynamic int8 recipe, which holds, is named with its figure.
+    ONNX only (the refusal and the recipes tried are the export's, shared by every target): TFLite's took five
+    minutes of the suite."""
     with pytest.raises(VerificationError) as info:
         export(target, model=None, out=tmp_path / target, quantize=STATIC, calibration=sotu_calibration, quiet=True)
     message = str(info.value)
