@@ -20,6 +20,7 @@ from edgebert.options import defaults
 VERBS = {
     "distill": (cfg.DistillConfig, ["--corpus", "c.txt", "--out", "o"]),
     "compress": (cfg.CompressConfig, ["--out", "o"]),
+    "finetune": (cfg.FinetuneConfig, ["--model", "m", "--data", "d.csv", "--out", "o"]),
     "export": (cfg.ExportConfig, ["--target", "onnx"]),
     "bench": (cfg.BenchConfig, ["item", "--out", "o"]),
     "pipeline": (cfg.PipelineConfig, ["--preset", "tiny", "--out", "o"]),
