@@ -459,6 +459,10 @@ class PipelineConfig:
     eval_sts: str | None = option(None, "STS pairs to keep the best checkpoint on, e.g. glue/stsb:train", group="data")
     sts: str | None = option(None, "STS pairs the bench scores retention on, e.g. glue/stsb:validation", group="data")
     sst2: str | None = option(None, "SST-2 sentences added to the corpus (tsv or glue/sst2:train)", group="data")
+    finetune_data: str | None = option(
+        None, "labelled pairs (csv, tsv, jsonl or a dataset) for a finetune stage on the final student, before the "
+        "exports, with the recipe's [finetune] options (replaces [finetune] data)", group="data", metavar="FILE",
+    )  # fmt: skip
     labels: str | None = option(
         None, "classifier teachers: labelled sentences the bench scores accuracy on, e.g. glue/sst2:validation or a "
         "sentence<TAB>label tsv (overrides the recipe's [bench] sst2)", group="data",

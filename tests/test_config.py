@@ -26,7 +26,8 @@ VERBS = {
     "pipeline": (cfg.PipelineConfig, ["--preset", "tiny", "--out", "o"]),
 }
 # recipe section -> (its dataclass, the verb config whose defaults it shares)
-SECTIONS = {"distill": cfg.DistillConfig, "compress": cfg.CompressConfig, "export": cfg.ExportConfig, "bench": cfg.BenchConfig}
+SECTIONS = {"distill": cfg.DistillConfig, "compress": cfg.CompressConfig, "finetune": cfg.FinetuneConfig, "export": cfg.ExportConfig,
+            "bench": cfg.BenchConfig}  # fmt: skip
 
 
 @pytest.mark.parametrize("verb", VERBS)

@@ -1,5 +1,5 @@
 """edgebert finetune: reading labelled rows, the bad-file errors, the losses on a learnable toy task, checkpoint and
-seed soups, and the output directory.
+seed soups, the output directory, and the pipeline's finetune stage (with resume).
 
 The toy task is learnable and not solved at the start: each of 40 words has a partner, and a pair scores 5 when its
 second sentence is its first with every word replaced by its partner (no token in common), 0 when it is another
@@ -289,3 +289,90 @@ def test_a_head_pruned_student_keeps_its_pruned_shape(embedder: Path, toy_csv: P
     config = json.loads((tmp_path / "out" / "config.json").read_text())
     assert config["pruned_heads"] == json.loads((pruned / "config.json").read_text())["pruned_heads"]
     assert load_model(tmp_path / "out").config.pruned_heads  # narrowed again on load: the removed heads are zeros
+
+
+# ------------------------------------------------------------------------------------------------ pipeline
+
+
+def test_the_pipeline_stage_trains_the_student_the_exports_ship_and_resumes(
+    tiny_bert: Path, tiny_corpus: Path, toy_csv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from edgebert.pipeline import format_plan, parse_recipe, plan_pipeline, run_pipeline
+    from edgebert.pipeline import run as pipeline_run
+
+    recipe = parse_recipe(f"""
+teacher = "{tiny_bert}"
+corpus = ["{tiny_corpus}"]
+[distill]
+student_layers = 1
+steps = 2
+batch_size = 4
+seq_len = 16
+alpha_mlm = 0.0
+alpha_ce = 0.0
+[finetune]
+data = "{toy_csv}"
+epochs = 1
+lr = 1e-3
+[export]
+targets = {{ onnx = ["int8"] }}
+teacher_targets = []
+""")
+    shipped: list[Path] = []
+    monkeypatch.setattr(pipeline_run, "run_export", lambda target, quant, model, out, *a, **k: shipped.append(Path(model)))
+    monkeypatch.setattr(pipeline_run, "run_bench_stage", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("stop here")))
+    options = {"work": tmp_path / "work", "quiet": True}
+    plan = "\n".join(format_plan(plan_pipeline(recipe, tmp_path / "out", **options)))
+    assert f"--finetune-data: {toy_csv}" in plan and "finetune → " in plan
+    with pytest.raises(RuntimeError, match="stop here"):
+        run_pipeline(recipe, tmp_path / "out", **options)
+    tuned = tmp_path / "work" / "finetune" / "student"
+    assert shipped == [tuned] and manifest(tuned)["parent"] == str(tmp_path / "work" / "distill" / "student")
+    assert pipeline_run._stage_scores(str(tuned))["metric"] == "spearman"
+
+    calls: list[str] = []
+    monkeypatch.setattr(pipeline_run, "run_finetune", lambda *a, **k: calls.append("finetune"))
+    monkeypatch.setattr(pipeline_run, "run_distill", lambda *a, **k: calls.append("distill"))
+    with pytest.raises(RuntimeError, match="stop here"):
+        run_pipeline(recipe, tmp_path / "out", resume=True, **options)
+    state = json.loads((tmp_path / "work" / "pipeline-state.json").read_text())["stages"]["finetune"]
+    assert calls == [] and state["status"] == "done" and state["skipped_in_last_run"] is True
+
+
+def test_the_pipeline_refuses_bad_finetune_data_before_any_stage(tiny_bert: Path, tiny_corpus: Path, tmp_path: Path) -> None:
+    from edgebert.pipeline import parse_recipe, run_pipeline
+
+    (tmp_path / "pairs.csv").write_text("sentence1,sentence2,score\na,b,1\nc,,2\n")
+    recipe = parse_recipe(f'teacher = "{tiny_bert}"\ncorpus = ["{tiny_corpus}"]\n')
+    with pytest.raises(UserError, match=r"pairs\.csv:3: column 'sentence2' is an empty sentence"):
+        run_pipeline(recipe, tmp_path / "out", work=tmp_path / "work", finetune_data=str(tmp_path / "pairs.csv"), quiet=True)
+    assert not (tmp_path / "work").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_dataset_spec_is_read_as_its_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--finetune-data hf:NAME:SPLIT`: the dataset's rows as JSON Lines, every column under its own name."""
+    from datasets import Dataset
+
+    from edgebert import data as edgebert_data
+    from edgebert.finetune.api import training_data
+    from edgebert.pipeline.inputs import resolve_input
+    from edgebert.pipeline.recipe import FinetuneSection
+
+    rows = toy_rows(40)
+    table = {"sentence1": [a for a, _, _ in rows], "sentence2": [b for _, b, _ in rows], "score": [s for *_, s in rows]}
+    monkeypatch.setattr(edgebert_data, "load_hf_dataset", lambda *a: Dataset.from_dict(table))
+    spec = resolve_input("--finetune-data", "hf:someone/pairs:train", tmp_path, "rows")
+    read = training_data(spec.materialize(tmp_path), FinetuneSection(held_out=0.25), flag="--finetune-data")
+    assert read.loss == "cosent" and len(read.train) + len(read.held) == 40 and read.train.flag == "--finetune-data"
+    assert spec.materialize(tmp_path).name == "someone-pairs-train.jsonl"
+
+
+def test_a_finetune_section_without_data_is_a_skipped_step() -> None:
+    from edgebert.pipeline import parse_recipe
+    from edgebert.pipeline.run import skipped_steps
+
+    def finetune_steps(text: str) -> list[dict[str, str]]:
+        return [s for s in skipped_steps(parse_recipe(text)) if s["step"] == "finetune"]
+
+    assert finetune_steps("[finetune]\nepochs = 8\n")[0]["input"] == "--finetune-data"
+    assert finetune_steps("") == [] and finetune_steps('[finetune]\ndata = "pairs.csv"\n') == []
