@@ -240,6 +240,8 @@ def test_mnrl_trains_on_unscored_triplets_and_chooses_by_reciprocal_rank(run_cli
     assert m["finetune"]["loss"] == "mnrl" and m["metrics"]["held_out"]["metric"] == "mrr"
     assert all(0 < c["score"] <= 1 for c in m["finetune"]["candidates"])
     assert "held-out mrr" in stdout and f"kept: {m['finetune']['kept']['name']}" in stdout
+    code, _, stderr = run_cli("finetune", "--model", str(embedder), "--data", str(data), "--out", str(tmp_path / "out"))
+    assert code == 2 and "exists and is not empty; pass --force" in stderr  # the output is never replaced unasked
 
 
 # ------------------------------------------------------------------------------------------------ soups
