@@ -17,8 +17,9 @@
 #    from rare tokens, a little from the FFN, none from the heads;
 # 3. the trimmed student learns all-mpnet-base-v2's sentence embeddings and in-batch similarities (STEPS steps of 64
 #    texts, the checkpoint of every 500 steps judged on the held-out train pairs);
-# 4. a supervised stage on STS-B train's labelled pairs (sts_pairs_finetune.py: CoSENT, 8 epochs at 1e-4, once per
-#    seed of SEEDS; the epoch or the average of the last epochs over the seeds kept by the held-out train pairs);
+# 4. a supervised stage on STS-B train's labelled pairs (`edgebert finetune`: CoSENT, batch 16, 10 % warmup, weight
+#    decay 0.01, 8 epochs at 1e-4, once per seed of SEEDS; the epoch or the average of the last epochs over the seeds
+#    kept by the held-out train pairs, which are not trained on);
 # 5. the same stage again on all 5,749 train pairs, keeping what step 4 kept (nothing held out: the choice is step 4's);
 # 6. ONNX int8 exports, and one bench run beside the packaged teacher and all-mpnet-base-v2 on STS-B dev.
 set -euo pipefail
@@ -42,14 +43,19 @@ mkdir -p "$WORK"
   --student-init "$WORK/trimmed" --across-tokenizers --corpus "$WORK/data/sentences.txt" --out "$WORK/student" --resume \
   --alpha-pooled 0.05 --alpha-sim 1 --steps "$STEPS" --batch-size 64 --lr 2e-4 --seq-len 128 \
   --eval-sts "$WORK/data/eval-sts.csv" --eval-steps 500 --save-steps 500; }
-[ -f "$WORK/supervised/finetune.json" ] || { log "supervised stage on STS-B train"; "$PY" benchmarks/sts_pairs_finetune.py \
-  --seeds "$SEEDS" "$WORK/student" "$DATA/stsb/train.csv" "$WORK/data/eval-sts.csv" "$WORK/supervised" 8 1e-4; }
-# what step 4 kept, as EPOCHS [SOUP_FROM]: "epoch 6" -> 6, "soup of epochs 5-8" -> 8 5
-read -r EPOCHS SOUP_FROM < <("$PY" -c 'import json, sys; k = json.load(open(sys.argv[1]))["kept"].split()[-1].split("-")
-print(*k[::-1])' "$WORK/supervised/finetune.json")
-[ -f "$WORK/supervised-all/finetune.json" ] || { log "supervised stage on every STS-B train pair, $EPOCHS epochs"\
-"${SOUP_FROM:+, the average of epochs $SOUP_FROM-$EPOCHS}"; "$PY" benchmarks/sts_pairs_finetune.py --seeds "$SEEDS" \
-  "$WORK/student" "$DATA/stsb/train.csv" - "$WORK/supervised-all" "$EPOCHS" 1e-4 ${SOUP_FROM:+"$SOUP_FROM"}; }
+# STS-B's csv files have no header row; the held-out pairs (eval-sts.csv) are rows of train.csv
+SUPERVISED=(--model "$WORK/student" --data "$DATA/stsb/train.csv" --header sentence1,sentence2,score --loss cosent
+  --batch-size 16 --warmup-ratio 0.1 --weight-decay 0.01 --lr 1e-4 --seeds "$SEEDS")
+[ -f "$WORK/supervised/edgebert.json" ] || { log "supervised stage on STS-B train"; "$EB" finetune "${SUPERVISED[@]}" \
+  --held-out-file "$WORK/data/eval-sts.csv" --epochs 8 --out "$WORK/supervised"; }
+# what step 4 kept, as EPOCHS [SOUP_FROM]: epoch 6 -> 6, the soup of epochs 5-8 -> 8 5 (the start kept: nothing to repeat)
+KEPT=$("$PY" -c 'import json, sys; first, last = json.load(open(sys.argv[1]))["finetune"]["kept"]["epochs"]
+sys.exit("step 4 kept the start: no epoch to repeat") if last == 0 else print(last, first if first < last else "")' \
+  "$WORK/supervised/edgebert.json")
+read -r EPOCHS SOUP_FROM <<< "$KEPT"
+[ -f "$WORK/supervised-all/edgebert.json" ] || { log "supervised stage on every STS-B train pair, $EPOCHS epochs"\
+"${SOUP_FROM:+, the average of epochs $SOUP_FROM-$EPOCHS}"; "$EB" finetune "${SUPERVISED[@]}" --held-out 0 \
+  --epochs "$EPOCHS" ${SOUP_FROM:+--soup-from "$SOUP_FROM"} --out "$WORK/supervised-all"; }
 for m in supervised supervised-all; do
   [ -f "$WORK/$m-onnx-int8/edgebert.json" ] || { log "export $m"; "$EB" export --model "$WORK/$m" --target onnx \
     --quantize int8 --out "$WORK/$m-onnx-int8"; }

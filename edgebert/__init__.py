@@ -1,8 +1,8 @@
 """edgebert: distil, compress, export and benchmark BERT-family models for on-device use.
 
-The Python API mirrors the CLI verbs: `edgebert.distill`, `edgebert.compress`, `edgebert.export`, `edgebert.bench`
-and `edgebert.pipeline` take the commands' options as keyword arguments. Heavy dependencies load only when a verb
-runs, so `import edgebert` imports neither torch nor transformers.
+The Python API mirrors the CLI verbs: `edgebert.distill`, `edgebert.compress`, `edgebert.finetune`, `edgebert.export`,
+`edgebert.bench` and `edgebert.pipeline` take the commands' options as keyword arguments. Heavy dependencies load only
+when a verb runs, so `import edgebert` imports neither torch nor transformers.
 """
 
 from __future__ import annotations
@@ -31,17 +31,18 @@ for _name in QUIET_LOGGERS:
 VERB_FUNCTIONS = {
     "distill": "edgebert.distill.api:distill",
     "compress": "edgebert.compress.compress:compress",
+    "finetune": "edgebert.finetune.api:finetune",
     "export": "edgebert.export:export",
     "bench": "edgebert.api:bench",
     "pipeline": "edgebert.api:pipeline",
 }
 
-__all__ = ["__version__", "bench", "compress", "distill", "export", "pipeline"]  # VERB_FUNCTIONS' keys
+__all__ = ["__version__", "bench", "compress", "distill", "export", "finetune", "pipeline"]  # VERB_FUNCTIONS' keys
 
 
 # `edgebert.<verb>` is a Verb: calling it runs the verb (its function imported on the first call); any attribute is
 # the submodule's of the same name (`edgebert.bench.harness`, `edgebert.distill.distill`), so one name serves both.
-# Why not a plain function: `edgebert.distill`, `.compress`, `.bench`, `.pipeline` are packages and `.export` is a
+# Why not a plain function: `edgebert.distill`, `.compress`, `.finetune`, `.bench`, `.pipeline` are packages and `.export` is a
 # module, and Python reaches a submodule through its parent's attribute (`import edgebert.bench.harness as h`,
 # `edgebert.distill.distill = ...`, monkeypatch targets): a function there would break those paths.
 class Verb:

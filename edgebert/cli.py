@@ -13,10 +13,11 @@ from edgebert.commands.bench import BenchCommand
 from edgebert.commands.compress import CompressCommand
 from edgebert.commands.distill import DistillCommand
 from edgebert.commands.export import ExportCommand
+from edgebert.commands.finetune import FinetuneCommand
 from edgebert.commands.pipeline import PipelineCommand
 
 OUT_OF_SPACE = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}  # a full disk, a file-size limit, a quota
-COMMANDS = (DistillCommand, CompressCommand, ExportCommand, BenchCommand, PipelineCommand)
+COMMANDS = (DistillCommand, CompressCommand, FinetuneCommand, ExportCommand, BenchCommand, PipelineCommand)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,7 +29,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="edgebert", description="Distil, compress, export and benchmark BERT models for devices.")
+    parser = _Parser(prog="edgebert", description="Distil, compress, fine-tune, export and benchmark BERT models for devices.")
     from edgebert import __version__
 
     parser.add_argument("--version", action="version", version=f"edgebert {__version__}")

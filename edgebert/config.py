@@ -336,6 +336,67 @@ class ExportConfig(ExportRecipe):
     quiet: bool = option(False, "no progress messages", cli=False)
 
 
+# ------------------------------------------------------------------------------------------------ finetune
+
+FINETUNE_LOSSES = ("auto", "cosent", "angle", "mnrl")
+HELD_OUT_SHARE = 0.1  # finetune's held-out slice when neither --held-out nor --held-out-file is given
+
+
+@dataclass
+class FinetuneRecipe:
+    """The `finetune()` options a recipe's [finetune] section may set. The training values are sentence-transformers'
+    STS-B training example's (4 epochs, batch 16, lr 2e-5, 10 % warmup) with AdamW weight decay 0.01."""
+
+    sentence1_column: str = option("sentence1", "the column of the first sentence (the anchor of a pair)", group="data", metavar="NAME")
+    sentence2_column: str = option("sentence2", "the column of the second sentence (the positive of a pair)", group="data", metavar="NAME")
+    score_column: str | None = option(
+        None, "the column of similarity scores, any numbers, higher = more similar (only their order matters to the "
+        "losses and to Spearman); default: `score` when the file has one", group="data", metavar="NAME",
+    )  # fmt: skip
+    negative_column: str | None = option(
+        None, "the column of a negative per row (anchor, positive, negative triplets; mnrl only)", group="data", metavar="NAME"
+    )
+    header: str | None = option(
+        None, "CSV/TSV without a header row: these comma-separated names name its columns, e.g. sentence1,sentence2,score "
+        "for STS-B's csv (default: the first row is the header)", group="data", metavar="NAMES",
+    )  # fmt: skip
+    held_out: float | None = option(
+        None, f"share of --data's rows held out to choose the epoch or soup kept, picked by a hash of each row's text "
+        f"(the same rows whatever their order); 0: train on every row, keep the last epoch (or --soup-from's soup); "
+        f"default: {HELD_OUT_SHARE}, none with --held-out-file", group="data", metavar="F",
+    )  # fmt: skip
+    held_out_file: str | None = option(
+        None, "rows in --data's format to choose on instead of a slice (their pairs found in --data are not trained on)",
+        group="data", metavar="FILE",
+    )  # fmt: skip
+    loss: str = option(
+        "auto", "cosent or angle learn from scored pairs; mnrl (in-batch negatives) from unscored pairs or triplets; "
+        "auto: cosent with a score column, mnrl without", group="training", choices=FINETUNE_LOSSES,
+    )  # fmt: skip
+    epochs: int = option(4, "passes over the training rows; the weights after each epoch are a candidate", group="training")
+    batch_size: int = option(16, "rows per step (mnrl: a row's in-batch negatives are the other rows' positives)", group="training")
+    lr: float = option(2e-5, "peak learning rate (linear warmup, linear decay)", group="training")
+    warmup_ratio: float = option(0.1, "fraction of steps spent warming up", group="training")
+    weight_decay: float = option(0.01, "AdamW weight decay", group="training")
+    seq_len: int | None = option(None, "tokens per sentence in training (default: the model's max_seq_length)", group="training")
+    seeds: list[int] = option(
+        [0], "train once per seed (data order, dropout) from the same start; every candidate averages the seeds' weights "
+        "(a seed soup)", group="training", action="int_list",
+    )  # fmt: skip
+    soup_from: int | None = option(
+        None, "with --held-out 0: keep the uniform average of epochs K..--epochs instead of the last epoch",
+        group="training", metavar="K",
+    )  # fmt: skip
+
+
+@dataclass
+class FinetuneConfig(FinetuneRecipe):
+    """Every option of `edgebert finetune` / `edgebert.finetune(model, data, out, **options)`."""
+
+    force: bool = option(False, "replace a non-empty --out", group="output")
+    quiet: bool = option(False, "no progress messages", cli=False)
+
+
 # --------------------------------------------------------------------------------------------------- bench
 
 
@@ -402,6 +463,10 @@ class PipelineConfig:
     eval_sts: str | None = option(None, "STS pairs to keep the best checkpoint on, e.g. glue/stsb:train", group="data")
     sts: str | None = option(None, "STS pairs the bench scores retention on, e.g. glue/stsb:validation", group="data")
     sst2: str | None = option(None, "SST-2 sentences added to the corpus (tsv or glue/sst2:train)", group="data")
+    finetune_data: str | None = option(
+        None, "labelled pairs (csv, tsv, jsonl or a dataset) for a finetune stage on the final student, before the "
+        "exports, with the recipe's [finetune] options (replaces [finetune] data)", group="data", metavar="FILE",
+    )  # fmt: skip
     labels: str | None = option(
         None, "classifier teachers: labelled sentences the bench scores accuracy on, e.g. glue/sst2:validation or a "
         "sentence<TAB>label tsv (overrides the recipe's [bench] sst2)", group="data",

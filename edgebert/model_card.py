@@ -74,6 +74,10 @@ def _measured(manifest: dict[str, Any]) -> list[str]:
     sts = metrics.get("sts_spearman")
     if isinstance(sts, dict):
         lines.append("- STS Spearman: " + ", ".join(f"{k} {v}" for k, v in sts.items() if isinstance(v, (int, float))))
+    held = metrics.get("held_out")
+    if isinstance(held, dict):
+        lines.append(f"- held-out {held.get('metric')} ({held.get('rows')} rows): start "
+                     f"{held.get('student_init')}, kept {held.get('student_final')} ({held.get('kept')})")
     if len(lines) == 2:
         lines.append("- see `edgebert.json` (this directory's manifest)")
     return lines + ["", "Every figure, the recipe and the lineage are in `edgebert.json`."]

@@ -6,9 +6,9 @@ A model directory is what `save_pretrained` writes (config.json, model.safetenso
 sentence-transformers stack (modules.json, 1_Pooling/config.json, 2_Normalize/, sentence_bert_config.json, ...) and
 `edgebert.json`, one manifest schema for every verb (`Manifest`):
 
-    kind      "model" (a directory written by distill, compress or trim) or "export" (an on-device target)
-    step      the verb that wrote it: "distill", "compress", "trim" or "export"
-    parent    the directory it came from (the teacher of distill, the model of compress / trim / export)
+    kind      "model" (a directory written by distill, compress, trim or finetune) or "export" (an on-device target)
+    step      the verb that wrote it: "distill", "compress", "trim", "finetune" or "export"
+    parent    the directory it came from (the teacher of distill, the model of compress / trim / finetune / export)
     parent_name, parent_manifest   the parent's name and its own manifest (None when it has none): the full lineage
     task      what the model computes: "feature-extraction"
     outputs   its outputs: [{"name": "sentence_embedding", "dim": H, "normalized": true}, {"name": "last_hidden_state", "dim": H}]
@@ -18,7 +18,8 @@ sentence-transformers stack (modules.json, 1_Pooling/config.json, 2_Normalize/, 
     name, created, edgebert_version, schema_version
 
 Step-specific blocks keep their own keys: "distill" (teacher fingerprint and head, corpus, steps, student init),
-"pruning" / "healing" / "magnitude" / "parameters" (compress), "vocab_trim" / "parameters" (trim), and the export
+"pruning" / "healing" / "magnitude" / "parameters" (compress), "vocab_trim" / "parameters" (trim), "finetune" (the
+data, the held-out rows, every candidate's score and the one kept), and the export
 fields (target, quantization, seq_len, static_shape, inputs, files, tokenizer_files, target_details, parity, host).
 Manifests of schema 1 (kind "student"/"model" with `lineage`, exports with `source.path`) are upgraded on read.
 """
@@ -39,7 +40,7 @@ from edgebert.heads import LEGACY_POOLING_KEYS, SentenceStack
 MANIFEST = "edgebert.json"
 SCHEMA_VERSION = 2
 KINDS = ("model", "export")
-STEPS = ("distill", "compress", "trim", "export")
+STEPS = ("distill", "compress", "trim", "finetune", "export")
 FEATURE_EXTRACTION = "feature-extraction"
 # The pooling modes edgebert reproduces (edgebert.heads computes them) and sentence-transformers' flag for each.
 POOLING_FLAGS = {mode: flag for flag, mode in LEGACY_POOLING_KEYS}

@@ -14,7 +14,7 @@ import edgebert
 from edgebert.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
-VERBS = ("distill", "compress", "export", "bench", "pipeline")
+VERBS = ("distill", "compress", "finetune", "export", "bench", "pipeline")
 HEAVY = ("torch", "transformers", "numpy", "onnxruntime", "tensorflow")
 
 
@@ -47,8 +47,9 @@ def test_submodule_imports_do_not_replace_the_verbs() -> None:
     code = """
 import sys
 import edgebert
-verbs = {v: getattr(edgebert, v) for v in ("distill", "compress", "export", "bench", "pipeline")}
+verbs = {v: getattr(edgebert, v) for v in ("distill", "compress", "finetune", "export", "bench", "pipeline")}
 import edgebert.bench.harness
+import edgebert.finetune.api
 import edgebert.pipeline.run
 import edgebert.distill.api
 import edgebert.compress.importance
@@ -70,8 +71,9 @@ def test_verbs_show_their_functions_signature_and_doc() -> None:
     from edgebert.compress.compress import compress
     from edgebert.distill.api import distill
     from edgebert.export import export
+    from edgebert.finetune.api import finetune
 
-    for verb, function in zip(VERBS, (distill, compress, export, bench, pipeline)):
+    for verb, function in zip(VERBS, (distill, compress, finetune, export, bench, pipeline)):
         assert inspect.signature(getattr(edgebert, verb)) == inspect.signature(function), verb
         assert getattr(edgebert, verb).__doc__ == function.__doc__
         assert getattr(edgebert, verb).function() is function
@@ -140,6 +142,8 @@ def test_distill(tiny_bert: Path, tiny_corpus: Path, tmp_path: Path) -> None:
         ("bench", (["ITEM"], "OUT"), {"sts_limit_for": {"gpu": 3}}, "sts_limit_for must be"),
         ("compress", ("MODEL", "OUT"), {"prune_heads": 2.0}, "--prune-heads"),
         ("distill", ("MODEL", "CORPUS", "OUT"), {"steps": 0}, "--steps must be at least 1"),
+        ("finetune", ("MODEL", "CORPUS", "OUT"), {"epochs": 0}, "--epochs must be at least 1"),
+        ("finetune", ("MODEL", "CORPUS", "OUT"), {}, "has no sentence-transformers stack"),
         ("pipeline", (), {"out": "OUT"}, "pass exactly one of recipe"),
         ("pipeline", (), {"preset": "tiny", "out": 123}, "--out must be a path"),
         ("pipeline", (), {"preset": "tiny", "out": "OUT", "steps": 0}, "--steps must be at least 1"),

@@ -20,12 +20,14 @@ from edgebert.options import defaults
 VERBS = {
     "distill": (cfg.DistillConfig, ["--corpus", "c.txt", "--out", "o"]),
     "compress": (cfg.CompressConfig, ["--out", "o"]),
+    "finetune": (cfg.FinetuneConfig, ["--model", "m", "--data", "d.csv", "--out", "o"]),
     "export": (cfg.ExportConfig, ["--target", "onnx"]),
     "bench": (cfg.BenchConfig, ["item", "--out", "o"]),
     "pipeline": (cfg.PipelineConfig, ["--preset", "tiny", "--out", "o"]),
 }
 # recipe section -> (its dataclass, the verb config whose defaults it shares)
-SECTIONS = {"distill": cfg.DistillConfig, "compress": cfg.CompressConfig, "export": cfg.ExportConfig, "bench": cfg.BenchConfig}
+SECTIONS = {"distill": cfg.DistillConfig, "compress": cfg.CompressConfig, "finetune": cfg.FinetuneConfig, "export": cfg.ExportConfig,
+            "bench": cfg.BenchConfig}  # fmt: skip
 
 
 @pytest.mark.parametrize("verb", VERBS)

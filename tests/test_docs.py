@@ -96,8 +96,8 @@ def test_documented_options_exist(verb: str) -> None:
 
 # ---------------------------------------------------------------------------------------- documented defaults
 
-VERB_CONFIGS = {"distill": config.DistillConfig, "compress": config.CompressConfig, "export": config.ExportConfig,
-                "bench": config.BenchConfig, "pipeline": config.PipelineConfig}  # fmt: skip
+VERB_CONFIGS = {"distill": config.DistillConfig, "compress": config.CompressConfig, "finetune": config.FinetuneConfig,
+                "export": config.ExportConfig, "bench": config.BenchConfig, "pipeline": config.PipelineConfig}  # fmt: skip
 CELL = re.compile(r"(?<!\\)\|")  # a table cell border (not an escaped \| inside a cell)
 
 

@@ -70,6 +70,15 @@ def sentences_from_dataset(ds: Any, spec: str) -> list[str]:
     return sentences
 
 
+def rows_jsonl_text(ds: Any, spec: str) -> str:
+    """A dataset's rows as JSON Lines, every column under its own name (labelled pairs for `edgebert finetune`)."""
+    import json
+
+    if not len(ds):
+        raise UserError(f"dataset '{spec}' has no rows")
+    return "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in ds)
+
+
 def sts_csv_text(rows: list[tuple[str, str, float]]) -> str:
     """STS rows as the headerless sentence1,sentence2,score csv that `edgebert.data.load_sts_csv` reads."""
     buf = io.StringIO()
@@ -111,8 +120,8 @@ class Input:
 def resolve_input(flag: str, value: str, base: Path, kind: str) -> Input:
     """An input value (path relative to `base`, or dataset spec) checked and, for a dataset, loaded and converted.
 
-    `kind` is "sts" (scored pairs), "labelled" (sentence<TAB>label tsv) or "text" (sentences). Missing files and
-    unloadable datasets are UserErrors."""
+    `kind` is "sts" (scored pairs), "labelled" (sentence<TAB>label tsv), "rows" (labelled pairs for finetune, a
+    dataset's rows as JSON Lines) or "text" (sentences). Missing files and unloadable datasets are UserErrors."""
     if not isinstance(value, str) or not value:
         raise UserError(f"{flag} must be a path or a dataset spec, got {value!r}")
     path = Path(value).expanduser()
@@ -121,7 +130,8 @@ def resolve_input(flag: str, value: str, base: Path, kind: str) -> Input:
         spec = parse_dataset_spec(value, flag)
         from edgebert.data import load_hf_dataset
 
-        hints = {"sts": "pass a local STS-B csv (sentence1,sentence2,score)", "labelled": "pass a local TSV (sentence<TAB>label)"}
+        hints = {"sts": "pass a local STS-B csv (sentence1,sentence2,score)", "labelled": "pass a local TSV (sentence<TAB>label)",
+                 "rows": "pass a local csv, tsv or jsonl file of labelled pairs"}
         ds = load_hf_dataset(spec.name, spec.config, spec.split, spec.spec, hints.get(kind, "pass a local text file"))
         if kind == "labelled":
             from edgebert.data import labelled_from_dataset, labelled_tsv_text
@@ -129,10 +139,13 @@ def resolve_input(flag: str, value: str, base: Path, kind: str) -> Input:
             return Input(flag, value, dataset=spec, text=labelled_tsv_text(labelled_from_dataset(ds, spec.spec)), suffix=".tsv")
         if kind == "sts":
             return Input(flag, value, dataset=spec, text=sts_csv_text(sts_rows_from_dataset(ds, spec.spec)), suffix=".csv")
+        if kind == "rows":
+            return Input(flag, value, dataset=spec, text=rows_jsonl_text(ds, spec.spec), suffix=".jsonl")
         return Input(flag, value, dataset=spec, text="\n".join(sentences_from_dataset(ds, spec.spec)) + "\n")
     path = path.resolve()
     if not path.exists():
-        what = {"sts": "an STS-B csv (sentence1,sentence2,score)", "labelled": "a TSV with a header sentence<TAB>label"}.get(
+        what = {"sts": "an STS-B csv (sentence1,sentence2,score)", "labelled": "a TSV with a header sentence<TAB>label",
+                "rows": "a csv, tsv or jsonl file of labelled pairs"}.get(
             kind, "text files (.gz ok), dirs, an STS-B csv or an SST-2 tsv"
         )
         raise UserError(f"{flag} {path} does not exist; pass {what}, or a dataset spec ({SPEC_FORMS})")

@@ -1,8 +1,9 @@
 """Pipeline recipes: a TOML file parsed (tomllib) into dataclasses; an unknown key is a UserError naming it.
 
 Sections: top-level `name`, `description`, `teacher`, `corpus`; [distill] (the `distill()` keyword arguments),
-[compress] (optional pruning and healing), [vocab] (optional trimming), [export] (targets × quantizations), [bench] (what `edgebert bench` measures) and
-[targets] (what the run must reach). Relative paths in a recipe are resolved against the recipe file's directory.
+[compress] (optional pruning and healing), [vocab] (optional trimming), [finetune] (optional supervised training on
+labelled pairs), [export] (targets × quantizations), [bench] (what `edgebert bench` measures) and [targets] (what the
+run must reach). Relative paths in a recipe are resolved against the recipe file's directory.
 The shipped presets name no data: the corpus and the STS sets are inputs (`edgebert pipeline --corpus ... --eval-sts
 ... --sts ...`, see `edgebert.pipeline.inputs`), so a preset runs from an installed wheel.
 """
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edgebert.config import BenchRecipe, CompressRecipe, DistillRecipe, ExportRecipe, HealConfig, VocabConfig
+from edgebert.config import BenchRecipe, CompressRecipe, DistillRecipe, ExportRecipe, FinetuneRecipe, HealConfig, VocabConfig
 from edgebert.errors import UserError
 from edgebert.options import default
 from edgebert.sources import DEFAULT_MODEL
@@ -100,6 +101,22 @@ class VocabSection(VocabConfig):
 
 
 @dataclass
+class FinetuneSection(FinetuneRecipe):
+    """`edgebert finetune` on the final student (after distillation, pruning, healing and trimming; the exports ship
+    what it keeps), with FinetuneRecipe's options; the stage runs when `data` (or `--finetune-data`) names labelled
+    pairs: a csv, tsv or jsonl file relative to the recipe, or a dataset spec (its rows as they are, columns by name)."""
+
+    data: str | None = None
+
+    def kwargs(self, base: Path) -> dict[str, Any]:
+        """finetune()'s keyword arguments but the data (`held_out_file` made absolute against the recipe's `base`)."""
+        kwargs = {f.name: getattr(self, f.name) for f in dataclasses.fields(FinetuneRecipe)}
+        if self.held_out_file:
+            kwargs["held_out_file"] = str(resolve_path(self.held_out_file, base))
+        return kwargs
+
+
+@dataclass
 class ExportSection(ExportRecipe):
     """Student exports (target → quantizations, 'none' = fp32) and the teacher's fp32 exports for comparison."""
 
@@ -143,6 +160,7 @@ class Recipe:
     distill: DistillSection = field(default_factory=DistillSection)
     compress: CompressSection = field(default_factory=CompressSection)
     vocab: VocabSection = field(default_factory=VocabSection)
+    finetune: FinetuneSection = field(default_factory=FinetuneSection)
     export: ExportSection = field(default_factory=ExportSection)
     bench: BenchSection = field(default_factory=BenchSection)
     targets: TargetsSection = field(default_factory=TargetsSection)
@@ -158,12 +176,15 @@ class Recipe:
         return Path(self.source).expanduser().absolute().parent if self.source else Path.cwd()
 
     def fingerprint(self) -> str:
-        """What a resumed run must share with the run it resumes (everything but where the recipe came from)."""
-        body = {k: v for k, v in self.as_dict().items() if k != "source"}
+        """What a resumed run must share with the run it resumes (everything but where the recipe came from; a
+        [finetune] section left as it is does not count, so a run without the stage keeps its fingerprint)."""
+        idle = self.finetune == FinetuneSection()
+        body = {k: v for k, v in self.as_dict().items() if k != "source" and not (k == "finetune" and idle)}
         return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-SECTIONS = {"distill": DistillSection, "compress": CompressSection, "vocab": VocabSection, "export": ExportSection, "bench": BenchSection, "targets": TargetsSection}
+SECTIONS = {"distill": DistillSection, "compress": CompressSection, "vocab": VocabSection, "finetune": FinetuneSection,
+            "export": ExportSection, "bench": BenchSection, "targets": TargetsSection}  # fmt: skip
 TOP_LEVEL = {"name", "description", "teacher", "corpus"}
 EXTENDS = "extends"  # top-level key: a shipped preset this recipe starts from (its keys win, section by section)
 
@@ -246,7 +267,8 @@ def _validate(recipe: Recipe) -> None:
     if recipe.distill.steps < 1:
         raise UserError(f"recipe: distill.steps must be at least 1, got {recipe.distill.steps}")
     for section, check in (("distill", _check_distill), ("compress", _check_compress), ("vocab", _check_vocab),
-                           ("export", _check_export), ("bench", _check_bench), ("targets", _check_targets)):  # fmt: skip
+                           ("finetune", _check_finetune), ("export", _check_export), ("bench", _check_bench),
+                           ("targets", _check_targets)):  # fmt: skip
         try:
             check(getattr(recipe, section))
         except UserError as exc:
@@ -310,6 +332,16 @@ def _check_vocab(v: VocabSection) -> None:
     from edgebert.compress.vocab import _check_args
 
     _check_args(v.min_count, v.max_size)
+
+
+def _check_finetune(f: FinetuneSection) -> None:
+    """The [finetune] values, checked by finetune()'s own option checks (its data is checked with the inputs)."""
+    from edgebert import validate
+    from edgebert.finetune.api import check_options
+
+    check_options(f)
+    if f.data is not None:
+        validate.path_like("data", f.data)
 
 
 def _check_export(e: ExportSection) -> None:

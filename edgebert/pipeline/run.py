@@ -1,4 +1,4 @@
-"""`run_pipeline(...)`: distill → compress → export (every target × quantization) → bench → report, resumable.
+"""`run_pipeline(...)`: distill → compress → finetune → export (every target × quantization) → bench → report, resumable.
 
 Every stage writes into `<work>/<stage>/...` through the verbs' own APIs (so each output is complete once its
 `edgebert.json` / `report.json` exists) and is recorded in `<work>/pipeline-state.json` with its wall time. With
@@ -24,14 +24,14 @@ from typing import Any
 
 from edgebert import __version__
 from edgebert.artifact import atomic_output_dir, check_output_dir, report_json
-from edgebert.config import STUDENT_SHAPE_OPTIONS, BenchConfig, BenchRecipe, PipelineConfig
+from edgebert.config import HELD_OUT_SHARE, STUDENT_SHAPE_OPTIONS, BenchConfig, BenchRecipe, PipelineConfig
 from edgebert.errors import UserError, VerificationError, kept_on_interrupt
 from edgebert.pipeline.verdicts import TEACHER_LABEL, evaluate_targets, headline
 from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
 from edgebert.modeldir import MANIFEST, read_manifest
 from edgebert.options import checked, keyword_options
 from edgebert.pipeline.inputs import Input, is_dataset_spec, resolve_input
-from edgebert.pipeline.recipe import ExportSection, Recipe, resolve_path, validate_recipe
+from edgebert.pipeline.recipe import ExportSection, FinetuneSection, Recipe, resolve_path, validate_recipe
 
 STATE_FILE = "pipeline-state.json"
 SCHEMA = "edgebert.pipeline/1"
@@ -200,6 +200,13 @@ def run_trim_vocab(model: Path, out: Path, recipe: Recipe, corpus: list[Path], q
     trim_vocab(model, out, [str(p) for p in corpus], min_count=v.min_count, max_size=v.max_size, quiet=quiet)
 
 
+def run_finetune(model: Path, data: Path, out: Path, recipe: Recipe, quiet: bool) -> None:
+    """The recipe's [finetune] on the final student: its labelled pairs `data`, the epoch or soup best on held-out rows."""
+    from edgebert.finetune import finetune
+
+    finetune(model, data, out, **recipe.finetune.kwargs(recipe.base_dir), quiet=quiet)
+
+
 def run_export(
     target: str, quantize: str, model: Path | str, out: Path, e: ExportSection, quiet: bool, calibration: Path | None = None,
 ) -> None:
@@ -258,6 +265,8 @@ def _with_flags(recipe: Recipe, options: PipelineConfig) -> Recipe:
         recipe.bench.sst2 = absolute("--labels", o.labels)
     if o.sts is not None:
         recipe.bench.sts = absolute("--sts", o.sts)
+    if o.finetune_data is not None:
+        recipe.finetune.data = absolute("--finetune-data", o.finetune_data)
     return recipe
 
 
@@ -300,6 +309,8 @@ def skipped_steps(recipe: Recipe, classifier: bool = False, sentence_sets: bool 
             ("distill", "--eval-sts", d.eval_sts, "no --eval-sts: distillation keeps the last checkpoint instead of the best on STS"),
             ("bench", "--sts", b.sts, "no --sts: bench reports size and latency without STS retention"
              + ("; the retention targets are not evaluated" if t.min_sts_retention is not None else "")),
+            ("finetune", "--finetune-data", recipe.finetune.data or recipe.finetune == FinetuneSection(),
+             "no --finetune-data (or [finetune] data): the recipe's finetune stage does not run"),
         ]  # fmt: skip
     return augment + [{"step": step, "input": flag, "message": message} for step, flag, given, message in checks if not given]
 
@@ -321,6 +332,8 @@ def _check_task_inputs(recipe: Recipe, classifier: bool) -> None:
         raise UserError("the teacher is a sequence classifier: set targets.min_accuracy_retention, not min_sts_retention")
     if not classifier and (recipe.distill.eval_labels or recipe.targets.min_accuracy_retention is not None):
         raise UserError("--eval-labels and targets.min_accuracy_retention need a sequence-classifier teacher")
+    if classifier and recipe.finetune.data:
+        raise UserError("the teacher is a sequence classifier: the finetune stage (--finetune-data, [finetune] data) trains sentence embedders")
 
 
 def _check_teacher(teacher_dir: Path, classifier: bool, labelled: list[Input | None]) -> None:
@@ -399,6 +412,21 @@ def _check_inputs(
         validate.text_file("compress.calibration", calibration)
 
 
+def _check_finetune_data(data: Input | None, recipe: Recipe) -> None:
+    """The finetune stage's rows read as the stage will read them (a dataset converted in a scratch directory): a bad
+    row, a missing column or too few held-out rows is found now, not after distillation."""
+    import tempfile
+
+    from edgebert.finetune.api import check_installed, training_data
+
+    if data is None:
+        return
+    check_installed()
+    options = replace(recipe.finetune, **recipe.finetune.kwargs(recipe.base_dir))
+    with tempfile.TemporaryDirectory() as scratch:
+        training_data(data.materialize(Path(scratch)), options, flag=data.flag)
+
+
 def _check_targets(recipe: Recipe) -> None:
     """Every export target's toolchain is installed: found before distillation runs for minutes, not after it."""
     from edgebert.targets import get_exporter
@@ -427,6 +455,7 @@ class Plan:
     eval_labels: Input | None = None
     bench_labels: Input | None = None
     export_calibration: Path | None = None  # int8-static exports' text (None: sampled from the corpus)
+    finetune: Input | None = None  # the finetune stage's labelled pairs (None: no such stage)
     replace_out: bool = False  # --force, or --resume over this same run's own report
 
     @property
@@ -464,6 +493,8 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
     eval_labels = resolve_input("--eval-labels", recipe.distill.eval_labels, base, "labelled") if recipe.distill.eval_labels else None
     bench_labels = resolve_input("[bench] sst2", recipe.bench.sst2, base, "labelled") if recipe.bench.sst2 else None
     _check_inputs(corpus_inputs, eval_input, bench_input, calibration, [eval_labels, bench_labels])
+    finetune = resolve_input("--finetune-data", recipe.finetune.data, base, "rows") if recipe.finetune.data else None
+    _check_finetune_data(finetune, recipe)
     _check_targets(recipe)
     teacher = _resolve_teacher(recipe.teacher, base)
     from edgebert.sources import resolve_model
@@ -481,13 +512,15 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
         "[bench] sst2": bench_labels.path if bench_labels else None,
         "compress.calibration": calibration,
         "export.calibration": export_calibration,
+        "--finetune-data": finetune.path if finetune else None,
+        "finetune.held_out_file": recipe.finetune.kwargs(base).get("held_out_file"),
         "recipe": recipe.source,
     }
     check_output_dir(out, replace_out, inputs)
     check_output_dir(work, True, inputs, "--work")  # overlap and writability; its contents are _check_work's
     work_action = _check_work(work, recipe, resume, force)
     return Plan(recipe, out, work, work_action, teacher, teacher_dir, corpus_inputs, eval_input, bench_input, calibration,
-                skipped_steps(recipe, task == TEXT_CLASSIFICATION, any(_is_sentence_set(c) for c in corpus_inputs)), inputs, task, eval_labels, bench_labels, export_calibration, replace_out)  # fmt: skip
+                skipped_steps(recipe, task == TEXT_CLASSIFICATION, any(_is_sentence_set(c) for c in corpus_inputs)), inputs, task, eval_labels, bench_labels, export_calibration, finetune, replace_out)  # fmt: skip
 
 
 def _own_report(out: Path, work: Path) -> bool:
@@ -529,6 +562,8 @@ def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
                        f"{f', on the {c.heal_weight_grid} weight grid' if c.heal_weight_grid else ''}; keeps the {heal_best}"))  # fmt: skip
     if v.trim:
         stages.append(("vocab", w / "vocab" / "student", f"trim to the corpus vocabulary, min count {v.min_count}, max size {v.max_size}"))
+    if plan.finetune is not None:
+        stages.append(("finetune", w / "finetune" / "student", _finetune_settings(r.finetune)))
     for target in e.teacher_targets:
         stages.append((f"export:teacher-{target}", w / "export" / f"teacher-{target}", f"teacher fp32, seq {e.seq_len}"))
     for target, quant in e.student_exports():
@@ -539,6 +574,18 @@ def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
         sts = f"accuracy and agreement on {plan.bench_labels.describe()}" if plan.bench_labels else "no labelled set"
     stages.append(("bench", w / "bench", f"seq {b.seq_len}, batch {b.batch}, threads {b.threads}, {b.repeats} repeats, {sts}"))
     return stages
+
+
+def _finetune_settings(f: FinetuneSection) -> str:
+    """The dry run's line for the finetune stage: its training and what it keeps."""
+    if f.held_out == 0:
+        keeps = f"epoch {f.epochs}" if f.soup_from is None else f"the soup of epochs {f.soup_from}-{f.epochs}"
+    elif f.held_out_file:
+        keeps = f"the epoch or soup best on the rows of {f.held_out_file}"
+    else:
+        keeps = f"the epoch or soup best on {HELD_OUT_SHARE if f.held_out is None else f.held_out:g} of the rows, held out"
+    seeds = ",".join(map(str, f.seeds))
+    return f"loss {f.loss}, {f.epochs} epochs, batch {f.batch_size}, lr {f.lr:g}, seeds {seeds}; keeps {keeps}"
 
 
 def format_plan(plan: Plan) -> list[str]:
@@ -556,6 +603,8 @@ def format_plan(plan: Plan) -> list[str]:
         lines.append(f"  --labels ([bench] sst2): {plan.bench_labels.describe() if plan.bench_labels else 'none'}")
     if r.compress.enabled:
         lines.append(f"  calibration: {plan.calibration or 'passages sampled from the corpus into the work dir'}")
+    if plan.finetune is not None:
+        lines.append(f"  --finetune-data: {plan.finetune.describe()}")
     lines.append(f"stages ({plan.work_action} work dir {plan.work}):")
     lines += [f"  {i}. {name} → {out}: {settings}" for i, (name, out, settings) in enumerate(planned_stages(plan), 1)]
     lines += [f"skipped: {s['message']}" for s in plan.skipped]
@@ -623,6 +672,7 @@ class _Data:
     bench_sts: Path | None
     eval_labels: Path | None = None
     bench_labels: Path | None = None
+    finetune: Path | None = None
 
 
 def _prepare_data(run: _Run) -> _Data:
@@ -645,8 +695,9 @@ def _prepare_data(run: _Run) -> _Data:
         prepared.append(_augmented(run, sentence_sets, data_dir))
     bench_sts = plan.bench_sts.materialize(data_dir) if plan.bench_sts else None
     eval_labels = plan.eval_labels.materialize(data_dir) if plan.eval_labels else None
+    finetune = plan.finetune.materialize(data_dir) if plan.finetune else None
     run.log(f"recipe {recipe.name} ({recipe.fingerprint()}); teacher {plan.teacher_dir}; corpus: {', '.join(str(p) for p in prepared)}")
-    return _Data(sources, prepared, eval_sts, bench_sts, eval_labels, bench_labels)
+    return _Data(sources, prepared, eval_sts, bench_sts, eval_labels, bench_labels, finetune)
 
 
 def _is_sentence_set(corpus: Input) -> bool:
@@ -677,7 +728,8 @@ def _sentences(labelled: Path) -> set[str]:
 
 
 def _student_stages(run: _Run, data: _Data) -> Path:
-    """Distil, then (as the recipe says) prune + heal and trim the vocabulary; the final student's directory."""
+    """Distil, then (as the recipe says) prune + heal, trim the vocabulary and fine-tune on labelled pairs; the final
+    student's directory."""
     from edgebert.pipeline.corpus import write_calibration
 
     plan, recipe, work = run.plan, run.plan.recipe, run.plan.work
@@ -705,6 +757,10 @@ def _student_stages(run: _Run, data: _Data) -> Path:
         source = model
         run.stage("vocab", trimmed, lambda: run_trim_vocab(source, trimmed, recipe, data.prepared, run.quiet))
         model = trimmed
+    if data.finetune is not None:
+        tuned, start, pairs = work / "finetune" / "student", model, data.finetune
+        run.stage("finetune", tuned, lambda: run_finetune(start, pairs, tuned, recipe, run.quiet))
+        model = tuned
     return model
 
 
@@ -756,13 +812,14 @@ def _export_stages(run: _Run, model: Path, data: _Data) -> tuple[list[str], dict
 
 def _stage_scores(out: str | None) -> dict[str, Any] | None:
     """A training stage's checkpoint-choice scores from its manifest (STS Spearman, or a classifier's accuracy, on
-    the --eval-sts / --eval-labels pairs): the teacher's, the stage's start (`student_init`) and what it kept."""
+    the --eval-sts / --eval-labels pairs; finetune's figure on its own held-out rows): the teacher's, the stage's start
+    (`student_init`) and what it kept."""
     metrics = (read_manifest(Path(out)).get("metrics") or {}) if out else {}
-    for key in ("sts_spearman", "accuracy"):
+    for key in ("sts_spearman", "accuracy", "held_out"):  # held_out: finetune's, on held-out rows of its own data
         scores = metrics.get(key)
         if isinstance(scores, dict) and "student_final" in scores:
             keep = ("teacher", "student_init", "student_final", "kept")
-            return {"metric": key, **{k: scores.get(k) for k in keep}}
+            return {"metric": scores.get("metric", key), **{k: scores.get(k) for k in keep}}
     return None
 
 
