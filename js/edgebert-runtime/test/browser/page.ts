@@ -8,7 +8,7 @@ import { GraphModel } from '@tensorflow/tfjs-converter';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import '@tensorflow/tfjs-backend-webgl';
 
-import { EdgeModel, type RuntimeFactory } from '../../src/index.js';
+import { EdgeModel, modelFileOf, type ExportManifest, type RuntimeFactory } from '../../src/index.js';
 import { onnxruntime } from '../../src/adapters/onnxruntime.js';
 import { tfjs } from '../../src/adapters/tfjs.js';
 import { resultsOf, type CaseResult } from '../results.js';
@@ -34,11 +34,11 @@ async function getJson(url: string): Promise<object> {
   return (await response.json()) as object;
 }
 
-async function runtimeFor(request: PageRequest): Promise<RuntimeFactory> {
+async function runtimeFor(request: PageRequest, manifest: object): Promise<RuntimeFactory> {
   if (request.runtime === 'onnxruntime-web') {
     ort.env.wasm.wasmPaths = `${MODULES}onnxruntime-web/dist/`;
     ort.env.wasm.numThreads = 1;
-    const session = await ort.InferenceSession.create(`${request.base}model.onnx`, { executionProviders: ['wasm'] });
+    const session = await ort.InferenceSession.create(request.base + modelFileOf(manifest as ExportManifest), { executionProviders: ['wasm'] });
     return onnxruntime({ session, Tensor: ort.Tensor, name: 'onnxruntime-web' });
   }
   const backend = request.runtime === 'tfjs-webgl' ? 'webgl' : 'wasm';
@@ -51,7 +51,7 @@ async function runExport(request: PageRequest): Promise<PageAnswer> {
   const [manifest, tokenizerJson, tokenizerConfig] = await Promise.all(
     ['edgebert.json', 'tokenizer.json', 'tokenizer_config.json'].map((f) => getJson(request.base + f)),
   );
-  const model = await EdgeModel.load({ manifest, tokenizerJson, tokenizerConfig, runtime: await runtimeFor(request) });
+  const model = await EdgeModel.load({ manifest, tokenizerJson, tokenizerConfig, runtime: await runtimeFor(request, manifest) });
   try {
     return { runtime: model.runtime.name, lengths: model.lengths, results: await resultsOf(model, request.texts) };
   } finally {
