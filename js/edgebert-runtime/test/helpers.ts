@@ -15,7 +15,7 @@ export interface TorchCase {
 
 export interface TorchExport {
   name: string;
-  runtime: 'onnxruntime-node' | 'tfjs-wasm';
+  runtime: 'onnxruntime-node' | 'tfjs-wasm' | 'litertjs';
   dir: string;
   task: string;
   buckets: number[];
