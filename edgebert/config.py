@@ -22,6 +22,8 @@ PACKINGS = ("truncate", "pack")
 HEAD_SCOPES = ("global", "layer")
 IMPORTANCE_METHODS = ("auto", "mlm", "output-sensitivity")
 BENCH_TARGETS = ("pytorch", "onnx", "tflite", "tfjs", "executorch")
+# Where an export's files go: edgebert's own layout, or also the one transformers.js's pipeline() loads (onnx only).
+LAYOUTS = ("edgebert", "transformers.js")
 
 # Loss weights chosen by distill's "auto" (None): DistilBERT's triple loss when the teacher has its own masked-LM
 # head; cosine-only on unmasked text when it has none (a head fitted to a sentence-embedding teacher such as
@@ -324,6 +326,11 @@ class ExportConfig(ExportRecipe):
     input_dtype: str | None = option(
         None, "the ids' integer type: onnx takes int64 (default) or int32 (Hermes / onnxruntime-react-native apps "
         "without BigInt64Array); tflite and tfjs take int32, executorch int64", metavar="DTYPE",
+    )  # fmt: skip
+    layout: str = option(
+        "edgebert", "onnx: transformers.js also lays the export out as transformers.js's pipeline() loads it (the one "
+        "ONNX file as onnx/model.onnx, onnx/model_quantized.onnx for int8, …; a config.json; the tokenizer cut at "
+        "--seq-len), which edgebert's own runtimes read as well", choices=LAYOUTS,
     )  # fmt: skip
     calibration_texts: list[str] | None = option(None, "calibration sentences instead of a file", cli=False)
     calibration_samples: int | None = option(None, f"passages of --calibration to use (default {DEFAULT_CALIBRATION_SAMPLES})")

@@ -21,6 +21,8 @@ from edgebert.parity import PARITY_SENTENCES, compare, default_min_cosine, encod
 from edgebert.parity_texts import wide_parity_texts
 from edgebert.progress import Stages
 from edgebert.sources import resolve_model
+from edgebert.targets.onnx import transformers_js
+from edgebert.targets.onnx.transformers_js import TRANSFORMERS_JS
 from edgebert.weight_grids import WeightGrid, grid_for
 from edgebert.task_heads import FILL_MASK, check_task_config, manifest_outputs
 from edgebert.task_heads import labels as task_labels
@@ -75,6 +77,7 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
         offered = ", ".join(("none",) + exporter.quantizations)
         raise UserError(f"--quantize {quantize} is not offered by target {target}; choose one of: {offered}")
     input_dtype = check_input_dtype(exporter, o.input_dtype)
+    check_layout(exporter, o.layout)
     texts, calibration_record = calibration_set(quantize, calibration, calibration_texts, calibration_samples)
     inputs = {"--model": model, "--calibration": calibration}
     if out is not None:
@@ -88,6 +91,8 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     check_within_positions("--seq-len", seq_len, config)
     task, head_left_out = choose_task(config, (model_dir / "modules.json").is_file(), o.task, model_dir)
     check_task_config(config, task, o.top_k)
+    if o.layout == TRANSFORMERS_JS:
+        transformers_js.check(task, config, o.input_dtype)
 
     with cost.recording() as phases:  # the cost of each phase, for the manifest (edgebert.cost)
         stages = Stages(total=4, quiet=quiet)
@@ -99,7 +104,7 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
         _check_finite(loaded, seq_len)
         options = ExportOptions(
             seq_len=seq_len, quantize=quantize, calibration_texts=texts, buckets=lengths,
-            tfjs_batched_attention_max_len=o.tfjs_batched_attention_max_len, input_dtype=input_dtype,
+            tfjs_batched_attention_max_len=o.tfjs_batched_attention_max_len, input_dtype=input_dtype, layout=o.layout,
         )  # fmt: skip
         threshold = min_cosine if min_cosine is not None else default_min_cosine(quantize)
 
@@ -125,6 +130,13 @@ def check_input_dtype(exporter: Any, dtype: Any) -> str:
         offered = " or ".join(exporter.input_dtypes)
         raise UserError(f"--input-dtype {dtype} is not offered by target {exporter.name}; it takes {offered}")
     return str(dtype)
+
+
+def check_layout(exporter: Any, layout: Any) -> None:
+    """UserError (one line) for a layout the target does not write."""
+    if layout not in exporter.layouts:
+        written = ", ".join(exporter.layouts)
+        raise UserError(f"--layout {layout} is not written by target {exporter.name}; it writes {written}")
 
 
 def check_arguments(
@@ -271,6 +283,8 @@ def _convert_and_verify(
         stages.note(f"{target} has dynamic axes: no buckets needed; inputs are truncated to {options.seq_len} tokens")
     with stages.stage("saving tokenizer"):
         tokenizer_files = [Path(f).name for f in loaded.tokenizer.save_pretrained(str(work))]
+        if options.layout == TRANSFORMERS_JS:
+            transformers_js.cut_tokenizer(work, options.seq_len)
     if calibration_record is not None:
         result.extra.setdefault("quantization", {})["calibration"] = calibration_record
     manifest = _manifest(loaded, target, options, result, tokenizer_files, work, threshold)

@@ -10,9 +10,10 @@ from rich.table import Table
 
 from edgebert import buckets
 from edgebert.export import ExportReport
+from edgebert.targets.onnx import transformers_js
 
 LOAD_HINTS = {
-    "onnx": "Python: ort.InferenceSession('{dir}/model.onnx') with {dtype} inputs {inputs}",
+    "onnx": "Python: ort.InferenceSession('{dir}/{model_file}') with {dtype} inputs {inputs}",
     "tflite": "Python: LiteRT Interpreter('{dir}/model.tflite').get_signature_runner('serving_default') with {dtype} inputs",
 }
 
@@ -23,7 +24,7 @@ RUNTIME_SNIPPETS = {
         "onnxruntime-react-native expo-asset",
         ["import * as ort from 'onnxruntime-react-native';", "import { Asset } from 'expo-asset';",
          "import { onnxruntime } from 'edgebert-runtime/onnxruntime';"],
-        ["const [onnxFile] = await Asset.loadAsync(require('{base}/model.onnx'));  // add 'onnx' to metro.config.js resolver.assetExts",
+        ["const [onnxFile] = await Asset.loadAsync(require('{base}/{model_file}'));  // add 'onnx' to metro.config.js resolver.assetExts",
          "const session = await ort.InferenceSession.create(onnxFile.localUri!);",
          "const runtime = onnxruntime({{ session, Tensor: ort.Tensor }});"],
     ),
@@ -155,7 +156,7 @@ def app_snippet(m: dict, base: str) -> list[str]:
         packages, imports, runtime = _tfjs_runtime(m, base)
     else:
         packages, imports, runtime = RUNTIME_SNIPPETS[m["target"]]
-        runtime = [line.format(base=base) for line in runtime]
+        runtime = [line.format(base=base, model_file=transformers_js.onnx_file(m)) for line in runtime]
     lines = [f"React Native with edgebert-runtime (npm install edgebert-runtime {packages}):",
              "import { EdgeModel } from 'edgebert-runtime';", *imports, *runtime,
              f"const files = {{ manifest: require('{base}/edgebert.json'), tokenizerJson: require('{base}/tokenizer.json'), "
@@ -191,10 +192,11 @@ def print_export_summary(report: ExportReport, console: Console | None = None) -
         console.print(f"[yellow]the model's {m['model']['head_left_out']} head is NOT in this export (--task {m.get('task')})[/yellow]")
     print_buckets(m, console)
     if m["target"] in LOAD_HINTS:
-        console.print("load in " + LOAD_HINTS[m["target"]].format(dir=report.out_dir, inputs=inputs, dtype=m["inputs"][0]["dtype"]))
+        hint = LOAD_HINTS[m["target"]].format(dir=report.out_dir, inputs=inputs, dtype=m["inputs"][0]["dtype"], model_file=transformers_js.onnx_file(m))
+        console.print("load in " + hint)
     if m["target"] == "executorch":
         console.print("load in Python (executorch's runtime):")
         for line in executorch_python_snippet(m, report.out_dir):
             console.print("  " + line, markup=False, highlight=False)
-    for line in app_snippet(m, f"./{report.out_dir.name}"):
+    for line in app_snippet(m, f"./{report.out_dir.name}") + transformers_js.snippet(m, report.out_dir.name):
         console.print(line, markup=False, highlight=False)

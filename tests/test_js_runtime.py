@@ -1,8 +1,8 @@
 """edgebert-runtime (js/edgebert-runtime), the JavaScript package that runs every edgebert export: its Node tests and
 type checks, run from pytest on tiny exports made here.
 
-Where a runtime runs here (onnxruntime-node and TF.js wasm in Node; onnxruntime-web and TF.js wasm and WebGL in
-headless Chromium) the package's `embed` / `classify` / `fillMask` are compared with PyTorch on the same texts, for
+Where a runtime runs here (onnxruntime-node and TF.js wasm in Node; onnxruntime-web, TF.js wasm and WebGL, and
+LiteRT.js wasm and WebGPU in headless Chromium) the package's `embed` / `classify` / `fillMask` are compared with PyTorch on the same texts, for
 an embedder, a classifier and a masked LM, with buckets and without.
 Where it cannot (react-native-fast-tflite, react-native-executorch: native modules), this file writes what the
 export's own Python runtime sees and returns (edgebert's TFLite and ExecuTorch runners): the model's input and
@@ -33,7 +33,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "js" / "edgebert-runtime"
 NODE_PACKAGES = ("tsx", "typescript", "onnxruntime-node", "onnxruntime-web", "@tensorflow/tfjs-backend-wasm", "@huggingface/tokenizers",
-                 "react-native-fast-tflite", "react-native-executorch", "esbuild", "playwright-core")  # fmt: skip
+                 "react-native-fast-tflite", "react-native-executorch", "esbuild", "playwright-core", "@litertjs/core",
+                 "@huggingface/transformers")  # fmt: skip
 INSTALL_HINT = "run ./install.sh (npm ci --prefix js/edgebert-runtime && npm run build --prefix js/edgebert-runtime)"
 PYTHON_ONLY_MARKER = Path(sys.prefix) / "edgebert-python-only"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
@@ -221,9 +222,12 @@ def write_cases(path: Path, exports: list[dict[str, Any]]) -> Path:
 def cases(models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The exports the Node tests run, with their references: ONNX (dynamic shapes) embedder, classifier (int32 ids, as
     Hermes apps feed them) and fill-mask on onnxruntime-node; TF.js embedder with buckets and classifier without on the wasm backend; TFLite classifier
-    (one length) and embedder (buckets: refused) for react-native-fast-tflite."""
+    (one length) and embedder (buckets: refused) for react-native-fast-tflite, and the same two against PyTorch for
+    LiteRT.js (Chromium only)."""
     root = tmp_path_factory.mktemp("js-runtime-exports")
     emb, cls, mlm = models["embedder"], models["classifier"], models["masked-lm"]
+    tflite_cls = _export("tflite", cls, root / "cls-tflite", seq_len=SEQ_LEN)
+    tflite_emb = _export("tflite", emb, root / "emb-tflite", seq_len=BUCKETS)
     exports = [
         torch_export_case("onnx embedder", "onnxruntime-node", _export("onnx", emb, root / "emb-onnx", seq_len=SEQ_LEN), emb, TEXTS),
         torch_export_case("onnx classifier, int32 ids", "onnxruntime-node",
@@ -232,8 +236,10 @@ def cases(models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> 
                           _export("onnx", mlm, root / "mlm-onnx", seq_len=SEQ_LEN, task="fill-mask", top_k=TOP_K), mlm, MASK_TEXTS),
         torch_export_case("tfjs embedder, buckets 16 and 32", "tfjs-wasm", _export("tfjs", emb, root / "emb-tfjs", seq_len=BUCKETS), emb, TEXTS),
         torch_export_case("tfjs classifier, one length", "tfjs-wasm", _export("tfjs", cls, root / "cls-tfjs", seq_len=SEQ_LEN), cls, TEXTS),
-        tflite_native_case("tflite classifier, one length", _export("tflite", cls, root / "cls-tflite", seq_len=SEQ_LEN), cls, TEXTS),
-        tflite_native_case("tflite embedder, buckets 16 and 32", _export("tflite", emb, root / "emb-tflite", seq_len=BUCKETS), emb, []),
+        tflite_native_case("tflite classifier, one length", tflite_cls, cls, TEXTS),
+        tflite_native_case("tflite embedder, buckets 16 and 32", tflite_emb, emb, []),
+        torch_export_case("tflite classifier, one length", "litertjs", tflite_cls, cls, TEXTS),
+        torch_export_case("tflite embedder, buckets 16 and 32", "litertjs", tflite_emb, emb, TEXTS),
     ]  # fmt: skip
     return write_cases(root / "cases.json", exports)
 
@@ -250,19 +256,22 @@ def test_node_tests_run_every_export_like_its_reference(npm: str, cases: Path) -
     assert counts["pass"] >= 20, counts
 
 
-def test_chromium_runs_the_onnx_and_tfjs_exports_like_pytorch(npm: str, cases: Path) -> None:
-    """The same ONNX exports on onnxruntime-web (wasm) and TF.js exports on TF.js's wasm and WebGL (SwiftShader)
-    backends in headless Chromium (the package bundled by esbuild, the exports served over HTTP), with the Node tests'
-    checks against PyTorch."""
+def test_chromium_runs_the_onnx_tfjs_and_tflite_exports_like_pytorch(npm: str, cases: Path) -> None:
+    """The same ONNX exports on onnxruntime-web (wasm), TF.js exports on TF.js's wasm and WebGL (SwiftShader)
+    backends and TFLite exports (buckets: every signature) on LiteRT.js's wasm and WebGPU (SwiftShader's Vulkan)
+    accelerators in headless Chromium (the package bundled by esbuild, the exports and the runtimes' wasm files served
+    over HTTP), with the Node tests' checks against PyTorch."""
     if not CHROMIUM.exists():
         _missing_dependency(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set CHROMIUM=...)")
     proc = _run_npm(npm, "test:browser", {"EDGEBERT_RUNTIME_CASES": str(cases)})
     counts = _passed(proc, "edgebert-runtime's Chromium test (npm run test:browser)")
     for name in ("onnx embedder on onnxruntime-web", "onnx classifier, int32 ids on onnxruntime-web", "onnx fill-mask on onnxruntime-web",
                  "tfjs embedder, buckets 16 and 32 on tfjs-wasm", "tfjs classifier, one length on tfjs-wasm",
-                 "tfjs embedder, buckets 16 and 32 on tfjs-webgl", "tfjs classifier, one length on tfjs-webgl"):  # fmt: skip
+                 "tfjs embedder, buckets 16 and 32 on tfjs-webgl", "tfjs classifier, one length on tfjs-webgl",
+                 "tflite embedder, buckets 16 and 32 on litertjs-wasm", "tflite classifier, one length on litertjs-wasm",
+                 "tflite embedder, buckets 16 and 32 on litertjs-webgpu", "tflite classifier, one length on litertjs-webgpu"):  # fmt: skip
         assert f"✔ {name}" in proc.stdout, f"no passing Chromium test for {name}:\n{_report(proc)}"
-    assert counts["pass"] == 7, counts
+    assert counts["pass"] == 11, counts
 
 
 @pytest.mark.integration  # the ExecuTorch export alone takes about a minute on 2 cores
@@ -340,7 +349,7 @@ def test_export_summary_prints_the_snippet_for_the_targets_runtime(cases: Path) 
     from edgebert.export import ExportReport
     from edgebert.summary import print_export_summary
 
-    export = next(e for e in json.loads(cases.read_text())["exports"] if e["name"] == "onnx classifier")
+    export = next(e for e in json.loads(cases.read_text())["exports"] if e["name"].startswith("onnx classifier"))
     out_dir = Path(export["dir"])
     buffer = StringIO()
     print_export_summary(ExportReport(out_dir, json.loads((out_dir / "edgebert.json").read_text())), Console(file=buffer, width=400))

@@ -94,6 +94,7 @@ class ExportOptions:
     buckets: tuple[int, ...] = ()  # static-shape targets: one graph (signature) per length; () = (seq_len,)
     tfjs_batched_attention_max_len: int = TFJS_BATCHED_ATTENTION_MAX_LEN  # tfjs: batched attention up to this length
     input_dtype: str = ""  # the ids' integer type; "" = the target's first `input_dtypes`
+    layout: str = "edgebert"  # where the files go: one of the target's `layouts`
 
     @property
     def lengths(self) -> tuple[int, ...]:
@@ -171,6 +172,7 @@ class Exporter(ABC):
     name: ClassVar[str]
     quantizations: ClassVar[tuple[str, ...]]  # besides "none"
     input_dtypes: ClassVar[tuple[str, ...]]  # the ids' integer types it can take, its default first
+    layouts: ClassVar[tuple[str, ...]] = ("edgebert",)  # the file layouts it writes (config.LAYOUTS), its default first
     arm64_recipes: ClassVar[tuple[str, ...]] = ()  # recipes whose integer kernels differ on ARM64 CPUs
     install_hint: ClassVar[str]
 

@@ -1,5 +1,6 @@
 """ONNX target exporter: one `model.onnx` with dynamic batch and sequence axes (quantize.py: the recipes; runner.py:
-onnxruntime sessions on every kernel path)."""
+onnxruntime sessions on every kernel path; transformers_js.py: the layout transformers.js loads, where the file is
+`onnx/model.onnx`, `onnx/model_quantized.onnx`, …: the manifest's `target_details.model_file` names it)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ from edgebert import cost
 from edgebert.errors import TargetUnavailable
 from edgebert.modelio import LoadedModel
 from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner
+from edgebert.targets.onnx import transformers_js
 from edgebert.targets.onnx.fusion_guards import guard_file
 from edgebert.targets.onnx.runner import OnnxRunner, onnx_kernel_paths
 
 OPSET = 18
-MODEL_FILE = "model.onnx"
+MODEL_FILE = transformers_js.EDGEBERT_FILE
 
 
 class OnnxExporter(Exporter):
@@ -27,6 +29,7 @@ class OnnxExporter(Exporter):
     name = "onnx"
     quantizations = ("int8", "int8-static", "int4", "w4a8", "fp16")
     input_dtypes = ("int64", "int32")
+    layouts = ("edgebert", transformers_js.TRANSFORMERS_JS)
     arm64_recipes = ("int8", "int8-static", "w4a8")
     install_hint = "pip install 'edgebert[onnx]'"
 
@@ -38,12 +41,19 @@ class OnnxExporter(Exporter):
     def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
         import tempfile
 
-        extra: dict[str, Any] = {"opset": OPSET, "exporter": "torch.onnx (TorchScript)"}
+        for_transformers_js = options.layout == transformers_js.TRANSFORMERS_JS
+        name = transformers_js.model_file(options.quantize) if for_transformers_js else MODEL_FILE
+        extra: dict[str, Any] = {"opset": OPSET, "exporter": "torch.onnx (TorchScript)", "layout": options.layout, "model_file": name}
+        files = [name]
+        if for_transformers_js:
+            files.append(transformers_js.write_config(model, work_dir, options.quantize))
+            extra["transformers_js"] = transformers_js.details(options.quantize, options.seq_len)
         with tempfile.TemporaryDirectory(prefix="edgebert-onnx-") as scratch:
             fp32 = Path(scratch) / MODEL_FILE
             with cost.phase("capture (torch.onnx)"):
                 self._export_fp32(model, fp32, options.seq_len)
-            target = work_dir / MODEL_FILE
+            target = work_dir / name
+            target.parent.mkdir(exist_ok=True)
             if options.quantize == "none":
                 fp32.replace(target)
             else:
@@ -55,7 +65,7 @@ class OnnxExporter(Exporter):
                 int32_inputs(target)
             extra["opset"] = file_opset(target)  # int4 and w4a8 move the file to opset 21 (4-bit tensors)
             extra["fusion_guards"] = guard_file(target)
-        return ConvertResult(files=[MODEL_FILE], input_dtype=options.input_dtype or "int64", static_shape=False, extra=extra)
+        return ConvertResult(files=files, input_dtype=options.input_dtype or "int64", static_shape=False, extra=extra)
 
     @staticmethod
     def _export_fp32(model: LoadedModel, path: Path, seq_len: int) -> None:
@@ -83,17 +93,22 @@ class OnnxExporter(Exporter):
             )
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
-        return OnnxRunner(Path(export_dir) / MODEL_FILE, threads=threads)
+        return OnnxRunner(model_path(export_dir, manifest), threads=threads)
 
     def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
         """The host's kernels, plus the saturating u8 x s8 kernels of x86 CPUs without VNNI when the file has any, and
         the ARM64 CPUs' integer kernels (emulated) for the integer recipes."""
-        paths = onnx_kernel_paths(Path(export_dir) / MODEL_FILE)
+        paths = onnx_kernel_paths(model_path(export_dir, manifest))
         if self.arm64_unchecked(manifest) is None and manifest["quantization"] in self.arm64_recipes:
             from edgebert.targets import arm64_paths
 
-            paths.update(arm64_paths.onnx_paths(Path(export_dir) / MODEL_FILE))
+            paths.update(arm64_paths.onnx_paths(model_path(export_dir, manifest)))
         return paths
+
+
+def model_path(export_dir: Path, manifest: dict[str, Any]) -> Path:
+    """The export's ONNX file (`transformers_js.onnx_file`)."""
+    return Path(export_dir) / transformers_js.onnx_file(manifest)
 
 
 def int32_inputs(path: Path) -> None:

@@ -14,6 +14,17 @@ export const INPUT_NAMES = ['input_ids', 'attention_mask', 'token_type_ids'] as 
 export type InputName = (typeof INPUT_NAMES)[number];
 export type InputDtype = 'int32' | 'int64';
 
+/** The model file of each target's own layout (an ONNX export laid out for transformers.js names its file). */
+const MODEL_FILES: Record<string, string> = { onnx: 'model.onnx', tflite: 'model.tflite', tfjs: 'model.json', executorch: 'model.pte' };
+
+/**
+ * The export's model file, relative to its folder: the manifest's `target_details.model_file` (an ONNX export made
+ * with `--layout transformers.js`: `onnx/model.onnx`, `onnx/model_quantized.onnx`, …), else the target's own name.
+ */
+export function modelFileOf(manifest: Pick<ExportManifest, 'target' | 'target_details'> | null | undefined): string {
+  return manifest?.target_details?.model_file ?? MODEL_FILES[manifest?.target ?? ''] ?? 'model';
+}
+
 /** The outputs each task reads (other outputs, e.g. `last_hidden_state`, are not fetched). */
 export const TASK_OUTPUTS: Record<Task, readonly string[]> = {
   'feature-extraction': ['sentence_embedding'],
@@ -34,7 +45,7 @@ export interface ExportManifest {
   inputs: { name: string; dtype: string; shape: (number | string)[] }[];
   outputs: { name: string; dtype?: string; shape?: (number | string)[]; dim?: number; labels?: string[]; normalized?: boolean }[];
   model: { family?: string; hidden_size: number; layers?: number; do_lower_case?: boolean | null; padding_side?: string; top_k?: number };
-  target_details?: { output_nodes?: Record<string, string>; weight_shards?: string[]; [key: string]: unknown };
+  target_details?: { output_nodes?: Record<string, string>; weight_shards?: string[]; model_file?: string; layout?: string; [key: string]: unknown };
   parity?: { min_cosine: number; threshold?: number; passed?: boolean };
 }
 
@@ -63,6 +74,8 @@ export interface ExportInfo {
   name: string;
   target: string;
   task: Task;
+  /** The model file, relative to the export's folder (`modelFileOf`): what the app hands its runtime. */
+  modelFile: string;
   /** The longest input: texts are truncated to it. */
   seqLen: number;
   /** Fixed-shape exports: the lengths it runs, ascending (one for an export without buckets). Null: any length. */
@@ -152,6 +165,7 @@ export function readManifest(json: unknown): ExportInfo {
     name: manifest.name,
     target: manifest.target,
     task,
+    modelFile: modelFileOf(manifest),
     seqLen: manifest.seq_len,
     buckets: checkedBuckets(manifest),
     inputs: checkedInputs(manifest),

@@ -7,9 +7,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import { graphArtifacts, type GraphIOHandler, type GraphModelJson } from './adapters/tfjs-graphs.js';
+import { modelFileOf, type ExportManifest } from './manifest.js';
 
 export interface ExportFiles {
   dir: string;
+  /** The model file's path (`dir` joined with the manifest's `modelFileOf`): ONNX Runtime's session opens it. */
+  modelPath: string;
   manifest: unknown;
   tokenizerJson: object;
   tokenizerConfig: object;
@@ -25,9 +28,11 @@ function readJson<T>(file: string): T {
 export function readExportFiles(dir: string): ExportFiles {
   const missing = EXPORT_FILES.filter((f) => !fs.existsSync(path.join(dir, f)));
   if (missing.length) throw new Error(`${dir} is not an edgebert export: ${missing.join(', ')} missing`);
+  const manifest = readJson<ExportManifest>(path.join(dir, 'edgebert.json'));
   return {
     dir,
-    manifest: readJson(path.join(dir, 'edgebert.json')),
+    modelPath: path.join(dir, modelFileOf(manifest)),
+    manifest,
     tokenizerJson: readJson<object>(path.join(dir, 'tokenizer.json')),
     tokenizerConfig: readJson<object>(path.join(dir, 'tokenizer_config.json')),
   };

@@ -15,7 +15,7 @@ export interface TorchCase {
 
 export interface TorchExport {
   name: string;
-  runtime: 'onnxruntime-node' | 'tfjs-wasm';
+  runtime: 'onnxruntime-node' | 'tfjs-wasm' | 'litertjs';
   dir: string;
   task: string;
   buckets: number[];
@@ -32,14 +32,28 @@ export interface NativeExport {
   calls: { text: string; inputs: number[][]; outputs: unknown[] }[];
 }
 
+/** An ONNX export laid out for transformers.js (tests/test_web.py): edgebert's runner's outputs per text, and for a
+ * text longer than seq_len what the runner gives on the ids transformers.js feeds (cut without the final separator). */
+export interface TransformersJsExport {
+  name: string;
+  runtime: 'transformers.js';
+  dir: string;
+  task: 'feature-extraction' | 'text-classification';
+  seq_len: number;
+  /** The feature-extraction call options the export summary prints (`{ pooling, normalize }`). */
+  pipeline_options: Record<string, unknown>;
+  labels: string[];
+  cases: (TorchCase & { cut?: { input_ids: number[]; outputs: Record<string, number[]> } })[];
+}
+
 export const CASES_ENV = 'EDGEBERT_RUNTIME_CASES';
 export const ALLOW_SKIP = 'EDGEBERT_RUNTIME_ALLOW_SKIP';
 
 const file = process.env[CASES_ENV];
-const all: (TorchExport | NativeExport)[] = file ? JSON.parse(fs.readFileSync(file, 'utf8')).exports : [];
+const all: (TorchExport | NativeExport | TransformersJsExport)[] = file ? JSON.parse(fs.readFileSync(file, 'utf8')).exports : [];
 
 /** The exports of the cases file that run on `runtime` (none without a cases file). */
-export function exportsFor<T extends TorchExport | NativeExport>(runtime: T['runtime']): T[] {
+export function exportsFor<T extends TorchExport | NativeExport | TransformersJsExport>(runtime: T['runtime']): T[] {
   return all.filter((e) => e.runtime === runtime) as T[];
 }
 

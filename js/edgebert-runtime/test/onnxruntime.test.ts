@@ -1,6 +1,5 @@
 /** The ONNX Runtime adapter on onnxruntime-node (the InferenceSession API onnxruntime-web and -react-native share). */
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { describe, test } from 'node:test';
 
 import * as ort from 'onnxruntime-node';
@@ -12,8 +11,9 @@ import { exportsFor, type TorchExport } from './helpers.js';
 import { checkResults, resultsOf } from './torch-runtimes.js';
 
 async function load(dir: string): Promise<EdgeModel> {
-  const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'));
-  return EdgeModel.load({ ...readExportFiles(dir), runtime: onnxruntime({ session, Tensor: ort.Tensor, name: 'onnxruntime-node' }) });
+  const files = readExportFiles(dir);
+  const session = await ort.InferenceSession.create(files.modelPath);
+  return EdgeModel.load({ ...files, runtime: onnxruntime({ session, Tensor: ort.Tensor, name: 'onnxruntime-node' }) });
 }
 
 describe('onnxruntime-node vs PyTorch', () => {

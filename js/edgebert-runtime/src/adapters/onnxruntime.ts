@@ -39,7 +39,7 @@ function checkSession(session: OrtSessionLike, info: ExportInfo, name: string): 
   const missing = wanted.filter((n) => !session.inputNames.includes(n));
   const extra = session.inputNames.filter((n) => !(wanted as string[]).includes(n));
   if (missing.length || extra.length) {
-    throw new Error(`${name}: the session takes inputs [${session.inputNames.join(', ')}], ${info.name}'s manifest lists [${wanted.join(', ')}]: is it this export's model.onnx?`);
+    throw new Error(`${name}: the session takes inputs [${session.inputNames.join(', ')}], ${info.name}'s manifest lists [${wanted.join(', ')}]: is it this export's ${info.modelFile}?`);
   }
   const absent = info.taskOutputs.filter((n) => !session.outputNames.includes(n));
   if (absent.length) throw new Error(`${name}: the session has no output ${absent.join(', ')} (it has ${session.outputNames.join(', ')})`);

@@ -1,75 +1,50 @@
 /**
  * edgebert-runtime in headless Chromium (Debian `chromium`, driven by playwright-core): the ONNX exports of the
- * cases file on onnxruntime-web (wasm) and the TF.js exports on TF.js's wasm and WebGL backends (WebGL on Chromium's
- * software GPU, SwiftShader: float32 shaders), against PyTorch, with the same checks as in Node.
- * CHROMIUM=/path/to/chromium overrides /usr/bin/chromium.
+ * cases file on onnxruntime-web (wasm), the TF.js exports on TF.js's wasm and WebGL backends (WebGL on Chromium's
+ * software GPU, SwiftShader: float32 shaders) and the TFLite exports on LiteRT.js's wasm and WebGPU accelerators
+ * (WebGPU on SwiftShader's Vulkan), against PyTorch, with the same checks as in Node (page and server: chromium.ts).
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-
-import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
 
 import { exportsFor, type TorchExport } from '../helpers.js';
 import { checkResults } from '../torch-runtimes.js';
+import { PACKAGE, openTestPage, type TestPage } from './chromium.js';
 import type { PageAnswer, PageRequest } from './page.js';
-import { serve, type Server } from './server.js';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const PACKAGE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const RUNTIMES: Record<string, PageRequest['runtime'][]> = { 'onnxruntime-node': ['onnxruntime-web'], 'tfjs-wasm': ['tfjs-wasm', 'tfjs-webgl'] };
-const NAMES: Record<PageRequest['runtime'], string> = { 'onnxruntime-web': 'onnxruntime-web', 'tfjs-wasm': 'tfjs (wasm)', 'tfjs-webgl': 'tfjs (webgl)' };
-// WebGL without a GPU: SwiftShader (software Vulkan under ANGLE), as in the demo app's browser test.
-const FLAGS = ['--headless', '--no-sandbox', '--no-first-run', '--use-gl=angle', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'];
-const exports = [...exportsFor<TorchExport>('onnxruntime-node'), ...exportsFor<TorchExport>('tfjs-wasm')];
-
-async function bundle(dir: string): Promise<void> {
-  await esbuild.build({
-    entryPoints: [path.join(PACKAGE, 'test', 'browser', 'page.ts')],
-    bundle: true, format: 'esm', platform: 'browser', target: 'es2022', outfile: path.join(dir, 'page.js'), logLevel: 'error',
-  });
-  fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><meta charset="utf-8"><script type="module" src="page.js"></script>');
-}
+const RUNTIMES: Record<string, PageRequest['runtime'][]> = {
+  'onnxruntime-node': ['onnxruntime-web'], 'tfjs-wasm': ['tfjs-wasm', 'tfjs-webgl'], litertjs: ['litertjs-wasm', 'litertjs-webgpu'],
+};
+const NAMES: Record<PageRequest['runtime'], string> = {
+  'onnxruntime-web': 'onnxruntime-web', 'tfjs-wasm': 'tfjs (wasm)', 'tfjs-webgl': 'tfjs (webgl)',
+  // LiteRT.js's WebGPU delegate has no GATHER_ND (one in the BERT embeddings of edgebert's .tflite): it runs 100 of
+  // the embedder's 140 ops and hands the rest to wasm (model partitioning, Chromium having JSPI).
+  'litertjs-wasm': 'litertjs (wasm)', 'litertjs-webgpu': 'litertjs (webgpu + wasm)',
+};
+// WebGL without a GPU: SwiftShader (software Vulkan under ANGLE), as in the demo app's browser test; WebGPU on
+// SwiftShader's Vulkan too (Chromium exposes WebGPU on Linux only with --enable-unsafe-webgpu).
+const FLAGS = ['--headless', '--no-sandbox', '--no-first-run', '--use-gl=angle', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+  '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-vulkan=swiftshader', '--use-webgpu-adapter=swiftshader'];
+const exports = [...exportsFor<TorchExport>('onnxruntime-node'), ...exportsFor<TorchExport>('tfjs-wasm'), ...exportsFor<TorchExport>('litertjs')];
 
 describe('headless Chromium vs PyTorch', { skip: exports.length ? false : 'no exports in the cases file' }, () => {
-  let server: Server;
-  let browser: Browser;
-  let page: Page;
-  let dir: string;
-  const console_: string[] = [];
+  let page: TestPage;
 
   before(async () => {
-    assert.ok(fs.existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM=...)`);
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgebert-runtime-page-'));
-    await bundle(dir);
-    const mounts: Record<string, string> = { '/page/': dir, '/pkg/': PACKAGE };
-    exports.forEach((e, i) => (mounts[`/exports/${i}/`] = e.dir));
-    server = await serve(mounts);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
-    page = await browser.newPage();
-    page.on('console', (m) => console_.push(`${m.type()}: ${m.text()}`));
-    page.on('pageerror', (e) => console_.push(`pageerror: ${e.message}`));
-    await page.goto(`${server.url}page/index.html`);
-    await page.waitForFunction(() => 'runExport' in window, undefined, { timeout: 60_000 });
+    const mounts = Object.fromEntries(exports.map((e, i) => [`/exports/${i}/`, e.dir]));
+    page = await openTestPage(path.join(PACKAGE, 'test', 'browser', 'page.ts'), 'runExport', mounts, FLAGS);
   });
 
   after(async () => {
-    await browser?.close();
-    await server?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    await page?.close();
   });
 
   exports.forEach((exp, i) => {
     for (const runtime of RUNTIMES[exp.runtime]) {
       test(`${exp.name} on ${runtime}`, async () => {
         const request: PageRequest = { base: `/exports/${i}/`, runtime, texts: exp.cases.map((c) => c.text) };
-        const answer = await page
-          .evaluate((r) => (window as unknown as { runExport: (r: PageRequest) => Promise<PageAnswer> }).runExport(r), request)
-          .catch((err: Error) => assert.fail(`${err.message}\n${console_.join('\n')}`));
+        const answer = await page.call<PageRequest, PageAnswer>(request);
         assert.equal(answer.runtime, NAMES[runtime]);
         checkResults(exp, answer.results, answer.lengths);
       });

@@ -7,8 +7,10 @@ import * as tf from '@tensorflow/tfjs-core';
 import { GraphModel } from '@tensorflow/tfjs-converter';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import '@tensorflow/tfjs-backend-webgl';
+import { Tensor as LiteRtTensor, loadAndCompile, loadLiteRt } from '@litertjs/core';
 
-import { EdgeModel, type RuntimeFactory } from '../../src/index.js';
+import { EdgeModel, modelFileOf, type ExportManifest, type RuntimeFactory } from '../../src/index.js';
+import { litertjs } from '../../src/adapters/litertjs.js';
 import { onnxruntime } from '../../src/adapters/onnxruntime.js';
 import { tfjs } from '../../src/adapters/tfjs.js';
 import { resultsOf, type CaseResult } from '../results.js';
@@ -16,7 +18,7 @@ import { resultsOf, type CaseResult } from '../results.js';
 export interface PageRequest {
   /** The export's URL, ending in '/'. */
   base: string;
-  runtime: 'onnxruntime-web' | 'tfjs-wasm' | 'tfjs-webgl';
+  runtime: 'onnxruntime-web' | 'tfjs-wasm' | 'tfjs-webgl' | 'litertjs-wasm' | 'litertjs-webgpu';
   texts: string[];
 }
 
@@ -27,6 +29,7 @@ export interface PageAnswer {
 }
 
 const MODULES = '/pkg/node_modules/';
+let litert: Promise<unknown> | undefined;
 
 async function getJson(url: string): Promise<object> {
   const response = await fetch(url);
@@ -34,12 +37,20 @@ async function getJson(url: string): Promise<object> {
   return (await response.json()) as object;
 }
 
-async function runtimeFor(request: PageRequest): Promise<RuntimeFactory> {
+async function runtimeFor(request: PageRequest, manifest: object): Promise<RuntimeFactory> {
   if (request.runtime === 'onnxruntime-web') {
     ort.env.wasm.wasmPaths = `${MODULES}onnxruntime-web/dist/`;
     ort.env.wasm.numThreads = 1;
-    const session = await ort.InferenceSession.create(`${request.base}model.onnx`, { executionProviders: ['wasm'] });
+    const session = await ort.InferenceSession.create(request.base + modelFileOf(manifest as ExportManifest), { executionProviders: ['wasm'] });
     return onnxruntime({ session, Tensor: ort.Tensor, name: 'onnxruntime-web' });
+  }
+  if (request.runtime === 'litertjs-wasm' || request.runtime === 'litertjs-webgpu') {
+    litert ??= loadLiteRt(`${MODULES}@litertjs/core/wasm/`); // LiteRT.js's wasm files, from this origin
+    await litert;
+    const accelerator = request.runtime === 'litertjs-webgpu' ? 'webgpu' : 'wasm';
+    if (accelerator === 'webgpu' && !(await navigator.gpu?.requestAdapter())) throw new Error('this browser has no WebGPU adapter');
+    const model = await loadAndCompile(request.base + modelFileOf(manifest as ExportManifest), { accelerator, gpuOptions: { precision: 'fp32' } });
+    return litertjs({ model, Tensor: LiteRtTensor });
   }
   const backend = request.runtime === 'tfjs-webgl' ? 'webgl' : 'wasm';
   setWasmPaths(`${MODULES}@tensorflow/tfjs-backend-wasm/dist/`);
@@ -51,7 +62,7 @@ async function runExport(request: PageRequest): Promise<PageAnswer> {
   const [manifest, tokenizerJson, tokenizerConfig] = await Promise.all(
     ['edgebert.json', 'tokenizer.json', 'tokenizer_config.json'].map((f) => getJson(request.base + f)),
   );
-  const model = await EdgeModel.load({ manifest, tokenizerJson, tokenizerConfig, runtime: await runtimeFor(request) });
+  const model = await EdgeModel.load({ manifest, tokenizerJson, tokenizerConfig, runtime: await runtimeFor(request, manifest) });
   try {
     return { runtime: model.runtime.name, lengths: model.lengths, results: await resultsOf(model, request.texts) };
   } finally {
