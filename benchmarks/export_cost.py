@@ -82,11 +82,17 @@ def cpu_name() -> str:
 def markdown(records: list[dict[str, Any]], header: dict[str, Any]) -> str:
     """The per-run table, then each run's phases."""
     lines = [f"# Export cost: {header['model']}", "",
-             f"{header['cpu']}, {header['cores']} cores; edgebert at {header['label']}; `{header['command']}`", "",
+             f"{header['cpu']}, {header['cores']} cores; edgebert at {header['label']}; `{header['command']}`; "
+             f"EDGEBERT_ARM64_TEXTS={header['arm64_texts']}", "",
              "| target | recipe | exit | wall s | CPU s | min cosine |", "|---|---|---|---|---|---|"]  # fmt: skip
     for r in records:
         cosine = f"{r['min_cosine']:.6f}" if "min_cosine" in r else r.get("error", "")
         lines.append(f"| {r['target']} | {r['quantize']} | {r['exit']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {cosine} |")
+    paths = [r for r in records if r.get("kernel_paths")]
+    if paths:
+        lines += ["", "Min cosine per kernel path (emulated ARM64 paths: a sample of each check, `arm64_texts`):", "",
+                  "| target | recipe | kernel path | min cosine |", "|---|---|---|---|"]  # fmt: skip
+        lines += [f"| {r['target']} | {r['quantize']} | {name} | {value:.6f} |" for r in paths for name, value in r["kernel_paths"].items()]
     for r in records:
         if not r.get("phases"):
             continue
@@ -109,7 +115,8 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     model_name = args.model if args.model == "default" else Path(args.model).name
     header = {"model": model_name, "label": args.label or "HEAD", "cpu": cpu_name(), "cores": os.cpu_count(),
-              "command": " ".join(["benchmarks/export_cost.py", *sys.argv[1:]]), "load_average": os.getloadavg()}  # fmt: skip
+              "command": " ".join(["benchmarks/export_cost.py", *sys.argv[1:]]), "load_average": os.getloadavg(),
+              "arm64_texts": os.environ.get("EDGEBERT_ARM64_TEXTS", "default")}  # fmt: skip
     records = []
     for pair in args.runs:
         target, _, quantize = pair.partition(":")
