@@ -1,6 +1,6 @@
 """What a run of edgebert costs: wall and CPU seconds per named phase (capture, conversion, each island rung, the
 reference outputs, each kernel path's parity), recorded while a `recording()` block is open and written into the
-export manifest's `metrics.phases`; `benchmarks/export_cost.py` tabulates them.
+export manifest's `metrics.phases`; `benchmarks/suites/export_cost.py` tabulates them.
 
 CPU seconds are this process's (every thread) plus those of its children once they have exited (the TensorFlow
 conversion processes, the Node runners): on a shared machine they say what the work cost where wall time cannot.

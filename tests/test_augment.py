@@ -13,7 +13,7 @@ from model_zoo import build_albert, build_roberta
 
 from edgebert.distill.augment import augment, augment_sentences, is_uncased, neighbours, whole_words, word_table
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "augment_corpus.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "suites" / "augment_corpus.py"
 
 
 def _tokenizer(model: Path):

@@ -246,13 +246,13 @@ def test_cli_worker_processes_reference_and_failed_item(
 
 @pytest.mark.integration
 def test_teacher_sts_agrees_with_an_independent_computation(packaged_teacher: Path, shared_data: Path) -> None:
-    """Harness STS for the PyTorch teacher vs benchmarks/check_teacher_sts.py (transformers + numpy + scipy)."""
+    """Harness STS for the PyTorch teacher vs benchmarks/suites/check_teacher_sts.py (transformers + numpy + scipy)."""
     import importlib.util
 
     from edgebert.bench.items import open_item, resolve_item
     from edgebert.bench.measure import measure_sts
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "check_teacher_sts.py"
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "suites" / "check_teacher_sts.py"
     spec = importlib.util.spec_from_file_location("check_teacher_sts", script)
     check = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(check)

@@ -224,46 +224,87 @@ def test_history_patterns(line: str, hits: list[str]) -> None:
 
 
 def test_no_tracked_text_names_a_session() -> None:
+    found = [f"{name}:{number}: {line.strip()[:100]}" for name, text in _tracked_text()
+             for number, line in enumerate(text.splitlines(), 1) if _history_hits(line)]  # fmt: skip
+    assert not found, "tracked text names a session or a result folder by sitting:\n" + "\n".join(found)
+
+
+ISSUE = re.compile(r"\bissues? #?\d+\b", re.I)  # what a change was for lives in git and the tracker, not in the text
+# A bare "#12" too, in the files written as prose or code; the others (.tsx, .html, .css) spell colours that way.
+ISSUE_NUMBER = re.compile(r"(?<![\w#&/])#\d+\b")
+ISSUE_NUMBER_SUFFIXES = (".md", ".toml", ".sh", ".py", ".txt", ".mjs", ".json")
+
+
+def _issue_hits(name: str, line: str) -> bool:
+    return bool(ISSUE.search(line) or (name.endswith(ISSUE_NUMBER_SUFFIXES) and ISSUE_NUMBER.search(line)))
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "hit"),
+    [("a.md", "fixed (issue {4})", True), ("a.py", "# issues {12} and 13", True), ("a.sh", "# see {#12}", True),
+     ("a.md", "as asked in ({#7})", True), ("a.tsx", "color: '#666'", False), ("a.md", "[x](#the-small-preset)", False),
+     ("a.py", '{"w", "##7"}', False), ("a.md", "the issue is open", False)],
+)  # fmt: skip
+def test_issue_patterns(name: str, line: str, hit: bool) -> None:
+    """Braces keep this file's own examples from matching; they are dropped before the patterns run."""
+    assert _issue_hits(name, line.replace("{", "").replace("}", "")) is hit
+
+
+def _tracked_text(*pathspecs: str) -> list[tuple[str, str]]:
+    """(name, text) of each tracked UTF-8 text file under `pathspecs` (all when none), node_modules left out."""
     import subprocess
 
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    found = []
+    listed = subprocess.run(["git", "ls-files", "-z", "--", *pathspecs], cwd=ROOT, capture_output=True, check=True).stdout
+    files = []
     for name in listed.decode().split("\0"):
         path = ROOT / name
-        if not name or name.startswith("demo_app/node_modules/") or not path.is_file():
+        if not name or "node_modules/" in name or not path.is_file():
             continue
         data = path.read_bytes()
         if b"\0" in data[:8192]:
             continue  # binary
         try:
-            text = data.decode("utf-8")
+            files.append((name, data.decode("utf-8")))
         except UnicodeDecodeError:
             continue
-        for number, line in enumerate(text.splitlines(), 1):
-            if _history_hits(line):
-                found.append(f"{name}:{number}: {line.strip()[:100]}")
-    assert not found, "tracked text names a session or a result folder by sitting:\n" + "\n".join(found)
-
-
-ISSUE = re.compile(r"\bissues? #?\d+\b", re.I)  # what a change was for lives in git and the tracker, not in the text
+    return files
 
 
 def test_no_tracked_text_names_an_issue() -> None:
     """Code, docs, presets, benchmarks and tests say what they do, not which issue asked for it."""
-    import subprocess
-
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    found = []
-    for name in listed.decode().split("\0"):
-        path = ROOT / name
-        if not name or "node_modules/" in name or name == "tests/test_docs.py" or not path.is_file():
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
-        found += [f"{name}:{number}: {line.strip()[:100]}" for number, line in enumerate(text.splitlines(), 1) if ISSUE.search(line)]
+    found = [f"{name}:{number}: {line.strip()[:100]}" for name, text in _tracked_text() if name != "tests/test_docs.py"
+             for number, line in enumerate(text.splitlines(), 1) if _issue_hits(name, line)]  # fmt: skip
     assert not found, "tracked text names an issue:\n" + "\n".join(found)
+
+
+# A path of the machine a run was on (its scratch, checkout or home directories): absolute, so not `$WORK/tmp/` or
+# `small.work/`. Shipped and committed text names what a reader has instead: repository paths, ../shared/data, and
+# placeholders (WORK, OUT, RUNS, $EDGEBERT_MPNET).
+MACHINE_PATH = re.compile(r"(?<![\w.$})/])/(?:tmp|work|root|home)/")
+# (file, line text) where such a path is itself the documented example; prefer rewriting the text to adding here.
+MACHINE_PATH_EXAMPLES: set[tuple[str, str]] = set()
+
+
+@pytest.mark.parametrize(
+    ("line", "hit"),
+    [("--work {/tmp/}bench-work", True), ('"path": "{/work/}bench/x"', True), ("cd {/root/}x", True),
+     ("DEST=${DEST:-{/tmp/}mpnet}", True),
+     ("--out WORK/s15/report", False), ("$A/small.work/heal/student", False), ("../shared/data/stsb", False),
+     ('"HOME": os.environ.get("HOME", "/tmp")', False), ("$W/work/none", False)],
+)  # fmt: skip
+def test_machine_path_pattern(line: str, hit: bool) -> None:
+    """Braces keep this file's own examples from matching; they are dropped before the pattern runs."""
+    assert bool(MACHINE_PATH.search(line.replace("{", "").replace("}", ""))) is hit
+
+
+def test_no_shipped_text_names_a_machine_path() -> None:
+    """README.md, docs/, edgebert/ (code, comments, presets) and benchmarks/ (scripts, commands.sh, the committed
+    reports' markdown and JSON) name no directory of the machine they were written or run on."""
+    found = [f"{name}:{number}: {line.strip()[:100]}"
+             for name, text in _tracked_text("README.md", "docs", "edgebert", "benchmarks")
+             for number, line in enumerate(text.splitlines(), 1)
+             if MACHINE_PATH.search(line) and (name, line.strip()) not in MACHINE_PATH_EXAMPLES]  # fmt: skip
+    assert not found, "tracked text names a machine path (use WORK, OUT or ../shared/data):\n" + "\n".join(found)
 
 
 DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")

@@ -96,7 +96,7 @@ def test_every_role_resolves_on_the_real_model(family_models: dict[str, Path], f
 @pytest.fixture(scope="module")
 def roberta_pad0(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny BERT re-laid as a RoBERTa with its WordPiece vocabulary: pad id 0, positions from 1 (as the packaged
-    teacher re-laid by benchmarks/relayout_teacher.py)."""
+    teacher re-laid by benchmarks/suites/relayout_teacher.py)."""
     from transformers import AutoModel, AutoTokenizer
 
     from edgebert.families import BERT, family_named

@@ -1,5 +1,5 @@
 """Real weights in every family: the packaged teacher re-laid into DistilBERT, RoBERTa and ELECTRA layouts
-(benchmarks/relayout_teacher.py) computes the teacher's embeddings, so each family's ONNX int8 export must score the
+(benchmarks/suites/relayout_teacher.py) computes the teacher's embeddings, so each family's ONNX int8 export must score the
 teacher's STS-B (integration: the packaged teacher and ../shared/data)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def test_relaid_teacher_exports_score_the_teachers_sts(packaged_teacher: Path, s
     from edgebert.export import export
 
     relaid = tmp_path / "relaid"
-    script = ROOT / "benchmarks" / "relayout_teacher.py"
+    script = ROOT / "benchmarks" / "suites" / "relayout_teacher.py"
     done = subprocess.run([sys.executable, str(script), str(packaged_teacher), str(relaid)], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     items = [f"teacher={packaged_teacher}"]
@@ -44,12 +44,12 @@ def test_relaid_teacher_exports_score_the_teachers_sts(packaged_teacher: Path, s
 
 @pytest.fixture(scope="session")
 def real_mpnet() -> Path:
-    """all-mpnet-base-v2 as benchmarks/fetch_mpnet.py assembles it from PyPI (430 MB, so not in CI): $EDGEBERT_MPNET."""
+    """all-mpnet-base-v2 as benchmarks/suites/fetch_mpnet.py assembles it from PyPI (430 MB, so not in CI): $EDGEBERT_MPNET."""
     import os
 
     path = Path(os.environ.get("EDGEBERT_MPNET", "")).expanduser()
     if not os.environ.get("EDGEBERT_MPNET") or not (path / "config.json").is_file():
-        pytest.skip("set EDGEBERT_MPNET to all-mpnet-base-v2 (benchmarks/fetch_mpnet.py DEST) to run the MPNet tests")
+        pytest.skip("set EDGEBERT_MPNET to all-mpnet-base-v2 (benchmarks/suites/fetch_mpnet.py DEST) to run the MPNet tests")
     return path
 
 

@@ -152,6 +152,20 @@ def test_recipe_extends_a_preset_key_by_key() -> None:
     assert recipe.targets.max_wall_minutes == 5 and recipe.targets.max_mb is None  # [targets] replaced whole
 
 
+def test_recipe_heal_kwargs_are_the_distill_recipe_at_the_heal_settings() -> None:
+    """`Recipe.heal_kwargs`: what the heal stage (and benchmarks/suites/heal_on_grid.py) passes to `distill()`."""
+    from edgebert.config import STUDENT_SHAPE_OPTIONS
+
+    recipe = parse_recipe('extends = "small"\n[compress]\nheal_weight_grid = "onnx-w4a8"\nheal_seq_len = 48\n')
+    kwargs = recipe.heal_kwargs(Path("pruned"))
+    c, d = recipe.compress, recipe.distill
+    assert (kwargs["steps"], kwargs["lr"], kwargs["seq_len"]) == (c.heal_steps, c.heal_lr, 48)
+    assert kwargs["student_init"] == "pruned" and kwargs["weight_grid"] == "onnx-w4a8"
+    assert (kwargs["alpha_pooled"], kwargs["sentences"], kwargs["seed"]) == (d.alpha_pooled, d.sentences, d.seed)
+    assert kwargs["save_steps"] is kwargs["eval_steps"] is None and not set(STUDENT_SHAPE_OPTIONS) & set(kwargs)
+    assert load_preset("small").heal_kwargs("pruned")["weight_grid"] is None  # no grid: the [distill] one, none
+
+
 def test_the_demo_apps_recipe_is_the_small_presets_student() -> None:
     from edgebert.pipeline.recipe import load_recipe
 
@@ -784,8 +798,8 @@ def test_dry_run_refuses_bad_input(
 
 @pytest.mark.integration
 def test_wheel_runs_a_preset_outside_the_checkout() -> None:
-    """benchmarks/wheel_check.sh --run: wheel → fresh venv outside the checkout → `pipeline --preset tiny --dry-run`,
-    then benchmarks/wheel_short.toml end to end (every stage a few steps, three targets) with its data passed by flags
+    """benchmarks/suites/wheel_check.sh --run: wheel → fresh venv outside the checkout → `pipeline --preset tiny --dry-run`,
+    then benchmarks/suites/wheel_short.toml end to end (every stage a few steps, three targets) with its data passed by flags
     (~3 min on an idle 2-core machine)."""
     import shutil
     import subprocess
@@ -793,12 +807,12 @@ def test_wheel_runs_a_preset_outside_the_checkout() -> None:
 
     if not (shutil.which("git") and shutil.which("unzip") and shutil.which("npm")):
         pytest.skip("needs git, unzip and npm")
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "wheel_check.sh"
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "suites" / "wheel_check.sh"
     venv = Path(sys.executable).parents[1]
     done = subprocess.run([str(script), "--run", str(venv)], capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "OK: the wheel's tiny preset plans" in done.stdout
-    assert "OK: the wheel ran benchmarks/wheel_short.toml end to end" in done.stdout
+    assert "OK: the wheel ran benchmarks/suites/wheel_short.toml end to end" in done.stdout
 
 
 def test_run_without_sts_inputs_skips_and_records_it(

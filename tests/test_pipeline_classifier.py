@@ -98,7 +98,7 @@ def test_classifier_plans_refuse_embedding_data(teacher: Path, data: dict[str, P
 
 
 def test_shipped_sst2_recipe_parses() -> None:
-    recipe = load_recipe(ROOT / "benchmarks" / "sst2_classifier.toml")
+    recipe = load_recipe(ROOT / "benchmarks" / "suites" / "sst2_classifier.toml")
     assert recipe.targets.min_accuracy_retention and recipe.bench.sst2 and recipe.distill.student_layers == 3
     assert recipe.distill.alpha_ce is None  # auto: task distillation for a classifier teacher
 

@@ -217,10 +217,10 @@ def test_calibration_samples_caps_the_passages(calibration: Path) -> None:
 
 @pytest.fixture(scope="module")
 def sotu_calibration(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """200 seeded passages of the State of the Union corpus, written by benchmarks/make_calibration.py."""
+    """200 seeded passages of the State of the Union corpus, written by benchmarks/suites/make_calibration.py."""
     out = tmp_path_factory.mktemp("sotu") / "calibration.txt"
     corpus = shared_data / "corpus" / "sotu.txt.gz"
-    script = ROOT / "benchmarks" / "make_calibration.py"
+    script = ROOT / "benchmarks" / "suites" / "make_calibration.py"
     subprocess.run([sys.executable, str(script), str(corpus), str(out), "--passages", "200"], check=True, capture_output=True)
     return out
 

@@ -62,8 +62,11 @@ def unsafe_loader_calls(source: str, filename: str = "<source>") -> list[str]:
 
 
 def _tracked_python() -> list[Path]:
-    """The project's own Python: the package and the benchmark scripts (result folders hold records, not tools)."""
-    return sorted(REPO.glob("edgebert/**/*.py")) + sorted(REPO.glob("benchmarks/*.py"))
+    """The project's own Python: the package and the benchmark scripts, suites and experiments (result folders hold
+    records, not tools)."""
+    scripts = [*REPO.glob("benchmarks/suites/*.py"), *REPO.glob("benchmarks/experiments/*.py")]
+    assert scripts, "benchmarks/suites/ and benchmarks/experiments/ hold the benchmark scripts"
+    return sorted(REPO.glob("edgebert/**/*.py")) + sorted(scripts)
 
 
 def test_every_loader_call_refuses_code_explicitly() -> None:

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edgebert.config import BenchRecipe, CompressRecipe, DistillRecipe, ExportRecipe, FinetuneRecipe, HealConfig, VocabConfig
+from edgebert.config import (
+    STUDENT_SHAPE_OPTIONS, BenchRecipe, CompressRecipe, DistillRecipe, ExportRecipe, FinetuneRecipe, HealConfig, VocabConfig,
+)
 from edgebert.errors import UserError
 from edgebert.options import default
 from edgebert.sources import DEFAULT_MODEL
@@ -181,6 +183,19 @@ class Recipe:
         idle = self.finetune == FinetuneSection()
         body = {k: v for k, v in self.as_dict().items() if k != "source" and not (k == "finetune" and idle)}
         return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def heal_kwargs(self, pruned: str | Path) -> dict[str, Any]:
+        """`edgebert.distill.distill()`'s keyword arguments for the heal stage (`[compress] heal_from = "teacher"`),
+        the data and the teacher cache aside: the [distill] losses, layer map, batch and text without the student's
+        shape (`pruned` is the student, kept as it is), for heal_steps at heal_lr on heal_seq_len tokens, checkpoints
+        every ~10 % of the steps, on the heal_weight_grid when one is set."""
+        c = self.compress
+        kwargs = {k: v for k, v in self.distill.kwargs().items() if k not in STUDENT_SHAPE_OPTIONS}
+        kwargs.update(steps=c.heal_steps, lr=c.heal_lr, seq_len=c.heal_seq_len or self.distill.seq_len,
+                      save_steps=None, eval_steps=None, logging_steps=None, student_init=str(pruned))  # fmt: skip
+        if c.heal_weight_grid:
+            kwargs["weight_grid"] = c.heal_weight_grid
+        return kwargs
 
 
 SECTIONS = {"distill": DistillSection, "compress": CompressSection, "vocab": VocabSection, "finetune": FinetuneSection,

@@ -24,7 +24,7 @@ from typing import Any
 
 from edgebert import __version__
 from edgebert.artifact import atomic_output_dir, check_output_dir, report_json
-from edgebert.config import HELD_OUT_SHARE, STUDENT_SHAPE_OPTIONS, BenchConfig, BenchRecipe, PipelineConfig
+from edgebert.config import HELD_OUT_SHARE, BenchConfig, BenchRecipe, PipelineConfig
 from edgebert.errors import UserError, VerificationError, kept_on_interrupt
 from edgebert.pipeline.verdicts import TEACHER_LABEL, evaluate_targets, headline
 from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
@@ -156,14 +156,8 @@ def run_heal_from_teacher(
 ) -> None:  # fmt: skip
     """`[compress] heal_from = "teacher"`: the teacher distilled into the pruned student with the [distill] recipe
     (losses, layer map, batch, text, teacher cache), for heal_steps at heal_lr on heal_seq_len tokens; checkpoints
-    every ~10 % of the steps, the best on `eval_sts` kept (the pruned student competes)."""
-    c = recipe.compress
-    kwargs = {k: v for k, v in recipe.distill.kwargs().items() if k not in STUDENT_SHAPE_OPTIONS}
-    kwargs.update(steps=c.heal_steps, lr=c.heal_lr, seq_len=c.heal_seq_len or recipe.distill.seq_len,
-                  save_steps=None, eval_steps=None, logging_steps=None, student_init=str(pruned))  # fmt: skip
-    if c.heal_weight_grid:
-        kwargs["weight_grid"] = c.heal_weight_grid
-    _distill(teacher, corpus, out, kwargs, eval_sts, eval_labels, teacher_cache, resume, cache_dir, quiet)
+    every ~10 % of the steps, the best on `eval_sts` kept (the pruned student competes): `Recipe.heal_kwargs`."""
+    _distill(teacher, corpus, out, recipe.heal_kwargs(pruned), eval_sts, eval_labels, teacher_cache, resume, cache_dir, quiet)
 
 
 def run_compress(model: Path, out: Path, recipe: Recipe, calibration: Path, corpus: list[Path], quiet: bool) -> None:

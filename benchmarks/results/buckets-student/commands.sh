@@ -12,14 +12,17 @@ for run in 1 2 3 4 5; do
   edgebert bench small-tfjs=$A/tfjs-b small-tflite=$A/tflite-b --texts $T \
     --texts-limit 300 --seq-len 128 --repeats 30 --out report-run$run --force
 done  # report.* here is run 1; runs.txt has each run's app-latency section
-node benchmarks/tfjs_bucket_curve.mjs $A/tfjs-b 80 > benchmarks/results/buckets-student/bucket-curve.txt
+node benchmarks/experiments/tfjs_bucket_curve.mjs $A/tfjs-b 80 > benchmarks/results/buckets-student/bucket-curve.txt
 cd demo_app
 node --import tsx scripts/bench.ts --model-dir $A/tfjs-b --runs 300 --texts $T --node > demo-bench-node.txt
 node scripts/build-web.mjs && node --import tsx scripts/precompute.ts --model-dir $A/tfjs-b
 node --import tsx scripts/bench.ts --model-dir $A/tfjs-b --runs 40 --browser > demo-bench-browser.txt
 cd ..
-# Per-bucket graphs against one graph with a free sequence axis, the same student (the free-axis graph was built by
-# the TF-class export path of transformers 4.57.6; tfjs_free_axis.py now stops, see benchmarks/README.md):
-python benchmarks/tfjs_free_axis.py $S $A/tfjs-free     # traced as the export does, sequence length unknown
-node benchmarks/tfjs_free_axis.mjs $A/tfjs-b $A/tfjs-free --texts $T --limit 300 > free-axis-wasm.txt
-node benchmarks/tfjs_webgl_shapes.mjs $A/tfjs-b $A/tfjs-free --texts $T --limit 100 > webgl-shapes.txt
+# Per-bucket graphs against one graph with a free sequence axis, the same student (free-axis-wasm.txt,
+# webgl-shapes.txt). The four scripts of this experiment were removed once these files recorded their figures:
+# benchmarks/tfjs_free_axis.py (last in commit be8bc43, where it only stops: the TF-class export path it traced with
+# is gone), tfjs_free_axis.mjs (4778d2b), tfjs_webgl_shapes.mjs and tfjs_texts.mjs (006b10d). The measured run is
+# commit 006b10d, transformers 4.57.6, from a worktree of it (git worktree add FREE_AXIS 006b10d; cd FREE_AXIS):
+#   python benchmarks/tfjs_free_axis.py $S $A/tfjs-free     # traced as the export did, sequence length unknown
+#   node benchmarks/tfjs_free_axis.mjs $A/tfjs-b $A/tfjs-free --texts $T --limit 300 > free-axis-wasm.txt
+#   node benchmarks/tfjs_webgl_shapes.mjs $A/tfjs-b $A/tfjs-free --texts $T --limit 100 > webgl-shapes.txt

@@ -4,8 +4,8 @@
 # no other job running. AMD EPYC, 2 cores. The ExecuTorch export tries no float island first: this student
 # holds with none (its ONNX int8 keeps the FFN down-projections float).
 set -euo pipefail
-S=${S:?the small student's directory}
-A=${A:-/tmp/et-vs-onnx}
+S=${S:?the directory of the small preset pruned student}
+A=${A:?a scratch directory for the exports}
 .venv/bin/edgebert export --model "$S" --target onnx --quantize int8 --out "$A/onnx-int8" --force
 .venv/bin/edgebert export --model "$S" --target executorch --quantize int8 --seq-len 128 --out "$A/et-int8" --force
 OUT=$(dirname "$0")

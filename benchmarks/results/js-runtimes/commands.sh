@@ -7,7 +7,7 @@
 #   teacher: the packaged all-MiniLM-L6-v2, TF.js uint8 --buckets and ONNX int8
 # Every other job stopped while it ran.
 set -euo pipefail
-A=${A:-/work/bench}   # the export directories
+A=${A:?the directory of the four export directories}
 OUT=$(cd "$(dirname "$0")" && pwd)
 cd "$(dirname "$0")/../../../demo_app"
 {

@@ -6,7 +6,7 @@
 set -euo pipefail
 RESULTS=benchmarks/results/mpnet-student
 OUT=$(mktemp -d)  # the bench replaces its --out directory: written apart, then copied here
-EDGEBERT_MPNET=/path/to/all-mpnet-base-v2 SEEDS=0,1 nice -n 5 benchmarks/mpnet_student.sh SMALL_DISTILLED WORK \
+EDGEBERT_MPNET=/path/to/all-mpnet-base-v2 SEEDS=0,1 nice -n 5 benchmarks/suites/mpnet_student.sh SMALL_DISTILLED WORK \
   "$OUT" ../shared/data 2000
 cp "$OUT"/report.md "$OUT"/report.json "$OUT"/report.png "$RESULTS"/
 cp WORK/student/edgebert.json "$RESULTS"/student-manifest.json

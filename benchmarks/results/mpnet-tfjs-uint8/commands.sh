@@ -2,7 +2,7 @@
 # all-mpnet-base-v2 exported to TF.js uint8 (float16 islands chosen on the guard texts in Node: the FFN up- and
 # down-projections), then benched against the model on the first 500 STS-B dev pairs (TF.js: 200), seq 128.
 # AMD EPYC, 2 cores; the test suite ran beside the bench, so its latencies are not a claim of this report.
-#   EDGEBERT_MPNET=DIR benchmarks/results/mpnet-tfjs-uint8/commands.sh WORK OUT   (DIR: benchmarks/fetch_mpnet.py DIR)
+#   EDGEBERT_MPNET=DIR benchmarks/results/mpnet-tfjs-uint8/commands.sh WORK OUT   (DIR: benchmarks/suites/fetch_mpnet.py DIR)
 set -euo pipefail
 WORK=${1:?usage: commands.sh WORK OUT}
 OUT=${2:?usage: commands.sh WORK OUT}

@@ -3,7 +3,7 @@
 # float; their weights are stored float16 because int8 ones left 6.7x float16's drift on the guard texts), then benched
 # against the model on the first 500 STS-B dev pairs, seq 128.
 # AMD EPYC, 2 cores; the test suite ran beside the export and the bench, so its latencies are not a claim of this report.
-#   EDGEBERT_MPNET=DIR benchmarks/results/mpnet-tflite-int8/commands.sh WORK OUT   (DIR: benchmarks/fetch_mpnet.py DIR)
+#   EDGEBERT_MPNET=DIR benchmarks/results/mpnet-tflite-int8/commands.sh WORK OUT   (DIR: benchmarks/suites/fetch_mpnet.py DIR)
 set -euo pipefail
 WORK=${1:?usage: commands.sh WORK OUT}
 OUT=${2:?usage: commands.sh WORK OUT}

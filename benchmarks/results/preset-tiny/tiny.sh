@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The tiny preset end to end, fresh, alone on the machine (AMD EPYC (KVM; AVX2, AVX-512 VNNI), 2 cores), from the
 # repository root; T = the output directory. Then its stage table (stage-sts.md here):
-#   benchmarks/stage_sts.py --train $D/stsb/train.csv --dev $D/stsb/dev.csv --train-limit 1000 teacher=<packaged
+#   benchmarks/suites/stage_sts.py --train $D/stsb/train.csv --dev $D/stsb/dev.csv --train-limit 1000 teacher=<packaged
 #   teacher> tiny-distill=$T/tiny.work/distill/student ... tiny-vocab=$T/tiny.work/vocab/student
 T=${T:?output directory}
 D=../shared/data

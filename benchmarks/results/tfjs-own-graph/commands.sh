@@ -7,11 +7,11 @@
 # heads [4, 5, 5], FFN 507: `edgebert distill --student-layers 3 --embedding-dim 128 --steps 30` then
 # `edgebert compress --prune-heads 0.6 --prune-ffn 0.67`; weights barely trained, which timing does not see).
 set -euo pipefail
-A=${A:-/work/bench}  # the export directories
+A=${A:?the directory of the export directories}
 OUT=$(dirname "$0")
 for who in teacher student; do
   for n in 16 128; do
-    node benchmarks/tfjs_call_compare.mjs --seq-len $n --rounds 60 before=$A/before-$who after=$A/after-$who \
+    node benchmarks/suites/tfjs_call_compare.mjs --seq-len $n --rounds 60 before=$A/before-$who after=$A/after-$who \
       > $OUT/call-$who-$n.txt
   done
 done
@@ -28,4 +28,4 @@ edgebert bench before-student=$A/before-student after-student=$A/after-student b
 # Run 5 (runs.txt): the same export and bench with bench's runs schedule (fixed and bucketed calls alternating every 10
 # texts), three times, and twice back to back with the per-text schedule of commit 1f1801b (a worktree of it, its
 # edgebert on PYTHONPATH). Where its 16-token call spends its time:
-#   node benchmarks/tfjs_profile_ops.mjs $A/tfjs-b --seq-len 16 --calls 50
+#   node benchmarks/experiments/tfjs_profile_ops.mjs $A/tfjs-b --seq-len 16 --calls 50

@@ -339,7 +339,7 @@ def _quantize_static(src: Path, dst: Path, family: Family, feeds: list[dict[str,
         quantize_static(
             str(src),
             str(dst),
-            _feed_reader(feeds),
+            calibration_reader(feeds),
             quant_format=QuantFormat.QDQ,
             per_channel=True,
             activation_type=QuantType.QUInt8,
@@ -361,8 +361,10 @@ def _quantize_static(src: Path, dst: Path, family: Family, feeds: list[dict[str,
     }
 
 
-def _feed_reader(feeds: list[dict[str, np.ndarray]]) -> Any:
-    """An onnxruntime CalibrationDataReader over `feeds` (one model input dict per calibration sentence)."""
+def calibration_reader(feeds: list[dict[str, np.ndarray]]) -> Any:
+    """An onnxruntime CalibrationDataReader over `feeds` (one model input dict per calibration sentence): what the
+    `int8-static` recipe hands `onnxruntime.quantization.quantize_static`, for other static recipes to be built the
+    same way (benchmarks/experiments/int8_recipes.py)."""
     from onnxruntime.quantization import CalibrationDataReader
 
     class FeedReader(CalibrationDataReader):

@@ -1,5 +1,6 @@
 // Loading an edgebert TF.js export's graphs from disk in Node: shared by run_tfjs.mjs (the runner) and the
-// benchmarks/*.mjs scripts, so each times the graphs exactly as the runner loads them.
+// .mjs scripts of benchmarks/suites/ and benchmarks/experiments/, so each times the graphs exactly as the runner
+// loads them.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -22,8 +23,8 @@ const weightMaps = new Map(); // model_dir + shard list -> decoded weights, shar
 
 // A graph model over weights decoded once per shard set (GraphModel.loadWithWeightMap, tfjs-converter 4.x: tfjs has
 // no public way to share weights between graph models); without that method each graph loads its own copy.
-// `wholeShard`: give the graph the map of every weight in the shard instead (how edgebert loaded graphs before session
-// 16; benchmarks/tfjs_call_compare.mjs measures the difference).
+// `wholeShard`: give the graph the map of every weight in the shard instead (how edgebert loaded graphs before
+// `ownWeights`; benchmarks/suites/tfjs_call_compare.mjs measures the difference).
 export async function loadGraph(tf, modelDir, modelFile, { wholeShard = false } = {}) {
   const artifacts = await fileHandler(modelDir, modelFile).load();
   const model = new tf.GraphModel(fileHandler(modelDir, modelFile));
