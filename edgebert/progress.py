@@ -36,8 +36,8 @@ class Stages:
         self.console.print(f"{prefix} [green]done[/green] in {elapsed:.1f} s")
 
     def note(self, message: str) -> None:
-        """A line the user must see between stages (what the run chose or left out)."""
-        self.console.print(f"note: {message}")
+        """A line the user must see between stages (what the run chose or left out): one line, never wrapped."""
+        self.console.print(f"note: {message}", soft_wrap=True)
 
 
 class Track:

@@ -20,8 +20,7 @@ from edgebert.config import ARM64_CPUS, ARM64_TEXTS
 from edgebert.targets.base import KernelPath, Runner, named_output
 
 TEXTS_ENV = "EDGEBERT_ARM64_TEXTS"
-EXECUTORCH_REASON = ("ExecuTorch's aarch64 Python runtime links libtorch, and PyPI's aarch64 torch is a CUDA build of "
-                     "several GB: its ARM64 kernels are not emulated here")  # fmt: skip
+EXECUTORCH_REASON = "ExecuTorch's aarch64 runtime needs torch, whose aarch64 PyPI build is a several-GB CUDA one"
 
 
 def texts() -> int:
