@@ -41,6 +41,7 @@ PYTHON = "usr/bin/python3.11"  # in the root
 SITE = "opt/edgebert/site"  # in the root: the aarch64 wheels (pip --target), the child's PYTHONPATH
 CHILD = Path(__file__).resolve().with_name("arm64_child.py")
 INSTALLER = "scripts/install_arm64.sh"
+TEXTS_ENV = "EDGEBERT_ARM64_TEXTS"  # parity texts per check of each ARM64 kernel path (`texts`)
 
 # The qemu -cpu models that edgebert checks: one per int8 kernel family that phones run.
 CPU_MODELS: dict[str, str] = {
@@ -191,6 +192,29 @@ def available() -> str | None:
     failed = [cpu for cpu, result in verdict["cpus"].items() if not result["ok"]]
     first = verdict["cpus"][failed[0]]["problems"][0]
     return f"self-test failed on {', '.join(failed)}: {first}"
+
+
+def texts() -> int:
+    """Parity texts per check of each ARM64 kernel path: $EDGEBERT_ARM64_TEXTS, else `config.ARM64_TEXTS` (0: the
+    paths are off)."""
+    from edgebert.config import ARM64_TEXTS
+
+    value = os.environ.get(TEXTS_ENV, "").strip()
+    if not value:
+        return ARM64_TEXTS
+    if not value.isdigit():
+        from edgebert.errors import UserError
+
+        raise UserError(f"{TEXTS_ENV}={value!r} is not a count of texts; use 0 (off) or a positive integer")
+    return int(value)
+
+
+def unavailable() -> str | None:
+    """Why the ARM64 kernel paths are not run here (one line), or None when they are."""
+    if texts() == 0:
+        return f"{TEXTS_ENV}=0"
+    problem = available()
+    return None if problem is None else f"{problem} (install it: {INSTALLER})"
 
 
 # ------------------------------------------------------------------------------------------------------ children

@@ -1,14 +1,13 @@
 """ARM64 kernel paths of an export: its integer kernels run by the runtime's own aarch64 build under qemu
 (`edgebert.arm64`), on the phone CPU models whose int8 kernels differ (NEON without dot product, dot product, i8mm
 with SVE2). Emulation costs seconds a row, so each path runs a sample of the parity texts (`ARM64_TEXTS`, chosen once
-per export, the same for every path); the CPU models run side by side, one emulated child each, on the host's cores.
+per export, the same for every path; `edgebert.arm64.texts`); the CPU models run side by side, one emulated child each, on the host's cores.
 
 `EDGEBERT_ARM64_TEXTS=0` turns the paths off (the manifest then says the ARM64 kernels were not checked, and why).
 """
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -16,33 +15,11 @@ from typing import Any
 import numpy as np
 
 from edgebert import buckets
-from edgebert.config import ARM64_CPUS, ARM64_TEXTS
+from edgebert.arm64 import texts
+from edgebert.config import ARM64_CPUS
 from edgebert.targets.base import KernelPath, Runner, named_output
 
-TEXTS_ENV = "EDGEBERT_ARM64_TEXTS"
 EXECUTORCH_REASON = "ExecuTorch's aarch64 runtime needs torch, whose aarch64 PyPI build is a several-GB CUDA one"
-
-
-def texts() -> int:
-    """Parity texts per ARM64 path: $EDGEBERT_ARM64_TEXTS, else `ARM64_TEXTS` (0: the paths are off)."""
-    value = os.environ.get(TEXTS_ENV, "").strip()
-    if not value:
-        return ARM64_TEXTS
-    if not value.isdigit():
-        from edgebert.errors import UserError
-
-        raise UserError(f"{TEXTS_ENV}={value!r} is not a count of texts; use 0 (off) or a positive integer")
-    return int(value)
-
-
-def unavailable() -> str | None:
-    """Why the ARM64 paths are not run here (one line), or None when they are."""
-    if texts() == 0:
-        return f"{TEXTS_ENV}=0"
-    from edgebert import arm64
-
-    problem = arm64.available()
-    return None if problem is None else f"{problem} (install it: {arm64.INSTALLER})"
 
 
 def not_checked(reason: str) -> dict[str, Any]:

@@ -193,9 +193,9 @@ class Exporter(ABC):
         whose arithmetic does not depend on the CPU's integer instructions."""
         if manifest["quantization"] not in self.arm64_recipes:
             return None
-        from edgebert.targets import arm64_paths
+        from edgebert import arm64
 
-        return arm64_paths.unavailable()
+        return arm64.unavailable()
 
     def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
         """Every kernel path the artifact may meet on the machines it runs on, each with a runner here.
