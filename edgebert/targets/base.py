@@ -197,6 +197,10 @@ class Exporter(ABC):
 
         return arm64.unavailable()
 
+    def arm64_runs(self, manifest: dict[str, Any]) -> bool:
+        """Whether the artifact's ARM64 kernel paths are run here: an integer recipe, and nothing stops them."""
+        return manifest["quantization"] in self.arm64_recipes and self.arm64_unchecked(manifest) is None
+
     def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
         """Every kernel path the artifact may meet on the machines it runs on, each with a runner here.
 

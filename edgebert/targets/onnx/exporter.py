@@ -99,7 +99,7 @@ class OnnxExporter(Exporter):
         """The host's kernels, plus the saturating u8 x s8 kernels of x86 CPUs without VNNI when the file has any, and
         the ARM64 CPUs' integer kernels (emulated) for the integer recipes."""
         paths = onnx_kernel_paths(model_path(export_dir, manifest))
-        if self.arm64_unchecked(manifest) is None and manifest["quantization"] in self.arm64_recipes:
+        if self.arm64_runs(manifest):
             from edgebert.targets import arm64_paths
 
             paths.update(arm64_paths.onnx_paths(model_path(export_dir, manifest)))

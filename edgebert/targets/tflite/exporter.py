@@ -182,7 +182,7 @@ class TFLiteExporter(Exporter):
         side = buckets.padding_side(manifest)
         cores = cpu.cores()
         paths = {name: KernelPath(text, TFLiteRunner(path, signatures, 1, name, side, parallel=cores)) for name, text in KERNEL_PATHS.items()}
-        if self.arm64_unchecked(manifest) is None and manifest["quantization"] in self.arm64_recipes:
+        if self.arm64_runs(manifest):
             from edgebert.targets import arm64_paths
 
             inputs = paths[XNNPACK].runner.input_names  # type: ignore[union-attr]
