@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edgebert import buckets, cost, validate
+from edgebert import arm64, buckets, cost, validate
 from edgebert.artifact import atomic_output_dir, check_output_dir, dir_size
 from edgebert.config import DEFAULT_CALIBRATION_SAMPLES, ExportConfig
 from edgebert.errors import UserError, VerificationError
@@ -77,6 +77,7 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
         offered = ", ".join(("none",) + exporter.quantizations)
         raise UserError(f"--quantize {quantize} is not offered by target {target}; choose one of: {offered}")
     input_dtype = check_input_dtype(exporter, o.input_dtype)
+    arm64.texts()  # a bad EDGEBERT_ARM64_TEXTS is refused before anything is converted
     check_layout(exporter, o.layout)
     texts, calibration_record = calibration_set(quantize, calibration, calibration_texts, calibration_samples)
     inputs = {"--model": model, "--calibration": calibration}
@@ -247,7 +248,9 @@ def verify_kernel_paths(
     samples: dict[int, dict[str, list[tuple[dict, dict]]]] = {}
     try:
         for name, path in runnable(paths).items():
-            run = checks if path.texts is None else samples.setdefault(path.texts, sample_checks(checks, path.texts))
+            if path.texts is not None and path.texts not in samples:
+                samples[path.texts] = sample_checks(checks, path.texts)  # one sample, shared by the emulated paths
+            run = checks if path.texts is None else samples[path.texts]
             with cost.phase(f"parity: {name}"):
                 reports = _verify(path.runner, run, threshold, getattr(loaded.config, "problem_type", None))
                 path.runner.close()  # inside the phase: a worker process's CPU seconds count once it has exited
@@ -299,11 +302,11 @@ def _convert_and_verify(
         manifest["parity"] = verify_kernel_paths(paths, loaded, options.seq_len, lengths, threshold)
     from edgebert.targets import arm64_paths
 
-    arm64 = arm64_paths.record(paths, exporter.arm64_unchecked(manifest))
-    if arm64 is not None:
-        manifest["parity"]["arm64"] = arm64
-        if not arm64["checked"]:
-            stages.note(f"ARM64 kernels not checked: {arm64['reason']}")
+    record = arm64_paths.record(paths, exporter.arm64_unchecked(manifest))
+    if record is not None:
+        manifest["parity"]["arm64"] = record
+        if not record["checked"]:
+            stages.note(f"ARM64 kernels not checked: {record['reason']}")
     return manifest
 
 
