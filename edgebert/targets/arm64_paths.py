@@ -1,7 +1,7 @@
 """ARM64 kernel paths of an export: its integer kernels run by the runtime's own aarch64 build under qemu
 (`edgebert.arm64`), on the phone CPU models whose int8 kernels differ (NEON without dot product, dot product, i8mm
-with SVE2). Emulation costs seconds a row, so each path runs a sample of the parity texts (`ARM64_TEXTS`, chosen once
-per export, the same for every path; `edgebert.arm64.texts`); the CPU models run side by side, one emulated child each, on the host's cores.
+with SVE2). Emulation costs seconds a row, so each path runs a sample of the parity texts (`edgebert.arm64.texts`,
+chosen once per export, the same for every path); the CPU models run side by side, one emulated child each.
 
 `EDGEBERT_ARM64_TEXTS=0` turns the paths off (the manifest then says the ARM64 kernels were not checked, and why).
 """
@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from edgebert import buckets
-from edgebert.arm64 import texts
+from edgebert import arm64, buckets
 from edgebert.config import ARM64_CPUS
 from edgebert.targets.base import KernelPath, Runner, named_output
 
@@ -39,7 +38,7 @@ class _Batch:
 
     def run(self, cpu: str, jobs_for: Any, key: tuple[Any, ...]) -> list[dict[str, np.ndarray]]:
         if key != self.key:
-            from edgebert import arm64, cpu as host_cpu
+            from edgebert import cpu as host_cpu
 
             def one(model: str) -> Any:
                 return arm64.run_jobs(jobs_for(), model)
@@ -74,8 +73,6 @@ class Arm64Runner(Runner):
 
 def onnx_paths(path: Path) -> dict[str, KernelPath]:
     """onnxruntime's aarch64 build on each CPU model (`ARM64_CPUS`), dynamic shapes: each feed runs as it is."""
-    from edgebert import arm64
-
     batch = _Batch(ARM64_CPUS)
 
     def make_job(rows: list[dict[str, np.ndarray]], _: list[Any]) -> Any:
@@ -88,7 +85,7 @@ def onnx_paths(path: Path) -> dict[str, KernelPath]:
         return {name: named_output(name, value) for name, value in outputs[0].items()}
 
     return {
-        path_name(model): KernelPath(description(model, "onnxruntime"), Arm64Runner(batch, model, make_job, prepare, finish), texts=texts())
+        path_name(model): KernelPath(description(model, "onnxruntime"), Arm64Runner(batch, model, make_job, prepare, finish), texts=arm64.texts())
         for model in ARM64_CPUS
     }
 
@@ -96,8 +93,6 @@ def onnx_paths(path: Path) -> dict[str, KernelPath]:
 def tflite_paths(path: Path, signatures: dict[int, str], input_names: dict[int, list[str]], side: str) -> dict[str, KernelPath]:
     """LiteRT's aarch64 build with its XNNPACK delegate on each CPU model, and its built-in kernels on the first
     with a dot product: each row padded to its bucket's signature, as `TFLiteRunner` runs it."""
-    from edgebert import arm64
-
     lengths = tuple(sorted(signatures))
     paths = {}
     for kernels, models in (("xnnpack", ARM64_CPUS), ("builtin", ARM64_CPUS[1:2])):
@@ -120,7 +115,7 @@ def tflite_paths(path: Path, signatures: dict[int, str], input_names: dict[int, 
         for model in models:
             name = path_name(model) + ("" if kernels == "xnnpack" else "-builtin")
             text = description(model, "LiteRT with XNNPACK" if kernels == "xnnpack" else "LiteRT built-in kernels")
-            paths[name] = KernelPath(text, Arm64Runner(batch, model, make_job, prepare, finish), texts=texts())
+            paths[name] = KernelPath(text, Arm64Runner(batch, model, make_job, prepare, finish), texts=arm64.texts())
     return paths
 
 
@@ -129,8 +124,6 @@ def path_name(cpu: str) -> str:
 
 
 def description(cpu: str, runtime: str) -> str:
-    from edgebert import arm64
-
     return f"{runtime}'s aarch64 build under qemu {arm64.emulator_version()} -cpu {cpu}: {arm64.CPU_MODELS[cpu]}"
 
 
@@ -142,8 +135,6 @@ def record(paths: dict[str, KernelPath], unchecked: str | None) -> dict[str, Any
     ran = {name: path for name, path in paths.items() if isinstance(path.runner, Arm64Runner)}
     if not ran:
         return None
-    from edgebert import arm64
-
     children = {name: path.runner.batch.meta.get(path.runner.cpu, {}) for name, path in ran.items()}  # type: ignore[union-attr]
     return {"checked": True, "emulator": f"qemu-aarch64 {arm64.emulator_version()}", "cpus": list(ARM64_CPUS),
-            "texts_per_check": texts(), "paths": children}  # fmt: skip
+            "texts_per_check": arm64.texts(), "paths": children}  # fmt: skip
