@@ -1,12 +1,14 @@
-"""The ARM64 kernel path: aarch64 onnxruntime and LiteRT under qemu user-mode emulation, proved right before use.
+"""The ARM64 kernel path: aarch64 onnxruntime, LiteRT and ExecuTorch under qemu user-mode emulation, proved right
+before use.
 
 Phones are ARM64, and each runtime picks its int8 kernels by the CPU's features (NEON, dot product, i8mm, SVE), so
 x86 results say nothing about them. `scripts/install_arm64.sh` puts into `home()` a pinned qemu >= 10
 `qemu-aarch64`, a minimal Debian bookworm arm64 root with Python 3.11, and the aarch64 wheels of numpy, onnxruntime
-and ai-edge-litert (the versions of the repo's constraints.txt). Then:
+and ai-edge-litert (the versions of the repo's constraints.txt), and ExecuTorch's aarch64 runtime libraries with a C
+interface the child loads by ctypes (`executorch_library`). Then:
 
 - `run_child` runs an aarch64 Python script on one emulated CPU model (`CPU_MODELS`);
-- `run_jobs` runs models on rows through `arm64_child.py` (onnxruntime or LiteRT, one thread) and returns every
+- `run_jobs` runs models on rows through `arm64_child.py` (onnxruntime, LiteRT or ExecuTorch, one thread) and returns every
   output, with the start-up, load and per-row times;
 - `self_test` proves, on each CPU model, that the emulator computes the int8 products exactly and the fp32 ones to
   1e-5 (Debian 12's qemu 7.2 did not: with `-cpu max` an int8 ONNX model's cosine fell to 0.579, and these
@@ -99,6 +101,26 @@ def rootfs() -> Path:
 def site_dir() -> Path:
     """The aarch64 wheels' directory (the child's PYTHONPATH)."""
     return rootfs() / SITE
+
+
+def executorch_library() -> Path:
+    """edgebert's C interface to ExecuTorch's aarch64 runtime (beside the runtime's libraries), which the child loads
+    with ctypes."""
+    return home() / "executorch" / "lib" / "libedgebert_et.so"
+
+
+def executorch_problem() -> str | None:
+    """Why ExecuTorch programs cannot run in the emulated child (one line), or None."""
+    stamp = executorch_library().parents[1] / ".edgebert-executorch"
+    if not executorch_library().is_file() or not stamp.is_file():
+        return f"no ExecuTorch aarch64 runtime in {executorch_library().parents[1]} (run {INSTALLER})"
+    return None
+
+
+def executorch_version() -> str:
+    """The executorch release whose aarch64 runtime is installed ("executorch 1.5.1 source:…" in its stamp)."""
+    stamp = (executorch_library().parents[1] / ".edgebert-executorch").read_text().split()
+    return stamp[1] if len(stamp) > 1 else "?"
 
 
 # --------------------------------------------------------------------------------------------------- the emulator
@@ -272,12 +294,15 @@ def last_error_line(stderr: str) -> str:
     return (marked or lines or ["(no stderr)"])[-1]
 
 
+RUNTIMES = ("onnxruntime", "litert", "executorch")
+
+
 @dataclass
 class Job:
-    """One model run on rows in the emulated child: `runtime` "onnxruntime" or "litert"; each row a dict of input
+    """One model run on rows in the emulated child: `runtime` one of `RUNTIMES`; each row a dict of input
     name -> array (rows may differ in shape); LiteRT's `kernels` "xnnpack" (its default delegate) or "builtin", and
     its `signature` (one for all rows, one per row, or None: serving_default when the model has it, else its input
-    tensors by name)."""
+    tensors by name); ExecuTorch's `names` (the program's inputs, fed as int64 in this order, and its outputs)."""
 
     model: Path
     runtime: str
@@ -286,6 +311,7 @@ class Job:
     kernels: str = "xnnpack"
     signature: str | list[str | None] | None = None
     repeat: int = 1
+    names: tuple[list[str], list[str]] | None = None  # ExecuTorch: the program's input and output names, in order
 
 
 @dataclass
@@ -312,6 +338,17 @@ class ChildRun:
     report: dict[str, Any] = field(repr=False)
 
 
+def _executorch_fields(job: Job) -> dict[str, Any]:
+    """What the child needs besides the common fields to run an ExecuTorch program."""
+    if job.names is None:
+        raise ValueError("an ExecuTorch job needs its program's input and output names (Job.names)")
+    problem = executorch_problem()
+    if problem:
+        raise ChildError(problem)
+    inputs, outputs = job.names
+    return {"library": str(executorch_library()), "version": executorch_version(), "input_names": inputs, "output_names": outputs}
+
+
 def run_jobs(jobs: list[Job], cpu: str, timeout: float = 900.0) -> ChildRun:
     """Run `jobs` in one emulated child on CPU model `cpu`; ChildError naming the child's error when it fails."""
     import numpy as np
@@ -320,8 +357,8 @@ def run_jobs(jobs: list[Job], cpu: str, timeout: float = 900.0) -> ChildRun:
         directory = Path(tmp)
         request: dict[str, Any] = {"report": str(directory / "report.json"), "jobs": []}
         for i, job in enumerate(jobs):
-            if job.runtime not in ("onnxruntime", "litert"):
-                raise ValueError(f"runtime {job.runtime!r}: use 'onnxruntime' or 'litert'")
+            if job.runtime not in RUNTIMES:
+                raise ValueError(f"runtime {job.runtime!r}: use one of {', '.join(RUNTIMES)}")
             feeds = {f"{r:06d}/{name}": np.asarray(v) for r, row in enumerate(job.rows) for name, v in row.items()}
             np.savez(directory / f"in{i}.npz", **feeds)
             request["jobs"].append(
@@ -335,6 +372,7 @@ def run_jobs(jobs: list[Job], cpu: str, timeout: float = 900.0) -> ChildRun:
                     "inputs": str(directory / f"in{i}.npz"),
                     "rows": len(job.rows),
                     "outputs": str(directory / f"out{i}.npz"),
+                    **(_executorch_fields(job) if job.runtime == "executorch" else {}),
                 }
             )
         (directory / "request.json").write_text(json.dumps(request))

@@ -1,15 +1,18 @@
 """The child that `edgebert.arm64` runs under the emulated aarch64 Python: `python3.11 arm64_child.py REQUEST.json`.
 
-It imports nothing of edgebert (only the standard library, numpy and the runtime a job names: onnxruntime or
-ai_edge_litert), so it runs from this file's path with only the arm64 site directory on PYTHONPATH.
+It imports nothing of edgebert (only the standard library, numpy and the runtime a job names: onnxruntime,
+ai_edge_litert, or ExecuTorch's runtime through edgebert's C interface loaded by ctypes), so it runs from this file's
+path with only the arm64 site directory on PYTHONPATH.
 
 The request (JSON) lists jobs, run in order in this one process (the emulated start-up and imports cost seconds):
 
     {"report": "/path/report.json",
-     "jobs": [{"model": "/path/model.onnx", "runtime": "onnxruntime" | "litert", "threads": 1,
+     "jobs": [{"model": "/path/model.onnx", "runtime": "onnxruntime" | "litert" | "executorch", "threads": 1,
                "inputs": "/path/in.npz", "rows": 3, "outputs": "/path/out.npz",
                "kernels": "xnnpack" | "builtin",          # litert: default XNNPACK delegate, or none
                "signature": null | "name" | ["name", ...], # litert: one for all rows, or one per row
+               "library": "/path/libedgebert_et.so",       # executorch: the C interface, its runtime's "version",
+               "input_names": [...], "output_names": [...], # and the program's inputs and outputs in order
                "repeat": 1}]}                              # runs of each row (timing); outputs of the last
 
 A job's input npz holds `"{row:06d}/{input name}"` arrays (rows may differ in shape); its output npz gets
@@ -161,17 +164,76 @@ class LiteRTJob:
         return {d["name"]: interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()}
 
 
+class ExecuTorchJob:
+    """A program's `forward` through edgebert's C interface to ExecuTorch's aarch64 runtime (`job["library"]`, built
+    by install_arm64.sh from edgebert/targets/executorch/arm64_runtime.cpp), inputs as int64 in the order given."""
+
+    DTYPES = {0: np.uint8, 1: np.int8, 3: np.int32, 4: np.int64, 5: np.float16, 6: np.float32, 11: np.bool_}
+
+    def __init__(self, job: dict) -> None:
+        import ctypes as c
+
+        self.c = c
+        lib = self.lib = c.CDLL(job["library"])
+        lib.ebet_load.restype = c.c_void_p
+        lib.ebet_load.argtypes = [c.c_char_p, c.c_char_p, c.c_int]
+        lib.ebet_run.argtypes = [c.c_void_p, c.c_int, c.POINTER(c.c_void_p), c.POINTER(c.c_int), c.POINTER(c.c_int), c.POINTER(c.c_int64), c.c_char_p, c.c_int]
+        lib.ebet_outputs.argtypes = [c.c_void_p]
+        lib.ebet_output_info.argtypes = [c.c_void_p, c.c_int, c.POINTER(c.c_int), c.POINTER(c.c_int), c.POINTER(c.c_int64)]
+        lib.ebet_output_copy.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_size_t]
+        lib.ebet_free.argtypes = [c.c_void_p]
+        self.error = c.create_string_buffer(512)
+        self.handle = lib.ebet_load(job["model"].encode(), self.error, 512)
+        if not self.handle:
+            raise RuntimeError(f"{job['model']}: {self.error.value.decode(errors='replace')}")
+        self.input_names = list(job["input_names"])
+        self.output_names = list(job["output_names"])
+
+    def run(self, row: int, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        c = self.c
+        missing = [n for n in self.input_names if n not in feed]
+        if missing:
+            raise ValueError(f"row {row}: no value for the program's inputs {missing}")
+        arrays = [np.ascontiguousarray(cast(n, feed[n], np.int64)) for n in self.input_names]
+        count = len(arrays)
+        datas = (c.c_void_p * count)(*[a.ctypes.data for a in arrays])
+        dtypes = (c.c_int * count)(*[4] * count)
+        ranks = (c.c_int * count)(*[a.ndim for a in arrays])
+        shapes = (c.c_int64 * sum(a.ndim for a in arrays))(*[d for a in arrays for d in a.shape])
+        if self.lib.ebet_run(self.handle, count, datas, dtypes, ranks, shapes, self.error, 512) != 0:
+            raise RuntimeError(f"row {row}: {self.error.value.decode(errors='replace')}")
+        return {name: self.output(i) for i, name in enumerate(self.output_names[: self.lib.ebet_outputs(self.handle)])}
+
+    def output(self, index: int) -> np.ndarray:
+        c = self.c
+        dtype, rank, shape = c.c_int(), c.c_int(), (c.c_int64 * 8)()
+        if self.lib.ebet_output_info(self.handle, index, c.byref(dtype), c.byref(rank), shape) != 0:
+            raise RuntimeError(f"output {index} has more than 8 dimensions")
+        if dtype.value not in self.DTYPES:
+            raise RuntimeError(f"output {index} has ExecuTorch scalar type {dtype.value}, which this child does not read")
+        value = np.empty(tuple(shape[: rank.value]), dtype=self.DTYPES[dtype.value])
+        if self.lib.ebet_output_copy(self.handle, index, value.ctypes.data, value.nbytes) != 0:
+            raise RuntimeError(f"output {index}: its size changed while it was copied")
+        return value
+
+
 def run_job(job: dict) -> dict:
     runtime = job["runtime"]
     started = time.perf_counter()
     if runtime == "onnxruntime":
         import onnxruntime as module
+
+        version = module.__version__
     elif runtime == "litert":
         import ai_edge_litert as module
+
+        version = getattr(module, "__version__", "?")
+    elif runtime == "executorch":
+        version = job.get("version", "?")
     else:
-        raise ValueError(f"runtime {runtime!r}: use 'onnxruntime' or 'litert'")
+        raise ValueError(f"runtime {runtime!r}: use 'onnxruntime', 'litert' or 'executorch'")
     imported = time.perf_counter()
-    runner = OnnxJob(job) if runtime == "onnxruntime" else LiteRTJob(job)
+    runner = {"onnxruntime": OnnxJob, "litert": LiteRTJob, "executorch": ExecuTorchJob}[runtime](job)
     loaded = time.perf_counter()
     rows = read_rows(job["inputs"], int(job["rows"]))
     repeat = max(1, int(job.get("repeat", 1)))
@@ -191,7 +253,7 @@ def run_job(job: dict) -> dict:
     np.savez(job["outputs"], **outputs)
     return {
         "runtime": runtime,
-        "version": getattr(module, "__version__", "?"),
+        "version": version,
         "import_s": imported - started,
         "load_s": loaded - imported,
         "row_s": row_s,

@@ -17,7 +17,9 @@ from edgebert.heads import FEATURE_EXTRACTION, choose_task
 from edgebert.modeldir import MANIFEST, new_manifest, write_manifest
 from edgebert.options import checked, keyword_options
 from edgebert.modelio import LoadedModel, check_within_positions, inspect_model_dir, load_model
-from edgebert.parity import PARITY_SENTENCES, compare, default_min_cosine, encode, merge_reports, torch_reference, torch_references
+from edgebert.parity import (
+    PARITY_SENTENCES, compare, default_min_cosine, encode, merge_reports, natural_references, torch_reference, torch_references,
+)
 from edgebert.parity_texts import wide_parity_texts
 from edgebert.progress import Stages
 from edgebert.sources import resolve_model
@@ -372,7 +374,8 @@ def _parity_checks(loaded: LoadedModel, seq_len: int, lengths: tuple[int, ...]) 
     """The parity inputs, the way the artifact is used, each with its PyTorch reference: {check: [(inputs, ref)]}.
 
     Static-shape targets (TFLite, TF.js) take every sentence truncated and padded to each bucket of `lengths`
-    (check `fixed_length` for one bucket, `bucket_<n>` for several: every bucket's graph runs). Dynamic-shape targets
+    (check `fixed_length` for one bucket, `bucket_<n>` for several: every bucket's graph runs), against PyTorch on
+    each text at its own length (`parity.natural_references`: the padding is the export's, not the model's). Dynamic-shape targets
     (ONNX) are checked as an app runs them: each sentence alone at its own length (truncated to
     `seq_len`), and one batch padded to its longest sentence (exercises both dynamic axes).
     """
@@ -386,7 +389,8 @@ def _parity_checks(loaded: LoadedModel, seq_len: int, lengths: tuple[int, ...]) 
             "padded_batch": [encode(tokenizer, PARITY_SENTENCES[:4], seq_len, pad_to_seq_len=False)],
         }
     batches[WIDE_CHECK] = _wide_inputs(tokenizer, seq_len, lengths)
-    references = iter(torch_references(loaded.embedder, [x for inputs in batches.values() for x in inputs]))
+    feeds = [x for inputs in batches.values() for x in inputs]
+    references = iter((natural_references if lengths else torch_references)(loaded.embedder, feeds))
     return {name: [(x, next(references)) for x in inputs] for name, inputs in batches.items()}
 
 

@@ -113,6 +113,40 @@ def torch_references(embedder: Any, feeds: Sequence[dict[str, np.ndarray]]) -> l
     return results  # type: ignore[return-value]
 
 
+def natural_references(embedder: Any, feeds: Sequence[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    """`torch_references` of padded feeds (a static program's), each row computed alone at its own length, padding
+    stripped (the model's own computation of that text, which the padding an export adds must not change); token
+    outputs come back at the feed's width, zeros where it pads (`compare` reads real tokens only)."""
+    rows, spans = [], []
+    for feed in feeds:
+        mask = feed["attention_mask"]
+        for row in range(mask.shape[0]):
+            real = np.flatnonzero(mask[row])
+            span = slice(int(real[0]), int(real[-1]) + 1)
+            rows.append({k: v[row : row + 1, span] if v.ndim == 2 and v.shape == mask.shape else v[row : row + 1] for k, v in feed.items()})
+            spans.append(span)
+    computed = iter(zip(torch_references(embedder, rows), spans))
+    results = []
+    for feed in feeds:
+        width = feed["attention_mask"].shape[1]
+        per_row = [_padded_to(outputs, span, width) for outputs, span in (next(computed) for _ in range(feed["attention_mask"].shape[0]))]
+        results.append({name: np.concatenate([r[name] for r in per_row]) for name in per_row[0]})
+    return results
+
+
+def _padded_to(outputs: dict[str, np.ndarray], span: slice, width: int) -> dict[str, np.ndarray]:
+    """One row's outputs with its token outputs ([1, n, ...]) placed at `span` of a zero [1, width, ...] array."""
+    placed = {}
+    for name, value in outputs.items():
+        if value.ndim < 3:
+            placed[name] = value
+            continue
+        full = np.zeros((1, width, *value.shape[2:]), dtype=value.dtype)
+        full[:, span] = value
+        placed[name] = full
+    return placed
+
+
 @dataclass
 class ParityReport:
     """How closely an exported model matches PyTorch on the parity sentences.

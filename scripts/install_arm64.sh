@@ -8,12 +8,14 @@
 #                      the Python packages it fetched, unpacked; never chrooted into: qemu runs it with -L)
 #   rootfs/opt/edgebert/site   the aarch64 wheels of numpy, onnxruntime and ai-edge-litert, at the versions of
 #                      the repo's constraints.txt (pip --target)
+#   executorch/lib     the executorch wheel's aarch64 runtime libraries and edgebert's C interface to them
+#                      (edgebert/targets/executorch/arm64_runtime.cpp, built with Debian's aarch64 cross compiler)
 #   selftest/          the self-test's models and known answers, and its cached verdict
 #   install.json       what was installed, the install's wall time and the home's size
 # then runs the self-test (python -m edgebert.arm64 selftest) on every CPU model edgebert checks.
 #
 # Needs: an x86_64 Debian/Ubuntu host, the repo's .venv (./install.sh), curl, dpkg-deb, gpgv and debootstrap (installed
-# with apt-get when missing and running as root). Network: deb.debian.org and PyPI only.
+# with apt-get when missing and running as root), g++-aarch64-linux-gnu for ExecuTorch (likewise). Network: deb.debian.org and PyPI only.
 # usage: scripts/install_arm64.sh        (EDGEBERT_DEBIAN_MIRROR overrides http://deb.debian.org/debian)
 set -euo pipefail
 
@@ -170,6 +172,47 @@ root_python "$ROOT" -c 'import numpy, onnxruntime, ai_edge_litert.interpreter' >
   || fail "the aarch64 wheels do not import under emulation: $(last_line "$LOG")"
 step "aarch64 numpy, onnxruntime and ai_edge_litert import under emulation"
 
+# ------------------------------------------------------------------------------------ ExecuTorch's aarch64 runtime
+# The executorch wheel's runtime libraries for aarch64 (they need no torch; its Python bindings do) and a small C
+# interface to them (edgebert/targets/executorch/arm64_runtime.cpp) built with Debian's aarch64 cross compiler.
+# Without it the ONNX and LiteRT paths still run; ExecuTorch exports then say their ARM64 kernels were not checked.
+ET_DIR="$ARM64_HOME/executorch"
+ET_SOURCE="$REPO/edgebert/targets/executorch/arm64_runtime.cpp"
+ET_VERSION=$(sed -n 's/^executorch==//p' "$REPO/constraints.txt")
+ET_STAMP="executorch $ET_VERSION source:$(sha256sum "$ET_SOURCE" | cut -d' ' -f1)"
+install_executorch() {
+  if ! command -v aarch64-linux-gnu-g++ >/dev/null; then
+    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || { echo "aarch64-linux-gnu-g++ is missing (apt-get install g++-aarch64-linux-gnu, as root)"; return 1; }
+    step "installing the aarch64 cross compiler (apt-get install g++-aarch64-linux-gnu)" >&2
+    { apt-get install -y -q g++-aarch64-linux-gnu || { apt-get update -q && apt-get install -y -q g++-aarch64-linux-gnu; }; } \
+      >"$WORK/apt-cross.log" 2>&1 || { echo "apt-get could not install g++-aarch64-linux-gnu: $(last_line "$WORK/apt-cross.log")"; return 1; }
+  fi
+  rm -rf "$WORK/et" "$ET_DIR.new" && mkdir -p "$WORK/et" "$ET_DIR.new/lib"
+  nice -n 10 "$PY" -m pip download --quiet --disable-pip-version-check --no-input --no-deps --dest "$WORK/et" \
+    --platform "manylinux_2_28_aarch64" --python-version 3.11 --implementation cp --abi cp311 --only-binary=:all: \
+    "executorch==$ET_VERSION" >"$WORK/et-pip.log" 2>&1 || { echo "pip could not download the aarch64 executorch $ET_VERSION wheel: $(last_line "$WORK/et-pip.log")"; return 1; }
+  "$PY" -m zipfile -e "$WORK"/et/executorch-*.whl "$WORK/et/wheel" || { echo "the executorch wheel does not unpack"; return 1; }
+  local et="$WORK/et/wheel/executorch"
+  cp "$et"/lib/libexecutorch*.so "$ET_DIR.new/lib/"
+  aarch64-linux-gnu-g++ -std=c++17 -O2 -fPIC -shared -w -DC10_USING_CUSTOM_GENERATED_MACROS -o "$ET_DIR.new/lib/libedgebert_et.so" "$ET_SOURCE" \
+    -I"$et/include" -I"$et/include/executorch/runtime/core/portable_type/c10" -L"$et/lib" -Wl,--no-as-needed \
+    -lexecutorch -lexecutorch_kernels_optimized -lexecutorch_kernels_quantized -lexecutorch_backend_xnnpack -lexecutorch_threadpool \
+    -Wl,-rpath,'$ORIGIN' >"$WORK/et-build.log" 2>&1 || { echo "building the ExecuTorch interface failed: $(last_line "$WORK/et-build.log")"; return 1; }
+  echo "$ET_STAMP" >"$ET_DIR.new/.edgebert-executorch"
+  rm -rf "$ET_DIR" && mv "$ET_DIR.new" "$ET_DIR"
+}
+if [ "$(cat "$ET_DIR/.edgebert-executorch" 2>/dev/null)" = "$ET_STAMP" ]; then
+  step "ExecuTorch aarch64 runtime: already installed"
+elif [ -z "$ET_VERSION" ]; then
+  step "ExecuTorch aarch64 runtime: not installed (constraints.txt pins no executorch)"
+elif why=$(install_executorch); then
+  CHANGED=1
+  step "ExecuTorch aarch64 runtime $ET_VERSION: $ET_DIR/lib"
+else
+  rm -rf "$ET_DIR.new"
+  step "ExecuTorch aarch64 runtime: not installed: $why (ExecuTorch exports will say their ARM64 kernels were not checked)"
+fi
+
 # ---------------------------------------------------------------------------------------------------- self-test
 cd "$REPO"
 # (LiteRT announces its XNNPACK delegate on stderr when the host computes the case's reference; not news here)
@@ -188,6 +231,7 @@ qemu = json.loads((home / "bin" / "qemu-aarch64.json").read_text())
 site = home / "rootfs" / "opt" / "edgebert" / "site"
 record = {"qemu": qemu, "root": (home / "rootfs" / ".edgebert-rootfs").read_text().strip(),
           "wheels": sorted(p.name.removesuffix(".dist-info") for p in site.glob("*.dist-info")),
+          "executorch": (home / "executorch" / ".edgebert-executorch").read_text().strip() if (home / "executorch" / ".edgebert-executorch").is_file() else None,
           "install_seconds": seconds if changed or "install_seconds" not in previous else previous["install_seconds"],
           "last_run_seconds": seconds, "megabytes": megabytes, "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
 (home / "install.json").write_text(json.dumps(record, indent=1) + "\n")

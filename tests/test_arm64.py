@@ -20,13 +20,18 @@ CPU = "cortex-a76"  # the emulated CPU model of the single-run tests (dot produc
 PYTHON_ONLY_MARKER = Path(sys.prefix) / "edgebert-python-only"
 
 
-@pytest.fixture(scope="module")
-def installed() -> None:
-    """The emulator ./install.sh installs; skipped only in a --python-only environment (no root for debootstrap)."""
-    problem = arm64.install_problem()
+def require_installed(executorch: bool = False) -> None:
+    """The emulator ./install.sh installs (and `executorch`: ExecuTorch's aarch64 runtime); skipped only in a
+    --python-only environment (no root for debootstrap or the cross compiler)."""
+    problem = arm64.install_problem() or (arm64.executorch_problem() if executorch else None)
     if problem and PYTHON_ONLY_MARKER.exists():
         pytest.skip(f"ARM64 path not installed (./install.sh --python-only): {problem}")
     assert problem is None, f"ARM64 path not installed: {problem}"
+
+
+@pytest.fixture(scope="module")
+def installed() -> None:
+    require_installed()
 
 
 def test_without_an_install_available_names_the_missing_emulator(

@@ -1,6 +1,7 @@
 """The ARM64 kernel paths of an export (edgebert.targets.arm64_paths): an int8 ONNX and TFLite export of a tiny BERT
 checked by onnxruntime's and LiteRT's aarch64 builds on each emulated CPU model, recorded in the manifest beside the
-host's paths; a machine without the emulator, and ExecuTorch, say in one line that the ARM64 kernels were not checked.
+host's paths; a machine without the emulator (or without ExecuTorch's aarch64 runtime) says in one line that the
+ARM64 kernels were not checked. ExecuTorch's int8 on ARM64 is checked in tests/test_export_executorch.py (one export).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ def arm64_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EDGEBERT_ARM64_TEXTS", str(TEXTS))
 
 
-def _check_arm64(parity: dict, expected_paths: list[str]) -> None:
+def check_arm64(parity: dict, expected_paths: list[str]) -> None:
+    """`parity` (a manifest's) ran `expected_paths` on TEXTS texts per check, each at the threshold, recorded."""
     record = parity["arm64"]
     assert record["checked"] and record["cpus"] == list(ARM64_CPUS) and record["texts_per_check"] == TEXTS
     assert record["emulator"].startswith("qemu-aarch64 ") and set(record["paths"]) == set(expected_paths)
@@ -42,7 +44,7 @@ def test_int8_onnx_is_checked_on_every_arm64_cpu_model(tiny_bert: Path, tmp_path
     manifest = export("onnx", model=tiny_bert, out=tmp_path / "onnx", quantize="int8", seq_len=32, quiet=True).manifest
     paths = [f"arm64-{cpu}" for cpu in ARM64_CPUS]
     assert list(manifest["parity"]["kernel_paths"]) == ["host", "u8s8-saturating", *paths]
-    _check_arm64(manifest["parity"], paths)
+    check_arm64(manifest["parity"], paths)
 
 
 @pytest.mark.usefixtures("installed", "arm64_on")
@@ -50,7 +52,7 @@ def test_int8_tflite_is_checked_on_xnnpack_and_the_builtin_kernels_of_arm64(tiny
     manifest = export("tflite", model=tiny_bert, out=tmp_path / "tflite", quantize="int8", seq_len=[16, 32], quiet=True).manifest
     paths = [f"arm64-{cpu}" for cpu in ARM64_CPUS] + ["arm64-cortex-a76-builtin"]
     assert list(manifest["parity"]["kernel_paths"]) == ["xnnpack", "builtin", *paths]
-    _check_arm64(manifest["parity"], paths)
+    check_arm64(manifest["parity"], paths)
 
 
 @pytest.mark.usefixtures("arm64_on")
@@ -65,13 +67,20 @@ def test_without_the_emulator_the_export_says_arm64_was_not_checked(
     assert "ARM64 kernels not checked: " in capsys.readouterr().err
 
 
-def test_float_recipes_have_no_arm64_record_and_executorch_says_why_not(tiny_bert: Path, tmp_path: Path) -> None:
+@pytest.mark.usefixtures("installed", "arm64_on")
+def test_float_recipes_have_no_arm64_record_and_executorch_without_its_runtime_says_why(
+    tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from edgebert import arm64
     from edgebert.targets import get_exporter
 
     manifest = export("onnx", model=tiny_bert, out=tmp_path / "onnx", seq_len=32, quiet=True).manifest
     assert "arm64" not in manifest["parity"]
-    assert get_exporter("executorch").arm64_unchecked({"quantization": "int8"}).startswith("ExecuTorch's aarch64 runtime needs torch")
-    assert get_exporter("executorch").arm64_unchecked({"quantization": "none"}) is None
+    executorch = get_exporter("executorch")
+    assert executorch.arm64_unchecked({"quantization": "none"}) is None
+    monkeypatch.setattr(arm64, "executorch_library", lambda: tmp_path / "nothing" / "lib" / "libedgebert_et.so")
+    reason = executorch.arm64_unchecked({"quantization": "int8"})
+    assert reason.startswith("no ExecuTorch aarch64 runtime in ") and "install_arm64.sh" in reason
 
 
 def test_a_bad_text_count_is_one_line(tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from test_arm64 import require_installed
+from test_arm64_paths import TEXTS as ARM64_TEXTS
+from test_arm64_paths import check_arm64
+
+from edgebert.config import ARM64_CPUS
 
 
 @pytest.fixture(scope="module")
@@ -88,11 +93,21 @@ def test_the_printed_python_snippet_runs_the_fp32_program(exported: Path) -> Non
 
 
 @pytest.mark.parametrize("recipe", ["int8", "int4", "w4a8"])
-def test_integer_recipes_hold_parity_and_say_what_they_kept_in_float(tiny_bert: Path, exported: Path, tmp_path: Path, recipe: str) -> None:
+def test_integer_recipes_hold_parity_and_say_what_they_kept_in_float(
+    tiny_bert: Path, exported: Path, tmp_path: Path, recipe: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """int8 also runs on ExecuTorch's aarch64 runtime on every emulated ARM64 CPU model (the CI-sized ARM64 check of
+    this runtime; tests/test_arm64_paths.py has ONNX's and LiteRT's)."""
     from edgebert.export import export
 
+    if recipe == "int8":
+        require_installed(executorch=True)
+        monkeypatch.setenv("EDGEBERT_ARM64_TEXTS", str(ARM64_TEXTS))
     report = export("executorch", model=tiny_bert, out=tmp_path / recipe, seq_len=32, quantize=recipe, quiet=True)
     manifest = report.manifest
+    if recipe == "int8":
+        check_arm64(manifest["parity"], [f"arm64-{cpu}" for cpu in ARM64_CPUS])
+        assert list(manifest["parity"]["kernel_paths"]) == ["host", *(f"arm64-{cpu}" for cpu in ARM64_CPUS)]
     details = manifest["target_details"]["quantization"]
     from edgebert.targets.executorch.quantize import LADDERS
 

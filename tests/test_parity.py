@@ -68,3 +68,39 @@ def test_merged_reports_keep_every_row_for_the_spread() -> None:
     rows = np.concatenate([p.cosines for p in parts])
     assert len(merged.cosines) == 120 and merged.min_cosine == rows.min()
     assert merged.as_dict()["p1_cosine"] == pytest.approx(np.percentile(rows, 1)) and "cosines" not in merged.as_dict()
+
+
+def test_static_references_are_each_text_alone_at_its_own_length(tiny_bert) -> None:
+    """A static program's parity reference is the model on each text unpadded: equal (to float noise) to the padded
+    computation for a model that masks its padding, token outputs at the padded positions of the feed. (Left padding
+    is a family's, XLNet's: its export tests cover it; a BERT padded on the left moves its positions.)"""
+    from edgebert.modelio import load_model
+    from edgebert.parity import encode, natural_references, torch_references
+
+    loaded = load_model(tiny_bert)
+    texts = ["hello world", "the quick brown fox jumps over the lazy dog", "a cat"]
+    feeds = [encode(loaded.tokenizer, texts, 16, pad_to_seq_len=True), encode(loaded.tokenizer, texts[:1], 8, pad_to_seq_len=True)]
+    natural, padded = natural_references(loaded.embedder, feeds), torch_references(loaded.embedder, feeds)
+    for feed, mine, theirs in zip(feeds, natural, padded):
+        assert mine["sentence_embedding"].shape == theirs["sentence_embedding"].shape
+        np.testing.assert_allclose(mine["sentence_embedding"], theirs["sentence_embedding"], atol=1e-5)
+        real = feed["attention_mask"].astype(bool)
+        np.testing.assert_allclose(mine["last_hidden_state"][real], theirs["last_hidden_state"][real], atol=1e-5)
+        assert not mine["last_hidden_state"][~real].any()
+
+
+def test_a_model_that_reads_its_padding_is_judged_against_itself_unpadded() -> None:
+    """Padding that changes a model's answer is the export's doing: the reference does not pad."""
+    import torch
+
+    from edgebert.parity import natural_references
+
+    class SumsEverything(torch.nn.Module):
+        output_names = ("sentence_embedding",)
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor]:
+            return (torch.stack([input_ids.shape[1] * torch.ones(len(input_ids)), attention_mask.sum(1).float()], 1),)
+
+    feed = {"input_ids": np.array([[5, 6, 0, 0], [5, 6, 7, 8]]), "attention_mask": np.array([[1, 1, 0, 0], [1, 1, 1, 1]])}
+    (reference,) = natural_references(SumsEverything(), [feed])
+    np.testing.assert_array_equal(reference["sentence_embedding"], [[2, 2], [4, 4]])

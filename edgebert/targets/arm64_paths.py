@@ -18,9 +18,6 @@ from edgebert import arm64, buckets
 from edgebert.config import ARM64_CPUS
 from edgebert.targets.base import KernelPath, Runner, named_output
 
-EXECUTORCH_REASON = "ExecuTorch's aarch64 runtime needs torch, whose aarch64 PyPI build is a several-GB CUDA one"
-
-
 def not_checked(reason: str) -> dict[str, Any]:
     """The manifest's record of ARM64 kernels that were not checked."""
     return {"checked": False, "reason": reason}
@@ -117,6 +114,28 @@ def tflite_paths(path: Path, signatures: dict[int, str], input_names: dict[int, 
             text = description(model, "LiteRT with XNNPACK" if kernels == "xnnpack" else "LiteRT built-in kernels")
             paths[name] = KernelPath(text, Arm64Runner(batch, model, make_job, prepare, finish), texts=arm64.texts())
     return paths
+
+
+def executorch_paths(path: Path, names: tuple[list[str], list[str]], static_seq_len: int | None, side: str) -> dict[str, KernelPath]:
+    """ExecuTorch's aarch64 runtime with its XNNPACK delegate on each CPU model: each feed runs as it is, or padded
+    to the program's one length on `side` (a program of a fixed length), as `ExecuTorchRunner` runs it."""
+    batch = _Batch(ARM64_CPUS)
+
+    def make_job(rows: list[dict[str, np.ndarray]], _: list[Any]) -> Any:
+        return arm64.Job(path, "executorch", rows, names=names)
+
+    def prepare(feed: dict[str, np.ndarray]) -> tuple[list[dict[str, np.ndarray]], list[None]]:
+        fitted = buckets.fit(feed, static_seq_len, names[0], np.int64, side) if static_seq_len else feed
+        return [fitted], [None]
+
+    def finish(feed: dict[str, np.ndarray], outputs: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        width = feed["input_ids"].shape[1]
+        return {n: named_output(n, buckets.cut(v, width, side) if static_seq_len else v) for n, v in outputs[0].items()}
+
+    return {
+        path_name(model): KernelPath(description(model, "ExecuTorch (XNNPACK)"), Arm64Runner(batch, model, make_job, prepare, finish), texts=arm64.texts())
+        for model in ARM64_CPUS
+    }
 
 
 def path_name(cpu: str) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from edgebert import buckets, cost
 from edgebert.errors import TargetUnavailable, UserError
 from edgebert.modelio import LoadedModel
-from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, Runner
+from edgebert.targets.base import ConvertResult, Exporter, ExportOptions, KernelPath, Runner
 from edgebert.targets.executorch.runner import MAX_BATCH, ExecuTorchRunner
 
 MODEL_FILE = "model.pte"
@@ -66,12 +66,25 @@ class ExecuTorchExporter(Exporter):
         return ConvertResult(files=[MODEL_FILE], input_dtype="int64", static_shape=not dynamic, extra=extra, buckets=fixed)
 
     def arm64_unchecked(self, manifest: dict[str, Any]) -> str | None:
-        """ExecuTorch's ARM64 kernels are not emulated (`arm64_paths.EXECUTORCH_REASON`)."""
-        if manifest["quantization"] not in self.arm64_recipes:
-            return None
-        from edgebert.targets.arm64_paths import EXECUTORCH_REASON
+        """The ARM64 path's reason (`Exporter.arm64_unchecked`), or that ExecuTorch's aarch64 runtime is missing."""
+        reason = super().arm64_unchecked(manifest)
+        if reason is not None or manifest["quantization"] not in self.arm64_recipes:
+            return reason
+        from edgebert import arm64
 
-        return EXECUTORCH_REASON
+        return arm64.executorch_problem()
+
+    def kernel_paths(self, export_dir: Path, manifest: dict[str, Any]) -> dict[str, KernelPath]:
+        """The host's runtime, and ExecuTorch's aarch64 runtime on the ARM64 CPU models (emulated) for the integer
+        recipes: XNNPACK picks its int8 kernels by the CPU's features."""
+        paths = super().kernel_paths(export_dir, manifest)
+        if self.arm64_runs(manifest):
+            from edgebert.targets import arm64_paths
+
+            names = ([i["name"] for i in manifest["inputs"]], [o["name"] for o in manifest["outputs"]])
+            static = int(manifest["seq_len"]) if manifest.get("static_shape") else None
+            paths.update(arm64_paths.executorch_paths(Path(export_dir) / MODEL_FILE, names, static, buckets.padding_side(manifest)))
+        return paths
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
         names = [i["name"] for i in manifest["inputs"]]
