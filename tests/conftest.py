@@ -20,6 +20,13 @@ WORDS = (
 ).split()
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (pyproject's addopts): one worker per core this process may use, at most four. Each file runs in
+    one worker (`--dist loadfile`), so a module's fixtures are built once; the exports inside a test still use
+    every core for their own parallel parts, which is why more workers than cores would only queue."""
+    return max(1, min(len(os.sched_getaffinity(0)), 4))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _no_library_progress_bars() -> None:
     """The library progress bars off for the whole run, as every edgebert command turns them off: a fixture that
