@@ -32,8 +32,11 @@ class _Batch:
         self.key: tuple[Any, ...] | None = None
         self.outputs: dict[str, list[dict[str, np.ndarray]]] = {}
         self.meta: dict[str, dict[str, Any]] = {}
+        self.feeds: list[dict[str, np.ndarray]] = []
 
-    def run(self, cpu: str, jobs_for: Any, key: tuple[Any, ...]) -> list[dict[str, np.ndarray]]:
+    def run(self, cpu: str, jobs_for: Any, key: tuple[Any, ...], feeds: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+        """The rows of `feeds` (identified by `key`: the ids of their arrays) on `cpu`; the feeds are held while
+        their results are kept, so no other array can take one of those ids meanwhile."""
         if key != self.key:
             from edgebert import cpu as host_cpu
 
@@ -44,7 +47,7 @@ class _Batch:
                 runs = dict(zip(self.cpus, pool.map(one, self.cpus)))
             self.outputs = {model: run.jobs[0].outputs for model, run in runs.items()}
             self.meta = {model: {"emulated_s": round(run.wall_s, 1), "features": run.features} for model, run in runs.items()}
-            self.key = key
+            self.key, self.feeds = key, feeds
         return self.outputs[cpu]
 
 
@@ -64,7 +67,7 @@ class Arm64Runner(Runner):
         rows = [row for part in prepared for row in part[0]]
         signatures = [s for part in prepared for s in part[1]]
         key = tuple(id(v) for feed in feeds for v in feed.values()) + (len(feeds),)
-        outputs = iter(self.batch.run(self.cpu, lambda: [self.make_job(rows, signatures)], key))
+        outputs = iter(self.batch.run(self.cpu, lambda: [self.make_job(rows, signatures)], key, feeds))
         return [self.finish(feed, [next(outputs) for _ in part[0]]) for feed, part in zip(feeds, prepared)]
 
 
