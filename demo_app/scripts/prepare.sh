@@ -53,7 +53,7 @@ if [ -z "$MODEL" ] && [ ${#CORPUS[@]} -eq 0 ]; then usage "no model given"; fi
 
 if [ ! -d "$APP_DIR/node_modules/@tensorflow/tfjs-backend-wasm" ]; then
   echo "prepare.sh: installing the demo app's npm packages (npm ci)" >&2
-  npm ci --prefix "$APP_DIR" --no-audit --no-fund --loglevel=error
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --prefix "$APP_DIR" --no-audit --no-fund --loglevel=error  # no CUDA download (scripts/install.sh)
 fi
 
 if [ ${#CORPUS[@]} -gt 0 ]; then
