@@ -41,13 +41,14 @@ PREPARED = (
     "assets/model/tokenizer.json",
     "assets/model-onnx/model.onnx",
     "assets/model-tflite/model.tflite",
+    "assets/model-tflite-buckets/model.tflite",
     "assets/model-et/model.pte",
     "assets/reference.json",
     "assets/note_embeddings.json",
     "web/dist/main.js",
 )
 # Not copied: installed packages (linked instead), prepare.sh's output, the student's pipeline run, build output.
-GENERATED = {"node_modules", "model", "model-onnx", "model-tflite", "model-et", "note_embeddings.json", "reference.json", ".student", "dist", ".expo", "android", "ios"}
+GENERATED = {"node_modules", "model", "model-onnx", "model-tflite", "model-tflite-buckets", "model-et", "note_embeddings.json", "reference.json", ".student", "dist", ".expo", "android", "ios"}
 # The demo student's distillation text (../shared/data, see its README) and the STS pairs its checkpoint is chosen on.
 DEMO_CORPUS = (SHARED_DATA / "corpus" / "sotu.txt.gz", SHARED_DATA / "stsb" / "train.csv", SHARED_DATA / "sst2" / "train.tsv")
 DEMO_EVAL_STS = SHARED_DATA / "stsb" / "train.csv"
@@ -232,13 +233,14 @@ def test_node_tests(npm: str, app: Path, prepared: Path) -> None:
 
 
 def test_browser_end_to_end(npm: str, app: Path, prepared: Path) -> None:
-    """The web page in headless Chromium: type a query, see the expected top note; on the WebGL backend (SwiftShader)
-    the same hits and scores as on wasm."""
+    """The web page in headless Chromium: type a query, see the expected top note on the default runtime (LiteRT.js);
+    LiteRT.js and onnxruntime-web find TF.js wasm's top-5 notes in its order; on TF.js's WebGL backend (SwiftShader)
+    the same hits and scores as on its wasm one."""
     if not CHROMIUM.exists():
         missing_dependency(f"no Chromium at {CHROMIUM} (set CHROMIUM=...)")
     proc = _run([npm, "run", "--silent", "test:browser"], app, timeout=1200)
     counts = _assert_node_tests_passed(proc, "demo_app browser test (npm run test:browser)")
-    assert counts["pass"] >= 2, counts  # the wasm page and the WebGL one
+    assert counts["pass"] >= 4, counts  # WebGL vs wasm, LiteRT.js and onnxruntime-web vs TF.js, the typed query
 
 
 def test_android_bundle_is_built_offline_with_every_runtimes_export(npm: str, app: Path, prepared: Path) -> None:

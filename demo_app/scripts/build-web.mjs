@@ -1,4 +1,5 @@
-// Bundle the web page (web/main.ts + the shared core + TF.js wasm backend + onnxruntime-web) into web/dist/ with esbuild.
+// Bundle the web page (web/main.ts + the shared core + TF.js wasm backend + onnxruntime-web + LiteRT.js) into web/dist/
+// with esbuild.
 //   node scripts/build-web.mjs        (run by scripts/prepare.sh; serve with `npm run web`)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -7,6 +8,9 @@ import { fileURLToPath } from 'node:url';
 
 import * as esbuild from 'esbuild';
 
+// LiteRT.js's relaxed-SIMD build and its plain-SIMD fallback (loadLiteRt picks one; the threaded and JSPI builds,
+// which it loads only when asked, are left out).
+const LITERT_WASM_FILES = ['litert_wasm_internal.js', 'litert_wasm_internal.wasm', 'litert_wasm_compat_internal.js', 'litert_wasm_compat_internal.wasm'];
 const appDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = path.join(appDir, 'web', 'dist');
 const require = createRequire(import.meta.url);
@@ -33,5 +37,8 @@ for (const f of fs.readdirSync(wasmDir).filter((f) => f.endsWith('.wasm'))) {
 // onnxruntime-web's wasm binary and its loader (?runtime=onnx), which it fetches from the page's directory.
 const ortDir = path.dirname(require.resolve('onnxruntime-web/ort-wasm-simd-threaded.wasm'));
 for (const f of ['ort-wasm-simd-threaded.wasm', 'ort-wasm-simd-threaded.mjs']) fs.copyFileSync(path.join(ortDir, f), path.join(outDir, f));
+// LiteRT.js's wasm builds and their loaders (?runtime=litertjs), which loadLiteRt() picks from the page's directory.
+const litertDir = path.join(path.dirname(require.resolve('@litertjs/core/package.json')), 'wasm');
+for (const f of LITERT_WASM_FILES) fs.copyFileSync(path.join(litertDir, f), path.join(outDir, f));
 const bytes = Object.values(result.metafile.outputs).reduce((s, o) => s + o.bytes, 0);
 console.error(`build-web: ${path.relative(appDir, outDir)}/ (main.js + sourcemap ${(bytes / 1e6).toFixed(1)} MB, wasm files)`);

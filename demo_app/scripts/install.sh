@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what the demo app and its tests need:
-#   - its npm packages, exactly as locked (npm ci: Expo/React Native, TF.js, ONNX Runtime, LiteRT, ExecuTorch,
-#     tokenizers, esbuild, playwright-core);
+#   - its npm packages, exactly as locked (npm ci: Expo/React Native, TF.js, ONNX Runtime, LiteRT, LiteRT.js,
+#     ExecuTorch, tokenizers, transformers.js for the bench, esbuild, playwright-core);
 #   - Debian's Chromium for the browser test (apt-get, only when missing and running as root; playwright's own
 #     browser download is not used). CHROMIUM=/path/to/chromium points the test at another build.
 # Idempotent: npm ci runs only when node_modules does not match package-lock.json.
@@ -24,7 +24,9 @@ if [ ! -f "$APP_DIR/node_modules/.package-lock.json" ] \
       "before a native build (npx expo run:android|ios) run: npm rebuild react-native-executorch --prefix demo_app" >&2
     export RNET_SKIP_DOWNLOAD=1
   fi
-  npm ci --prefix "$APP_DIR" --no-audit --no-fund --loglevel=error
+  # onnxruntime-node (transformers.js's Node runtime, which the bench runs) would fetch CUDA libraries from NuGet in
+  # its postinstall: its CPU build ships in the npm package, and nothing here uses CUDA.
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --prefix "$APP_DIR" --no-audit --no-fund --loglevel=error
 fi
 
 CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"

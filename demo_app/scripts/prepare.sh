@@ -11,9 +11,11 @@
 #
 # Then, for either:
 #   1. edgebert export --target tfjs --out demo_app/assets/model --force [options], and the same model to ONNX int8
-#      (--out demo_app/assets/model-onnx: the web page's other runtime, onnxruntime-web, ?runtime=onnx) and to TFLite
-#      int8 at one length (--out demo_app/assets/model-tflite: the app's react-native-fast-tflite runtime) and to
-#      ExecuTorch int8 (--out demo_app/assets/model-et: the app's react-native-executorch runtime)
+#      (--out demo_app/assets/model-onnx: the web page's onnxruntime-web runtime, ?runtime=onnx), to TFLite int8 with
+#      one signature per length of 8, 10, 12, 14, 16, 32, 64, 128 (--out demo_app/assets/model-tflite-buckets: the web
+#      page's default runtime, LiteRT.js) and at one length (--out demo_app/assets/model-tflite: the app's
+#      react-native-fast-tflite runtime, which runs a file's first signature only) and to ExecuTorch int8
+#      (--out demo_app/assets/model-et: the app's react-native-executorch runtime)
 #   2. the Python/PyTorch reference the Node tests compare with (scripts/make_fixtures.py → assets/reference.json)
 #   3. src/mobile/bundledGraphs.ts: the React Native bundle's static require() of each bucket graph
 #   4. the bundled notes' embeddings with that same export (Node, wasm backend)
@@ -51,7 +53,7 @@ if [ -z "$MODEL" ] && [ ${#CORPUS[@]} -eq 0 ]; then usage "no model given"; fi
 
 if [ ! -d "$APP_DIR/node_modules/@tensorflow/tfjs-backend-wasm" ]; then
   echo "prepare.sh: installing the demo app's npm packages (npm ci)" >&2
-  npm ci --prefix "$APP_DIR" --no-audit --no-fund --loglevel=error
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --prefix "$APP_DIR" --no-audit --no-fund --loglevel=error  # no CUDA download (scripts/install.sh)
 fi
 
 if [ ${#CORPUS[@]} -gt 0 ]; then
@@ -80,6 +82,11 @@ echo "prepare.sh: exporting $MODEL to $APP_DIR/assets/model" >&2
 "$EDGEBERT" export --target tfjs --model "$MODEL" --out "$APP_DIR/assets/model" --force "${EXPORT_ARGS[@]}"
 echo "prepare.sh: exporting $MODEL to $APP_DIR/assets/model-onnx (onnxruntime-web)" >&2
 "$EDGEBERT" export --target onnx --quantize int8 --model "$MODEL" --out "$APP_DIR/assets/model-onnx" --force
+# LiteRT.js's query time grows about linearly with the padded length: lengths 2 apart below 16, where queries are
+# (the bench's: 6 to 11 tokens), instead of --buckets' 12, 16 (a 9-token query padded to 10, not 12).
+echo "prepare.sh: exporting $MODEL to $APP_DIR/assets/model-tflite-buckets (the web page's LiteRT.js: one signature per length)" >&2
+"$EDGEBERT" export --target tflite --quantize int8 --seq-len 8 10 12 14 16 32 64 128 --model "$MODEL" \
+  --out "$APP_DIR/assets/model-tflite-buckets" --force
 echo "prepare.sh: exporting $MODEL to $APP_DIR/assets/model-tflite (react-native-fast-tflite: one length)" >&2
 "$EDGEBERT" export --target tflite --quantize int8 --model "$MODEL" --out "$APP_DIR/assets/model-tflite" --force
 echo "prepare.sh: exporting $MODEL to $APP_DIR/assets/model-et (react-native-executorch)" >&2

@@ -1,17 +1,22 @@
 /**
- * The web page: the same core module as the app and the Node tests, on TF.js's wasm backend in the browser
- * (?backend=webgl: the WebGL backend, the browser twin of the app's rn-webgl; ?backend=cpu: plain JS), or with
- * ?runtime=onnx on onnxruntime-web's wasm backend, running the ONNX export in ../../assets/model-onnx/.
- * The model, tokenizer, notes and their embeddings are fetched over HTTP from ../../assets/ (override the model
- * directory with ?model=URL-of-the-export-directory/). Build: node scripts/build-web.mjs; serve: npm run web.
+ * The web page: the same core module as the app and the Node tests. By default it runs on LiteRT.js's wasm
+ * accelerator (XNNPACK), on the TFLite export in ../../assets/model-tflite-buckets/ (one signature per length: the
+ * fastest query of the page's runtimes, scripts/bench.ts); ?runtime=onnx runs onnxruntime-web's wasm backend on the
+ * ONNX export in ../../assets/model-onnx/; ?runtime=tfjs runs TF.js's wasm backend on the TF.js export in
+ * ../../assets/model/ (?backend=webgl: the WebGL backend, the browser twin of the app's rn-webgl; ?backend=cpu: plain
+ * JS; either implies ?runtime=tfjs). The model, tokenizer, notes and their embeddings are fetched over HTTP from
+ * ../../assets/ (override the model directory with ?model=URL-of-the-export-directory/).
+ * Build: node scripts/build-web.mjs; serve: npm run web.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-webgl';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { modelFileOf } from 'edgebert-runtime';
 
 import { Embedder, type ModelFiles } from '../src/core/model';
-import { ONNX_MODEL_FILE, onnxWebRuntime, type OrtWebModule } from '../src/core/onnx';
+import { litertRuntime, type LiteRtModule } from '../src/core/litert';
+import { onnxWebRuntime, type OrtWebModule } from '../src/core/onnx';
 import { NoteIndex, embedNotes } from '../src/core/search';
 import type { ExportManifest, Note, NoteEmbeddings, SearchHit } from '../src/core/types';
 
@@ -38,8 +43,11 @@ window.edgebertDemo = state;
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const params = new URLSearchParams(location.search);
 const assets = new URL('../../assets/', location.href);
-const onnx = params.get('runtime') === 'onnx';
-const modelBase = new URL(params.get('model') ?? (onnx ? 'model-onnx/' : 'model/'), assets);
+/** The runtime setting (?runtime=litertjs | onnx | tfjs) and the export each runs by default. */
+const RUNTIME_EXPORTS = { litertjs: 'model-tflite-buckets/', onnx: 'model-onnx/', tfjs: 'model/' } as const;
+type RuntimeChoice = keyof typeof RUNTIME_EXPORTS;
+const runtime = (params.get('runtime') ?? (params.has('backend') || params.has('buckets') ? 'tfjs' : 'litertjs')) as RuntimeChoice;
+const modelBase = new URL(params.get('model') ?? RUNTIME_EXPORTS[runtime] ?? 'model/', assets);
 
 async function getJson<T>(url: URL): Promise<T> {
   const res = await fetch(url);
@@ -68,13 +76,19 @@ function render(hits: SearchHit[]): void {
   );
 }
 
-/** The runtime setting: onnxruntime-web on the ONNX export (?runtime=onnx), else TF.js on the TF.js export. */
-async function runtimeFiles(): Promise<Pick<ModelFiles, 'source' | 'bucketSource' | 'runtime'>> {
-  const here = new URL('./', location.href).href; // the .wasm files sit next to main.js
-  if (onnx) {
+/** The runtime setting's files: LiteRT.js, onnxruntime-web or TF.js; each runtime's wasm files sit next to main.js. */
+async function runtimeFiles(manifest: ExportManifest): Promise<Pick<ModelFiles, 'source' | 'bucketSource' | 'runtime'>> {
+  const here = new URL('./', location.href).href;
+  const modelUrl = new URL(modelFileOf(manifest as Parameters<typeof modelFileOf>[0]), modelBase).href;
+  if (runtime === 'onnx') {
     const ort = (await import('onnxruntime-web/wasm')) as unknown as OrtWebModule;
-    return { runtime: await onnxWebRuntime(ort, new URL(ONNX_MODEL_FILE, modelBase).href, here) };
+    return { runtime: await onnxWebRuntime(ort, modelUrl, here) };
   }
+  if (runtime === 'litertjs') {
+    const litert = (await import('@litertjs/core')) as unknown as LiteRtModule;
+    return { runtime: await litertRuntime(litert, modelUrl, here) };
+  }
+  if (runtime !== 'tfjs') throw new Error(`?runtime=${runtime}: the page runs litertjs, onnx or tfjs`);
   setWasmPaths(here);
   const backend = params.get('backend') ?? 'wasm';
   if (!(await tf.setBackend(backend))) throw new Error(`the ${backend} backend failed to initialise`);
@@ -88,7 +102,6 @@ async function runtimeFiles(): Promise<Pick<ModelFiles, 'source' | 'bucketSource
 
 async function main(): Promise<void> {
   const start = performance.now();
-  const files = await runtimeFiles();
   const [manifest, tokenizerJson, tokenizerConfig, notes, embeddings] = await Promise.all([
     getJson<ExportManifest>(new URL('edgebert.json', modelBase)),
     getJson<object>(new URL('tokenizer.json', modelBase)),
@@ -96,6 +109,7 @@ async function main(): Promise<void> {
     getJson<Note[]>(new URL('notes.json', assets)),
     getJson<NoteEmbeddings>(new URL('note_embeddings.json', assets)).catch(() => null),
   ]);
+  const files = await runtimeFiles(manifest);
   const embedder = await Embedder.load({ manifest, tokenizerJson, tokenizerConfig, ...files });
   let noteVectors = embeddings;
   const mismatch = embeddings ? NoteIndex.mismatch(embedder, embeddings) : 'no precomputed note embeddings';
@@ -110,7 +124,7 @@ async function main(): Promise<void> {
 
   Object.assign(state, {
     ready: true,
-    backend: onnx ? embedder.runtimeName : tf.getBackend(),
+    backend: runtime === 'tfjs' ? tf.getBackend() : embedder.runtimeName,
     model: `${manifest.name} (${manifest.quantization}, ${manifest.model.layers} layers)`,
     loadMs: performance.now() - start,
   });

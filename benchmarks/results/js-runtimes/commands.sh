@@ -1,16 +1,48 @@
 #!/usr/bin/env bash
-# The demo's runtimes side by side: TF.js wasm (buckets, fixed 128) on a TF.js uint8 export and
-# onnxruntime-web wasm on the same model's ONNX int8 export, in Node and in headless Chromium, one thread each; a query
-# = tokenise + embed + rank the demo's 44 notes; and whether the five bench queries' top-5 notes agree.
+# The demo's runtimes side by side: TF.js wasm (buckets, fixed 128) on a TF.js uint8 export, onnxruntime-web wasm on
+# the same model's ONNX int8 export, LiteRT.js wasm (XNNPACK) on its TFLite int8 export with one signature per length
+# (the lengths of the web page's export, demo_app/scripts/prepare.sh), and
+# transformers.js (its pipeline('feature-extraction', dir, { dtype }) and tokenizer) on its ONNX int8 export laid out
+# with --layout transformers.js, in Node and in headless Chromium, one thread each; a query = tokenise + embed + rank
+# the demo's 44 notes; and whether the five bench queries' top-5 notes agree.
 #   student: the demo app's student (demo_app/scripts/prepare.sh --corpus ...: the `small` preset's shape on the
-#            demo's CI-sized schedule), exported as prepare.sh exports it (TF.js uint8 --buckets, ONNX int8)
-#   teacher: the packaged all-MiniLM-L6-v2, TF.js uint8 --buckets and ONNX int8
+#            demo's CI-sized schedule): STUDENT=the model dir its run's report/pipeline.json names as `student`
+#   teacher: the packaged all-MiniLM-L6-v2
+# Each model is exported into A as the bench reads it (an export already in A is kept): TF.js uint8 --buckets,
+# ONNX int8, TFLite int8 --seq-len 8 10 12 14 16 32 64 128, ONNX int8 --layout transformers.js. EDGEBERT overrides
+# the CLI (default: the repository's .venv/bin/edgebert, else `edgebert` on PATH).
 # Every other job stopped while it ran.
+#   STUDENT=... A=... bash benchmarks/results/js-runtimes/commands.sh
 set -euo pipefail
-A=${A:?the directory of the four export directories}
+STUDENT=${STUDENT:?the model dir of the demo student (the student named by report/pipeline.json of its pipeline run)}
+A=${A:?a directory for the exports (made when missing; exports already there are kept)}
 OUT=$(cd "$(dirname "$0")" && pwd)
-cd "$(dirname "$0")/../../../demo_app"
+ROOT=$(cd "$OUT/../../.." && pwd)
+if [ -z "${EDGEBERT:-}" ]; then
+  if [ -x "$ROOT/.venv/bin/edgebert" ]; then EDGEBERT="$ROOT/.venv/bin/edgebert"; else EDGEBERT=edgebert; fi
+fi
+RUNS=${RUNS:-40}
+
+# export NAME MODEL ARGS...: `edgebert export` into $A/NAME unless an export is there already (its output on stderr)
+export_once() {
+  local out="$A/$1" model="$2"
+  shift 2
+  [ -f "$out/edgebert.json" ] || "$EDGEBERT" export --model "$model" --out "$out" --force "$@" >&2
+}
+mkdir -p "$A"
+for who in student teacher; do
+  if [ "$who" = student ]; then model="$STUDENT"; else model=default; fi
+  export_once "$who-tfjs" "$model" --target tfjs --quantize uint8 --buckets
+  export_once "$who-onnx" "$model" --target onnx --quantize int8
+  export_once "$who-tflite" "$model" --target tflite --quantize int8 --seq-len 8 10 12 14 16 32 64 128
+  export_once "$who-transformers-js" "$model" --target onnx --quantize int8 --layout transformers.js
+done
+
+cd "$ROOT/demo_app"
+node scripts/build-web.mjs  # the page with every runtime the bench opens
 {
-  node --import tsx scripts/bench.ts --model-dir "$A/student-tfjs" --onnx-dir "$A/student-onnx" --runs 40
-  node --import tsx scripts/bench.ts --model-dir "$A/teacher-tfjs" --onnx-dir "$A/teacher-onnx" --runs 40
+  for who in student teacher; do
+    node --import tsx scripts/bench.ts --model-dir "$A/$who-tfjs" --onnx-dir "$A/$who-onnx" --tflite-dir "$A/$who-tflite" \
+      --transformers-js-dir "$A/$who-transformers-js" --runs "$RUNS"
+  done
 } | tee "$OUT/runs.txt"

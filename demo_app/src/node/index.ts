@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import vm from 'node:vm';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -14,7 +15,8 @@ import { fileGraphSource, readExportFiles } from 'edgebert-runtime/node';
 
 import { Classifier } from '../core/classify';
 import { Embedder, type ModelFiles } from '../core/model';
-import { ONNX_MODEL_FILE, onnxWebRuntime, type OrtWebModule } from '../core/onnx';
+import { litertRuntime, type LiteRtModule } from '../core/litert';
+import { onnxWebRuntime, type OrtWebModule } from '../core/onnx';
 import type { ExportManifest, Note, NoteEmbeddings } from '../core/types';
 
 export const APP_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -78,13 +80,49 @@ export async function loadEmbedder(modelDir = MODEL_DIR, options: { buckets?: bo
 /** The runtimes the demo runs here: TF.js (wasm backend) on a TF.js export, onnxruntime-web (wasm) on an ONNX one. */
 export type RuntimeChoice = 'tfjs' | 'onnx';
 
+/** The export in `modelDir` with its model file (the one its manifest names), refused in one line without it. */
+function exportWithModel(modelDir: string, what: string): ReturnType<typeof readExportFiles> {
+  const files = readExportFiles(modelDir);
+  if (!fs.existsSync(files.modelPath)) throw new Error(`no ${what} export in ${modelDir} (${path.basename(files.modelPath)} missing)`);
+  return files;
+}
+
 /** Load the ONNX export in `modelDir` on onnxruntime-web's wasm backend (one thread). */
 export async function loadOnnxEmbedder(modelDir: string): Promise<Embedder> {
-  const file = path.join(modelDir, ONNX_MODEL_FILE);
-  if (!fs.existsSync(file)) throw new Error(`no ONNX export in ${modelDir} (${ONNX_MODEL_FILE} missing)`);
-  const { manifest, tokenizerJson, tokenizerConfig } = readExportFiles(modelDir);
+  const { manifest, tokenizerJson, tokenizerConfig, modelPath } = exportWithModel(modelDir, 'ONNX');
   const ort = (await import('onnxruntime-web')) as unknown as OrtWebModule;
-  const runtime = await onnxWebRuntime(ort, new Uint8Array(fs.readFileSync(file)));
+  const runtime = await onnxWebRuntime(ort, new Uint8Array(fs.readFileSync(modelPath)));
+  return Embedder.load({ manifest: manifest as ExportManifest, tokenizerJson, tokenizerConfig, runtime });
+}
+
+/**
+ * @litertjs/core's loader script evaluated as a worker's importScripts() would (Node has neither workers' globals
+ * nor a document to add a <script> to): an Emscripten module that runs in Node, read as CommonJS, whose
+ * ModuleFactory global LiteRT.js then calls (it logs that it found no WebGPU device: Node has none). The globals
+ * live only while `load` runs (TF.js and onnxruntime-web would take a global `self` for a browser).
+ */
+async function withNodeImportScripts<T>(load: () => Promise<T>): Promise<T> {
+  const g = globalThis as Record<string, unknown>;
+  g.self = globalThis;
+  g.importScripts = (url: string) => {
+    const file = url.startsWith('file:') ? fileURLToPath(url) : url;
+    const script = `(function (require, __dirname, __filename) {${fs.readFileSync(file, 'utf8')}\nreturn ModuleFactory;\n})`;
+    g.ModuleFactory = vm.runInThisContext(script, { filename: file })(createRequire(file), path.dirname(file), file);
+  };
+  try {
+    return await load();
+  } finally {
+    delete g.self;
+    delete g.importScripts;
+  }
+}
+
+/** Load the TFLite export in `modelDir` on LiteRT.js's wasm accelerator (every bucket signature of its file). */
+export async function loadLiteRtEmbedder(modelDir: string): Promise<Embedder> {
+  const { manifest, tokenizerJson, tokenizerConfig, modelPath } = exportWithModel(modelDir, 'TFLite');
+  const litert = (await import('@litertjs/core')) as unknown as LiteRtModule;
+  const wasmDir = path.join(path.dirname(createRequire(import.meta.url).resolve('@litertjs/core/package.json')), 'wasm') + path.sep;
+  const runtime = await withNodeImportScripts(() => litertRuntime(litert, new Uint8Array(fs.readFileSync(modelPath)), wasmDir));
   return Embedder.load({ manifest: manifest as ExportManifest, tokenizerJson, tokenizerConfig, runtime });
 }
 

@@ -1,9 +1,10 @@
 /**
  * End to end in headless Chromium (Debian `chromium`, driven by playwright-core): the web page loads the export
- * with the shared core on the wasm backend, we type a query and see the expected top result. On the WebGL backend
- * (Chromium's software GPU, SwiftShader) the page must rank as on wasm, with the same scores; on onnxruntime-web
- * (?runtime=onnx, the same student's ONNX export) it must find the same top-5 notes, in the same order.
- * CHROMIUM=/path/to/chromium overrides /usr/bin/chromium. Needs the export and web/dist (scripts/prepare.sh).
+ * with the shared core on its default runtime (LiteRT.js, wasm, on the student's TFLite export), we type a query and
+ * see the expected top result. On TF.js (?runtime=tfjs, wasm) and on onnxruntime-web (?runtime=onnx, the same
+ * student's ONNX export) the default page must find the same top-5 notes, in the same order; on TF.js's WebGL backend
+ * (Chromium's software GPU, SwiftShader) the page must rank as on TF.js wasm, with the same scores.
+ * CHROMIUM=/path/to/chromium overrides /usr/bin/chromium. Needs the exports and web/dist (scripts/prepare.sh).
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -28,6 +29,11 @@ const FLAGS = [
 ];
 // WebGL without a GPU: Chromium's SwiftShader (software Vulkan under ANGLE), float32 shaders.
 const WEBGL_FLAGS = ['--headless', '--no-sandbox', '--use-gl=angle', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'];
+// The page's runtimes other than TF.js, each on the same student's export for it (scripts/prepare.sh writes them).
+const OTHER_RUNTIMES = [
+  { runtime: 'LiteRT.js (the default)', query: '', target: 'TFLite', file: 'model-tflite-buckets/model.tflite', backend: 'litertjs (wasm)' },
+  { runtime: 'onnxruntime-web', query: '?runtime=onnx', target: 'ONNX', file: 'model-onnx/model.onnx', backend: 'onnxruntime-web (wasm)' },
+];
 const QUERIES = [
   { query: 'my bicycle tire is flat', top: 'bike' },
   { query: 'how often should I feed my sourdough starter?', top: 'sourdough' },
@@ -88,7 +94,7 @@ describe('web page in headless Chromium', { skip: skipReason() }, () => {
       const glPage = await gl.newPage();
       glPage.on('console', (m) => consoleLines.push(`webgl ${m.type()}: ${m.text()}`));
       await open(glPage, '?backend=webgl', 300_000);
-      await open(page, '', 300_000);
+      await open(page, '?runtime=tfjs', 300_000);
       assert.equal(await glPage.evaluate(() => window.edgebertDemo.backend), 'webgl');
       assert.equal(await page.evaluate(() => window.edgebertDemo.backend), 'wasm');
       for (const q of QUERIES) {
@@ -103,27 +109,46 @@ describe('web page in headless Chromium', { skip: skipReason() }, () => {
     }
   });
 
-  test('onnxruntime-web on the ONNX export finds the top-5 notes TF.js wasm finds', { timeout: 600_000 }, async () => {
-    assert.ok(fs.existsSync(path.join(APP_DIR, 'assets', 'model-onnx', 'model.onnx')), 'no assets/model-onnx: run scripts/prepare.sh');
-    const ortPage = await browser.newPage();
-    ortPage.on('console', (m) => consoleLines.push(`onnx ${m.type()}: ${m.text()}`));
-    try {
-      await open(ortPage, '?runtime=onnx', 300_000);
-      await open(page, '', 300_000);
-      assert.equal(await ortPage.evaluate(() => window.edgebertDemo.backend), 'onnxruntime-web (wasm)');
-      for (const q of QUERIES) {
-        const [onOrt, onTfjs] = [await search(ortPage, q.query), await search(page, q.query)];
-        assert.deepEqual(onOrt.map((h) => h.id), onTfjs.map((h) => h.id), `"${q.query}": onnxruntime-web and TF.js rank differently`);
-        assert.equal(onOrt[0].id, q.top, `"${q.query}" on onnxruntime-web -> ${onOrt[0].id}`);
+  /** The top-5 notes of each query on TF.js wasm, from a page of its own, once. */
+  let tfjsTops: Promise<string[][]> | undefined;
+  async function topsOnTfjs(): Promise<string[][]> {
+    tfjsTops ??= (async () => {
+      const tfjsPage = await browser.newPage();
+      try {
+        await open(tfjsPage, '?runtime=tfjs', 300_000);
+        const tops: string[][] = [];
+        for (const q of QUERIES) tops.push((await search(tfjsPage, q.query)).map((h) => h.id));
+        return tops;
+      } finally {
+        await tfjsPage.close();
       }
-    } finally {
-      await ortPage.close();
-    }
-  });
+    })();
+    return tfjsTops;
+  }
+
+  for (const other of OTHER_RUNTIMES) {
+    test(`${other.runtime} on the ${other.target} export finds the top-5 notes TF.js wasm finds`, { timeout: 600_000 }, async () => {
+      assert.ok(fs.existsSync(path.join(APP_DIR, 'assets', other.file)), `no assets/${other.file}: run scripts/prepare.sh`);
+      const otherPage = await browser.newPage();
+      otherPage.on('console', (m) => consoleLines.push(`${other.query} ${m.type()}: ${m.text()}`));
+      try {
+        await open(otherPage, other.query, 300_000);
+        assert.equal(await otherPage.evaluate(() => window.edgebertDemo.backend), other.backend);
+        const onTfjs = await topsOnTfjs();
+        for (const [i, q] of QUERIES.entries()) {
+          const hits = (await search(otherPage, q.query)).map((h) => h.id);
+          assert.deepEqual(hits, onTfjs[i], `"${q.query}": ${other.runtime} and TF.js rank differently`);
+          assert.equal(hits[0], q.top, `"${q.query}" on ${other.runtime} -> ${hits[0]}`);
+        }
+      } finally {
+        await otherPage.close();
+      }
+    });
+  }
 
   test('typing a query shows the expected top result', { timeout: 240_000 }, async () => {
     await open(page, '', 180_000);
-    assert.equal(await page.evaluate(() => window.edgebertDemo.backend), 'wasm');
+    assert.equal(await page.evaluate(() => window.edgebertDemo.backend), 'litertjs (wasm)');
 
     for (const [i, q] of QUERIES.entries()) {
       await page.fill('#query', q.query);
