@@ -109,17 +109,21 @@ def executorch_library() -> Path:
     return home() / "executorch" / "lib" / "libedgebert_et.so"
 
 
+def _executorch_stamp() -> Path:
+    """What install_arm64.sh wrote beside ExecuTorch's aarch64 runtime ("executorch 1.5.1 source:<sha256>")."""
+    return executorch_library().parents[1] / ".edgebert-executorch"
+
+
 def executorch_problem() -> str | None:
     """Why ExecuTorch programs cannot run in the emulated child (one line), or None."""
-    stamp = executorch_library().parents[1] / ".edgebert-executorch"
-    if not executorch_library().is_file() or not stamp.is_file():
+    if not executorch_library().is_file() or not _executorch_stamp().is_file():
         return f"no ExecuTorch aarch64 runtime in {executorch_library().parents[1]} (run {INSTALLER})"
     return None
 
 
 def executorch_version() -> str:
-    """The executorch release whose aarch64 runtime is installed ("executorch 1.5.1 source:…" in its stamp)."""
-    stamp = (executorch_library().parents[1] / ".edgebert-executorch").read_text().split()
+    """The executorch release whose aarch64 runtime is installed (from its stamp)."""
+    stamp = _executorch_stamp().read_text().split()
     return stamp[1] if len(stamp) > 1 else "?"
 
 

@@ -181,7 +181,6 @@ class ExecuTorchJob:
         lib.ebet_outputs.argtypes = [c.c_void_p]
         lib.ebet_output_info.argtypes = [c.c_void_p, c.c_int, c.POINTER(c.c_int), c.POINTER(c.c_int), c.POINTER(c.c_int64)]
         lib.ebet_output_copy.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_size_t]
-        lib.ebet_free.argtypes = [c.c_void_p]
         self.error = c.create_string_buffer(512)
         self.handle = lib.ebet_load(job["model"].encode(), self.error, 512)
         if not self.handle:

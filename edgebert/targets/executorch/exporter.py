@@ -81,16 +81,20 @@ class ExecuTorchExporter(Exporter):
         if self.arm64_runs(manifest):
             from edgebert.targets import arm64_paths
 
-            names = ([i["name"] for i in manifest["inputs"]], [o["name"] for o in manifest["outputs"]])
-            static = int(manifest["seq_len"]) if manifest.get("static_shape") else None
-            paths.update(arm64_paths.executorch_paths(Path(export_dir) / MODEL_FILE, names, static, buckets.padding_side(manifest)))
+            inputs, outputs, static = _program_io(manifest)
+            path = Path(export_dir) / MODEL_FILE
+            paths.update(arm64_paths.executorch_paths(path, (inputs, outputs), static, buckets.padding_side(manifest)))
         return paths
 
     def load_runner(self, export_dir: Path, manifest: dict[str, Any], threads: int | None = None) -> Runner:
-        names = [i["name"] for i in manifest["inputs"]]
-        outputs = [o["name"] for o in manifest["outputs"]]
-        static = int(manifest["seq_len"]) if manifest.get("static_shape") else None
-        return ExecuTorchRunner(Path(export_dir) / MODEL_FILE, names, outputs, static, buckets.padding_side(manifest))
+        inputs, outputs, static = _program_io(manifest)
+        return ExecuTorchRunner(Path(export_dir) / MODEL_FILE, inputs, outputs, static, buckets.padding_side(manifest))
+
+
+def _program_io(manifest: dict[str, Any]) -> tuple[list[str], list[str], int | None]:
+    """A program's input and output names in order, and its one fixed length (None: dynamic), from its manifest."""
+    static = int(manifest["seq_len"]) if manifest.get("static_shape") else None
+    return [i["name"] for i in manifest["inputs"]], [o["name"] for o in manifest["outputs"]], static
 
 
 # The kernel library each operator namespace of a program comes from, and the Python module that registers it in the
