@@ -97,7 +97,8 @@ def export(target: str, model: str | Path | None = None, out: str | Path | None 
     if o.layout == TRANSFORMERS_JS:
         transformers_js.check(task, config, o.input_dtype)
 
-    with cost.recording() as phases:  # the cost of each phase, for the manifest (edgebert.cost)
+    # the cost of each phase, for the manifest (edgebert.cost); what the conversion starts ahead, beside the loading
+    with cost.recording() as phases, exporter.warm_up():
         stages = Stages(total=4, quiet=quiet)
         started, cpu_started = time.perf_counter(), cost.cpu_seconds()
         with stages.stage("loading model"):

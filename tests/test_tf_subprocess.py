@@ -9,7 +9,8 @@ import pytest
 
 from edgebert.errors import TargetUnavailable
 from edgebert.targets import tf_subprocess
-from edgebert.targets.tf_subprocess import TF_ENV, apply_env, child_env, run_tf, tail
+from edgebert import cost
+from edgebert.targets.tf_subprocess import TF_ENV, apply_env, child_env, run_tf, tail, warm
 
 # A TF child that imports no TensorFlow: it reports its environment, echoes its spec, or fails as asked.
 PROBE = '''
@@ -24,7 +25,7 @@ def body(spec):
     if spec.get("fail"):
         raise ValueError("probe failed: " + spec["fail"])
     keys = ["TF_ENABLE_ONEDNN_OPTS", "TF_CPP_MIN_LOG_LEVEL", "CUDA_VISIBLE_DEVICES", "PYTHONUNBUFFERED"]
-    return {"env": {k: os.environ.get(k) for k in keys}, "echo": spec["echo"], "stdin": sys.stdin.read()}
+    return {"env": {k: os.environ.get(k) for k in keys}, "echo": spec["echo"], "stdin": sys.stdin.read(), "pid": os.getpid()}
 
 
 sys.exit(tf_main(body))
@@ -58,6 +59,24 @@ def test_child_failure_is_one_clear_error(probe: str) -> None:
 def test_child_timeout_is_one_clear_error(probe: str) -> None:
     with pytest.raises(TargetUnavailable, match=r"^the probe took over 0.5 s"):
         run_tf(probe, {"echo": None, "sleep": 30}, "the probe", timeout_s=0.5)
+
+
+def test_a_warm_child_imports_ahead_and_takes_the_next_call(probe: str) -> None:
+    with cost.recording() as phases, warm(probe):
+        started = tf_subprocess._warm[probe].pid
+        result = run_tf(probe, {"echo": [3]}, "the probe")
+        assert probe not in tf_subprocess._warm  # taken: the next call starts its own child
+        again = run_tf(probe, {"echo": [4]}, "the probe")
+    assert (result["pid"], result["echo"], result["stdin"]) == (started, [3], "")
+    assert again["pid"] != started and again["echo"] == [4]
+    names = [p["phase"] for p in phases]
+    assert names.count("import tensorflow (started ahead, beside the torch side)") == 1 and "import tensorflow" in names
+
+
+def test_an_unused_warm_child_is_stopped_with_its_block(probe: str) -> None:
+    with warm(probe):
+        child = tf_subprocess._warm[probe]
+    assert child.poll() is not None and probe not in tf_subprocess._warm
 
 
 def test_torch_workers_keep_the_users_choices(monkeypatch: pytest.MonkeyPatch) -> None:

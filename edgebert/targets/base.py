@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -179,6 +180,11 @@ class Exporter(ABC):
     @abstractmethod
     def check_available(self) -> None:
         """Raise `TargetUnavailable` with an install hint when the target's toolchain is missing."""
+
+    def warm_up(self) -> AbstractContextManager[None]:
+        """For the export's duration: what the conversion starts ahead, beside the model's loading and capture (a
+        TensorFlow process importing TensorFlow); nothing by default."""
+        return nullcontext()
 
     @abstractmethod
     def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:

@@ -173,6 +173,7 @@ def interpret(tf: Any, graph: dict[str, Any], tensors: dict[str, Any], weights: 
             return [resolve(v) for v in value]
         return value
 
+    constants: dict[tuple[int, ...], Any] = {}  # the ops' small integer constants, one node each (tf_ops.int_constant)
     for node in graph["nodes"]:
         op = node["op"]
         if any(ref in dynamic for ref in iter_refs([node["args"], node["kwargs"]])):
@@ -185,7 +186,7 @@ def interpret(tf: Any, graph: dict[str, Any], tensors: dict[str, Any], weights: 
             raise UnsupportedOp(f"the graph op {op} (node {node['name']}) has no TensorFlow form in edgebert")
         args = [resolve(a, keep_param=(op == LINEAR and i == 1) or (op == EMBEDDING and i == 0)) for i, a in enumerate(node["args"])]
         kwargs = {k: v for k, v in resolve(node["kwargs"]).items() if k not in ("device", "layout", "pin_memory", "memory_format")}
-        ctx = Context(tf=tf, forms=forms, shape=node["shape"], dtype=node["dtype"], weights=weights)
+        ctx = Context(tf=tf, forms=forms, shape=node["shape"], dtype=node["dtype"], weights=weights, constants=constants)
         with tf.name_scope(_scope(node, node["name"] not in dynamic)):
             env[node["name"]] = OPS[op](ctx, *args, **kwargs)
     return {name: tf.identity(resolve(ref), name=name) for name, ref in graph["outputs"].items()}

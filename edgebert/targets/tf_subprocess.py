@@ -4,7 +4,9 @@ TensorFlow runs only in its own process (the TF.js converter, the TFLite fallbac
 the torch process captured (`edgebert.targets.torch_graph`), so neither process loads the other's framework, and
 TensorFlow's settings (oneDNN fusions off) never reach torch. The bench workers are torch processes started the same way. The parent writes a JSON spec (with the
 path where the child writes its JSON result) and the child reads it with `read_spec`; `run_tf` does both ends'
-bookkeeping and turns a failed child into one TargetUnavailable naming the child's last error line.
+bookkeeping and turns a failed child into one TargetUnavailable naming the child's last error line. `warm` starts a
+module's TensorFlow process ahead of its `run_tf` (TensorFlow imports while the torch side loads and captures the
+model); the child then waits for its spec on stdin.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,8 @@ NOISE = ("E0000 ", "W0000 ", "I0000 ", "WARNING: All log messages before absl")
 TAIL_LINES = 15
 PHASES = "_edgebert_phases"  # the child's cost records (edgebert.cost), adopted into the parent's by run_tf
 EDGEBERT_ROOT = Path(__file__).resolve().parents[2]  # the directory holding the edgebert package
+WAIT = "--wait"  # a warm child's argument: import TensorFlow, then read the spec's path from stdin
+_warm: dict[str, subprocess.Popen] = {}  # module -> its started child waiting for a spec (`warm`)
 
 
 def apply_env(env: MutableMapping[str, str], tensorflow: bool) -> MutableMapping[str, str]:
@@ -64,12 +69,13 @@ def write_spec(directory: Path, spec: dict[str, Any]) -> tuple[Path, Path]:
 
 
 def start(
-    module: str, spec_file: Path, tensorflow: bool, extra_env: dict[str, str] | None = None, cwd: Path | None = None
+    module: str, spec_file: Path | None, tensorflow: bool, extra_env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.Popen:
-    """Start `python -m module SPEC` with nothing on stdin (nothing may prompt), stdout dropped, stderr piped (text)."""
+    """Start `python -m module SPEC` with nothing on stdin (nothing may prompt), stdout dropped, stderr piped (text);
+    without `spec_file`, a warm child (`WAIT`) that reads its spec's path from stdin."""
     return subprocess.Popen(
-        [sys.executable, "-m", module, str(spec_file)],
-        stdin=subprocess.DEVNULL,
+        [sys.executable, "-m", module, WAIT if spec_file is None else str(spec_file)],
+        stdin=subprocess.PIPE if spec_file is None else subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -91,11 +97,13 @@ def run_tf(module: str, spec: dict[str, Any], what: str, timeout_s: float | None
     The error's first line names `what`, the exit status and the child's last error line; the stderr tail follows."""
     with tempfile.TemporaryDirectory(prefix="edgebert-tf-") as scratch:
         spec_file, result_file = write_spec(Path(scratch), spec)
-        # The working directory is edgebert's own, so nothing in the caller's (a folder named tensorflow/) shadows a
-        # package; the spec's paths are absolute.
-        proc = start(module, spec_file, tensorflow=True, cwd=EDGEBERT_ROOT)
+        proc, given = _warm.pop(module, None), None
+        if proc is not None and proc.poll() is None:
+            given = f"{spec_file}\n"
+        else:
+            proc = start(module, spec_file, tensorflow=True, cwd=EDGEBERT_ROOT)
         try:
-            _, stderr = proc.communicate(timeout=timeout_s)
+            _, stderr = proc.communicate(given, timeout=timeout_s)
         except subprocess.TimeoutExpired:
             proc.kill()
             _, stderr = proc.communicate()
@@ -105,6 +113,22 @@ def run_tf(module: str, spec: dict[str, Any], what: str, timeout_s: float | None
         result = json.loads(result_file.read_text())
         cost.adopt(result.pop(PHASES, []))
         return result
+
+
+@contextmanager
+def warm(module: str) -> Iterator[None]:
+    """Start `module`'s TensorFlow process now, for the block's first `run_tf(module, ...)`: the child imports
+    TensorFlow beside the caller's work, then waits for its spec. Stopped at the block's end if no call took it."""
+    # The working directory is edgebert's own, so nothing in the caller's (a folder named tensorflow/) shadows a
+    # package; the spec's paths are absolute.
+    _warm[module] = start(module, None, tensorflow=True, cwd=EDGEBERT_ROOT)
+    try:
+        yield
+    finally:
+        left = _warm.pop(module, None)
+        if left is not None:
+            left.kill()
+            left.communicate()
 
 
 def _last_line(stderr: str) -> str:
@@ -123,10 +147,17 @@ def read_spec(argv: list[str] | None = None) -> dict[str, Any]:
 def tf_main(body: Callable[[dict[str, Any]], dict[str, Any]], argv: list[str] | None = None) -> int:
     """The child's side of `run_tf`: TF settings into os.environ, `body(spec)`, its result written to spec["result"]."""
     apply_env(os.environ, tensorflow=True)
-    spec = read_spec(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    waits = argv == [WAIT]
     with cost.recording() as phases:
-        with cost.phase("import tensorflow"):
+        with cost.phase("import tensorflow" + (" (started ahead, beside the torch side)" if waits else "")):
             import tensorflow  # noqa: F401 - timed on its own: every TensorFlow process pays it
+        if waits:
+            line = sys.stdin.readline().strip()
+            if not line:  # the parent went on without this child
+                return 0
+            argv = [line]
+        spec = read_spec(argv)
         result = body(spec)
     Path(spec["result"]).write_text(json.dumps({**result, PHASES: phases}, indent=2))
     return 0

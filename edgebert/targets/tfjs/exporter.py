@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from edgebert.targets.base import (
 )
 from edgebert.targets.tf_graph import WEIGHT_SCOPE
 from edgebert.targets.torch_graph import capture_model
-from edgebert.targets.tf_subprocess import run_tf, tail
+from edgebert.targets.tf_subprocess import run_tf, tail, warm
 from edgebert.targets.tfjs.shared_weights import model_file
 
 MODEL_FILE = "model.json"
@@ -46,6 +47,7 @@ RUNTIME_ENTRY = "edgebert-runtime/dist/index.js"
 NPM_HINT = f"npm ci --prefix {JS_DIR}"
 TFJS_VERSION = "4.22.0"
 CONVERT_TIMEOUT_S = 3600
+CONVERT_MODULE = "edgebert.targets.tfjs.convert"  # the TensorFlow process's module (edgebert.targets.tf_subprocess)
 QUANTIZATION_RECIPES = {
     "none": "float32 weights",
     "uint8": "tfjs per-tensor affine uint8 weights, except float16 islands (quantization.float_islands: the FFN "
@@ -290,6 +292,9 @@ class TFJSExporter(Exporter):
         find_node()
         check_js_packages()
 
+    def warm_up(self) -> AbstractContextManager[None]:
+        return warm(CONVERT_MODULE)
+
     def convert(self, model: LoadedModel, work_dir: Path, options: ExportOptions) -> ConvertResult:
         rungs = island_rungs(options.quantize)
         with tempfile.TemporaryDirectory(prefix="edgebert-graph-") as graph_dir:
@@ -343,7 +348,7 @@ class TFJSExporter(Exporter):
             label = f"rung {index} ({'+'.join(roles) or 'no islands'})"
             with cost.phase(f"{label}: convert (TensorFlow process)"):
                 result = run_tf(
-                    "edgebert.targets.tfjs.convert", {**spec, "islands": keep_float16_patterns(model.family, roles), "rung": index},
+                    CONVERT_MODULE, {**spec, "islands": keep_float16_patterns(model.family, roles), "rung": index},
                     "TensorFlow/tensorflowjs conversion", CONVERT_TIMEOUT_S,
                 )  # fmt: skip
             written = result.pop("written")
