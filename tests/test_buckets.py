@@ -211,8 +211,14 @@ def test_tfjs_one_graph_per_bucket_over_one_shard(tiny_bert: Path, tmp_path: Pat
     graphs = {b["attention"]: json.loads((report.out_dir / b["model_file"]).read_text()) for b in manifest["buckets"]}
     ops = {form: {n["op"] for n in g["modelTopology"]["node"]} for form, g in graphs.items()}
     products = {form: graph_products(g) for form, g in graphs.items()}
-    assert products["batched"]["pairwise_batched"] and not products["batched"]["pairwise_2d"] and "Unpack" not in ops["batched"]
-    assert products["per-head"]["pairwise_2d"] and not products["per-head"]["pairwise_batched"] and "Unpack" in ops["per-head"]
+    assert products["batched"]["pairwise_batched"] and not products["batched"]["pairwise_2d"]
+    assert products["per-head"]["pairwise_2d"] and not products["per-head"]["pairwise_batched"]
+    # the per-head graph takes each head's matrices by GatherNd (tf_ops._head_matrices: two per product), never Unpack
+    config = json.loads((tiny_bert / "config.json").read_text())
+    gathers = {form: sum(n["op"] == "GatherNd" for n in g["modelTopology"]["node"]) for form, g in graphs.items()}
+    assert gathers["per-head"] - gathers["batched"] == 2 * len(products["per-head"]["pairwise_2d"])
+    assert len(products["per-head"]["pairwise_2d"]) == 2 * config["num_hidden_layers"] * config["num_attention_heads"]
+    assert "Unpack" not in ops["batched"] | ops["per-head"]
     assert sorted(manifest["files"]) == ["group1-shard1of1.bin", "model-16.json", "model.json"]
     for entry in manifest["buckets"]:  # static [1, n] graphs listing the same single shard
         model_json = json.loads((report.out_dir / entry["model_file"]).read_text())

@@ -101,6 +101,8 @@ def run_tf(module: str, spec: dict[str, Any], what: str, timeout_s: float | None
         if proc is not None and proc.poll() is None:
             given = f"{spec_file}\n"
         else:
+            if proc is not None:  # a warm child that ended early: reaped, and a cold one does the work
+                proc.communicate()
             proc = start(module, spec_file, tensorflow=True, cwd=EDGEBERT_ROOT)
         try:
             _, stderr = proc.communicate(given, timeout=timeout_s)
