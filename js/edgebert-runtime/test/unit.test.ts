@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { ManifestError, inputTensors, lowercaseOutside, pickBucket, rankLabels, readManifest, type ExportManifest } from '../src/index.js';
+import { ManifestError, inputTensors, lowercaseOutside, pickBucket, rankLabels, readManifest, transformersJsOptions, type ExportManifest } from '../src/index.js';
 import { onnxruntime } from '../src/adapters/onnxruntime.js';
 import { executorch, outputShape } from '../src/adapters/executorch.js';
 import { fastTflite } from '../src/adapters/fast-tflite.js';
@@ -50,6 +50,27 @@ describe('readManifest', () => {
   for (const [what, overrides, message] of refusals) {
     test(`refuses ${what} in one line`, () => {
       assert.throws(() => readManifest(manifest(overrides)), (err: Error) => err instanceof ManifestError && message.test(err.message) && !err.message.includes('\n'));
+    });
+  }
+});
+
+describe('transformersJsOptions', () => {
+  const laidOut = (recorded: object): ExportManifest =>
+    manifest({ target_details: { layout: 'transformers.js', model_file: 'onnx/model.onnx', transformers_js: { version: '4.3.1', dtype: 'fp32', ...recorded } } });
+
+  test("reads the call options the export's manifest records", () => {
+    assert.deepEqual(transformersJsOptions(laidOut({ pipeline_options: { pooling: 'cls', normalize: false } })), { pooling: 'cls', normalize: false });
+    assert.deepEqual(transformersJsOptions(laidOut({ pipeline_options: { top_k: null } })), { top_k: null });
+  });
+
+  const refusals: [string, ExportManifest, RegExp][] = [
+    ["edgebert's own layout", manifest({ target_details: { layout: 'edgebert' } }), /tiny's output: it is not laid out for transformers.js \(export with --layout transformers.js\)/],
+    ['an output no call computes, saying why', laidOut({ pipeline_options: null, no_pipeline_options: "its pooling is 'max'" }), /tiny's output: its pooling is 'max'$/],
+    ['a manifest that records none', laidOut({}), /it records none \(export it again\)/],
+  ];
+  for (const [what, m, message] of refusals) {
+    test(`refuses ${what} in one line`, () => {
+      assert.throws(() => transformersJsOptions(m), (err: Error) => err instanceof ManifestError && message.test(err.message) && !err.message.includes('\n'));
     });
   }
 });
