@@ -2,9 +2,9 @@
 //   node scripts/serve-web.mjs [--port 8080] [--no-isolate]   then open http://localhost:8080/web/dist/
 // --ext DIR serves DIR under /ext/ (open /web/dist/?model=/ext/ to try another export without preparing it).
 // It sends the COOP/COEP headers of cross-origin isolation (Cross-Origin-Opener-Policy: same-origin,
-// Cross-Origin-Embedder-Policy: require-corp): the page then has SharedArrayBuffer and runs its wasm runtimes on two
-// threads (web/main.ts). Any server of the page needs those two headers for threads; --no-isolate leaves them out
-// (one thread). Also imported by the browser test and the bench: startServer({ port: 0, isolate }) -> { url, close }.
+// Cross-Origin-Embedder-Policy: require-corp): the page then has SharedArrayBuffer and can run its wasm runtimes on
+// two threads (web/main.ts: where the machine has 4 logical cores or more, or with ?threads=2). Any server of the
+// page needs those two headers for threads; --no-isolate leaves them out (one thread). Also imported by the browser test and the bench: startServer({ port: 0, isolate }) -> { url, close }.
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';

@@ -7,9 +7,9 @@
  * JS; either implies ?runtime=tfjs). The model, tokenizer, notes and their embeddings are fetched over HTTP from
  * ../../assets/ (override the model directory with ?model=URL-of-the-export-directory/).
  * Threads: a cross-origin isolated page (served with the COOP/COEP headers `npm run web` sends) runs each wasm
- * runtime on two threads (LiteRT.js's threaded build, onnxruntime-web's and TF.js's thread pools), fewer where the
- * machine has fewer cores; ?threads=N sets another count, ?threads=1 one thread. Without the headers there is no
- * SharedArrayBuffer and every runtime runs one thread.
+ * runtime on two threads where the machine has 4 logical cores or more (LiteRT.js's threaded build, onnxruntime-web's
+ * and TF.js's thread pools), on one on a smaller machine; ?threads=N sets another count. Without the headers there is
+ * no SharedArrayBuffer and every runtime runs one thread.
  * Build: node scripts/build-web.mjs; serve: npm run web.
  */
 import * as tf from '@tensorflow/tfjs-core';
@@ -54,11 +54,17 @@ const RUNTIME_EXPORTS = { litertjs: 'model-tflite-buckets/', onnx: 'model-onnx/'
 type RuntimeChoice = keyof typeof RUNTIME_EXPORTS;
 const runtime = (params.get('runtime') ?? (params.has('backend') || params.has('buckets') ? 'tfjs' : 'litertjs')) as RuntimeChoice;
 const modelBase = new URL(params.get('model') ?? RUNTIME_EXPORTS[runtime] ?? 'model/', assets);
-/** Wasm threads: two by default (what a short query gains from; more mostly wait on each other), one per core at
- * most, and one where the page is not cross-origin isolated (no SharedArrayBuffer, so no wasm threads). */
-const DEFAULT_THREADS = 2;
+/**
+ * Wasm threads (?threads=N sets them): one where the page is not cross-origin isolated (no SharedArrayBuffer, so no
+ * wasm threads); else two where the machine has a core to spare for the second (4 logical cores or more), one on a
+ * 2-core machine, where the second thread waits for a core the browser and everything else also want (the page's
+ * query was 1.16x slower on two threads than on one on a busy 2-core machine: benchmarks/README.md).
+ */
+function defaultThreads(isolated: boolean, cores: number): number {
+  return isolated && cores >= 4 ? 2 : 1;
+}
 const threads = globalThis.crossOriginIsolated
-  ? Math.max(1, Math.floor(Number(params.get('threads') ?? Math.min(DEFAULT_THREADS, navigator.hardwareConcurrency || 1))) || 1)
+  ? Math.max(1, Math.floor(Number(params.get('threads') ?? defaultThreads(true, navigator.hardwareConcurrency || 1))) || 1)
   : 1;
 
 async function getJson<T>(url: URL): Promise<T> {
