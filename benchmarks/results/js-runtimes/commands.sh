@@ -14,7 +14,8 @@
 # ONNX int8, TFLite int8 --seq-len 8 10 12 14 16 32 64 128, ONNX int8 --layout transformers.js (made again when
 # its manifest records no pipeline options: an export made before it did). EDGEBERT overrides
 # the CLI (default: the repository's .venv/bin/edgebert, else `edgebert` on PATH).
-# Every other job stopped while it ran.
+# Run it with every other job stopped (the runs.txt beside it was not: other jobs loaded the machine, see
+# benchmarks/README.md).
 #   STUDENT=... A=... bash benchmarks/results/js-runtimes/commands.sh
 set -euo pipefail
 STUDENT=${STUDENT:?the model dir of the demo student (the student named by report/pipeline.json of its pipeline run)}
