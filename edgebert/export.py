@@ -294,6 +294,8 @@ def _convert_and_verify(
     if calibration_record is not None:
         result.extra.setdefault("quantization", {})["calibration"] = calibration_record
     manifest = _manifest(loaded, target, options, result, tokenizer_files, work, threshold)
+    if options.layout == TRANSFORMERS_JS:
+        transformers_js.add_pipeline_options(manifest)
     if head_left_out:
         manifest["model"]["head_left_out"] = head_left_out
         stages.note(f"exporting the encoder's sentence embeddings only: the model's {head_left_out} head is left out (--task {loaded.task})")

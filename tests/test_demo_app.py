@@ -233,9 +233,10 @@ def test_node_tests(npm: str, app: Path, prepared: Path) -> None:
 
 
 def test_browser_end_to_end(npm: str, app: Path, prepared: Path) -> None:
-    """The web page in headless Chromium: type a query, see the expected top note on the default runtime (LiteRT.js);
-    LiteRT.js and onnxruntime-web find TF.js wasm's top-5 notes in its order; on TF.js's WebGL backend (SwiftShader)
-    the same hits and scores as on its wasm one."""
+    """The web page in headless Chromium, served cross-origin isolated as `npm run web` serves it: type a query, see
+    the expected top note on the default runtime (LiteRT.js); LiteRT.js and onnxruntime-web on two wasm threads find
+    TF.js wasm's top-5 notes in its order; on TF.js's WebGL backend (SwiftShader) the same hits and scores as on its
+    wasm one."""
     if not CHROMIUM.exists():
         missing_dependency(f"no Chromium at {CHROMIUM} (set CHROMIUM=...)")
     proc = _run([npm, "run", "--silent", "test:browser"], app, timeout=1200)

@@ -74,13 +74,18 @@ def _manifest(directory: Path) -> dict[str, Any]:
 # --- the layout ----------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "file", "dtype"), [("embedder none", "onnx/model.onnx", "fp32"), ("classifier int8", "onnx/model_quantized.onnx", "q8")])
-def test_the_layout_holds_one_onnx_file_where_transformers_js_looks(exports: dict[str, Path], name: str, file: str, dtype: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "file", "dtype", "options"),
+    [("embedder none", "onnx/model.onnx", "fp32", {"pooling": "mean", "normalize": True}), ("classifier int8", "onnx/model_quantized.onnx", "q8", {"top_k": None})],
+)
+def test_the_layout_holds_one_onnx_file_where_transformers_js_looks(exports: dict[str, Path], name: str, file: str, dtype: str, options: dict) -> None:
     out = exports[name]
     manifest = _manifest(out)
     details = manifest["target_details"]
     assert details["layout"] == "transformers.js" and details["model_file"] == file
-    assert details["transformers_js"] == {"version": transformers_js.VERSION, "dtype": dtype, "config": "config.json", "model_max_length": SEQ_LEN}
+    assert details["transformers_js"] == {
+        "version": transformers_js.VERSION, "dtype": dtype, "config": "config.json", "model_max_length": SEQ_LEN, "pipeline_options": options,
+    }  # fmt: skip
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == sorted(
         ["edgebert.json", "config.json", "tokenizer.json", "tokenizer_config.json", file]
     )
@@ -177,6 +182,26 @@ def test_the_snippet_computes_edgeberts_vector_or_says_in_one_line_why_none_does
         assert len(lines) == 1 and options in lines[0] and "no snippet" in lines[0] and "pooling:" not in lines[0], lines
 
 
+@pytest.mark.parametrize(
+    ("manifest", "recorded"),
+    [
+        (_stack_manifest("cls", normalize=False), {"pipeline_options": {"pooling": "cls", "normalize": False}}),
+        ({**_stack_manifest("mean"), "task": "text-classification"}, {"pipeline_options": {"top_k": None}}),
+        (_stack_manifest("max"), {"pipeline_options": None, "no_pipeline_options": "its pooling is 'max'; transformers.js pools mean and cls alike"}),
+    ],
+    ids=["cls", "classifier", "max"],
+)
+def test_the_manifest_records_the_pipeline_options_and_the_snippet_prints_them(manifest: dict, recorded: dict) -> None:
+    """`target_details.transformers_js.pipeline_options` (what edgebert-runtime's transformersJsOptions hands a
+    JavaScript app), or null and why; the snippet prints what the manifest records."""
+    transformers_js.add_pipeline_options(manifest)
+    details = manifest["target_details"]["transformers_js"]
+    assert {k: details[k] for k in recorded} == recorded and set(details) - set(recorded) == set(transformers_js.details("none", 32))
+    details["pipeline_options"] = details["pipeline_options"] and {**details["pipeline_options"], "marker": "recorded"}
+    lines = "\n".join(transformers_js.snippet(manifest, "emb"))
+    assert ("marker: 'recorded'" in lines) == (recorded["pipeline_options"] is not None), lines
+
+
 def test_an_export_in_edgeberts_layout_names_the_option() -> None:
     manifest = {"target": "onnx", "task": "feature-extraction", "target_details": {}}
     assert transformers_js.snippet(manifest, "emb") == ["transformers.js: export with --layout transformers.js for the layout its pipeline() loads"]
@@ -236,8 +261,8 @@ def _case(runner: Any, tokenizer: Any, text: str, output: str) -> dict[str, Any]
 
 @pytest.fixture(scope="module")
 def cases(exports: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The exports with edgebert's runner's outputs (the runner opens the file the manifest names), and the
-    pipeline options the summary prints."""
+    """The exports with edgebert's runner's outputs (the runner opens the file the manifest names); the JS tests
+    call the pipeline with the options the manifest records, as the summary prints them."""
     from edgebert.modelio import load_tokenizer
     from edgebert.targets import get_exporter
 
@@ -248,11 +273,9 @@ def cases(exports: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) ->
         tokenizer = load_tokenizer(out)
         task = manifest["task"]
         output = "sentence_embedding" if task == "feature-extraction" else "logits"
-        options, why = transformers_js.pipeline_options(manifest) if task == "feature-extraction" else ({}, "")
-        assert options is not None, why
+        assert manifest["target_details"]["transformers_js"]["pipeline_options"] is not None  # the JS tests read them there
         labels = next((o.get("labels") for o in manifest["outputs"] if o["name"] == "logits"), None) or []
-        entries.append({"name": name, "runtime": "transformers.js", "dir": str(out), "task": task, "seq_len": SEQ_LEN,
-                        "pipeline_options": options, "labels": labels,
+        entries.append({"name": name, "runtime": "transformers.js", "dir": str(out), "task": task, "seq_len": SEQ_LEN, "labels": labels,
                         "cases": [_case(runner, tokenizer, t, output) for t in TEXTS]})  # fmt: skip
         runner.close()
     assert sum("cut" in c for e in entries for c in e["cases"]) == len(entries)  # LONG is longer than SEQ_LEN

@@ -1,7 +1,7 @@
 /**
  * The benchmark's transformers.js page (bundled by scripts/bench.ts with esbuild; transformers.js's web build on its
- * own onnxruntime-web, wasm, one thread): the page's folder holds `model/` (an export laid out with --layout
- * transformers.js), `notes.json` and onnxruntime-web's wasm files. `window.benchSearch(query)` answers the ids of the
+ * own onnxruntime-web, wasm, one thread or ?threads=N): the page's folder holds `model/` (an export laid out with
+ * --layout transformers.js), `notes.json` and onnxruntime-web's wasm files. `window.benchSearch(query)` answers the ids of the
  * five best notes and the query's time in the page (pipeline on the text + rank the notes), as the demo page times
  * its own queries.
  */
@@ -41,7 +41,9 @@ async function main(): Promise<void> {
   env.useBrowserCache = false;
   env.localModelPath = here.pathname;
   env.backends.onnx.wasm!.wasmPaths = { mjs: new URL(`${ORT_WASM}.mjs`, here).href, wasm: new URL(`${ORT_WASM}.wasm`, here).href };
-  env.backends.onnx.wasm!.numThreads = 1;
+  // ?threads=N: its onnxruntime-web's threads (a cross-origin isolated page), as the demo page's runtimes get them
+  const threads = Number(new URLSearchParams(location.search).get('threads') ?? 1);
+  env.backends.onnx.wasm!.numThreads = threads;
   const [manifest, notes] = await Promise.all([getJson<TransformersJsManifest>('model/edgebert.json'), getJson<Note[]>('notes.json')]);
   const search = await TransformersJsSearch.load(pipeline as unknown as PipelineFunction, 'model', manifest, notes);
   window.benchSearch = async (query) => {
@@ -49,7 +51,7 @@ async function main(): Promise<void> {
     const ids = await search.search(query, 5);
     return { ids, ms: performance.now() - t0 };
   };
-  const backend = `transformers.js (onnxruntime-web wasm, its ${ORT_WASM} build, ${manifest.target_details.transformers_js?.dtype})`;
+  const backend = `transformers.js (onnxruntime-web wasm, its ${ORT_WASM} build, ${manifest.target_details.transformers_js?.dtype}, ${threads === 1 ? 'one thread' : `${threads} threads`})`;
   Object.assign(state, { ready: true, backend, loadMs: performance.now() - start });
 }
 

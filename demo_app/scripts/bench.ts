@@ -1,7 +1,7 @@
 /**
  * Query latency of an export with the shared core: Node (wasm backend) and/or headless Chromium (the web page).
  *   node --import tsx scripts/bench.ts [--model-dir DIR] [--onnx-dir DIR] [--tflite-dir DIR] [--transformers-js-dir DIR]
- *                                      [--runs 20] [--node] [--browser] [--isolate] [--texts FILE]
+ *                                      [--runs 20] [--node] [--browser] [--threads 1,2] [--no-isolate] [--texts FILE]
  * DIR defaults to assets/model (TF.js), assets/model-onnx (ONNX) and assets/model-tflite-buckets (TFLite), each when
  * present; --transformers-js-dir is the same model's ONNX export written with --layout transformers.js. In Chromium the page
  * loads them through the test server's /ext/ mount. With exports beside the TF.js one, the runtimes run side by side
@@ -9,6 +9,9 @@
  * (XNNPACK; each bucket a signature of the TFLite file) and transformers.js (its pipeline and tokenizer; Node:
  * onnxruntime-node, Chromium: its own onnxruntime-web build), each query = tokenise + embed + rank the bundled notes,
  * and the five queries' top-5 notes are compared across them.
+ * Chromium: the page is served as `npm run web` serves it, cross-origin isolated (COOP/COEP headers), so its wasm
+ * runtimes may run threads; --threads 1,2 runs every runtime's page once per count (?threads=N; default: 1 and 2, one
+ * block each), --no-isolate leaves the headers out (one thread: no SharedArrayBuffer).
  * --texts FILE (one text per line): Node runs --runs of its lines, evenly spaced over the file, once per mode
  * instead of the five queries below (e.g. STS-B sentences: the latency of a median-length sentence).
  * "Query latency" = tokenise + one execute of the [1, bucket] graph + read back (what search() waits for); with
@@ -214,11 +217,21 @@ async function openPage(url: string, ready: () => boolean): Promise<{ page: Page
   }
 }
 
+/** How the pages run: cross-origin isolated (threads possible) or not, and the wasm threads each runtime gets. */
+interface PageSetting {
+  isolate: boolean;
+  threads: number;
+}
+
+function threadsText(threads: number): string {
+  return threads === 1 ? 'one thread' : `${threads} threads`;
+}
+
 /** The demo page on one runtime (`query`: its URL parameters), the export `modelDir` mounted at /ext/. */
-async function benchBrowser(modelDir: string, runs: number, isolate: boolean, label: string, query: string): Promise<string[][]> {
-  const server = await startServer({ port: 0, isolate, ext: modelDir });
+async function benchBrowser(modelDir: string, runs: number, setting: PageSetting, label: string, query: string): Promise<string[][]> {
+  const server = await startServer({ port: 0, isolate: setting.isolate, ext: modelDir });
   try {
-    const url = `${server.url}web/dist/index.html?model=/ext/${query}`;
+    const url = `${server.url}web/dist/index.html?model=/ext/${query}&threads=${setting.threads}`;
     const { page, close } = await openPage(url, () => window.edgebertDemo?.ready || !!window.edgebertDemo?.error);
     try {
       const state = await page.evaluate(() => window.edgebertDemo);
@@ -230,9 +243,9 @@ async function benchBrowser(modelDir: string, runs: number, isolate: boolean, la
         await page.waitForFunction((n) => window.edgebertDemo.queryMs.length === n, i + 1, { timeout: 60_000 });
         if (i < QUERIES.length) tops.push((await page.evaluate(() => window.edgebertDemo.lastHits)).map((h) => h.id));
       }
-      const { queryMs, backend, loadMs } = await page.evaluate(() => window.edgebertDemo);
-      const threads = isolate ? 'cross-origin isolated (threaded wasm)' : 'not isolated';
-      console.log(`  ${label.padEnd(22)} ${backend}, ${threads}: load ${(loadMs / 1000).toFixed(1)} s; query ${summary(queryMs.slice(QUERIES.length), 2)}`);
+      const { queryMs, backend, loadMs, threads } = await page.evaluate(() => window.edgebertDemo);
+      const where = `${backend}${backend.includes('thread') ? '' : `, ${threadsText(threads)}`}${setting.isolate ? '' : ', not isolated'}`;
+      console.log(`  ${label.padEnd(22)} ${where}: load ${(loadMs / 1000).toFixed(1)} s; query ${summary(queryMs.slice(QUERIES.length), 2)}`);
       return tops;
     } finally {
       await close();
@@ -259,11 +272,12 @@ async function transformersJsPage(exportDir: string): Promise<string> {
 }
 
 /** transformers.js's web build in Chromium on the --layout transformers.js export, timed in its page as the demo page times. */
-async function benchBrowserTransformersJs(exportDir: string, runs: number, isolate: boolean, label: string): Promise<string[][]> {
+async function benchBrowserTransformersJs(exportDir: string, runs: number, setting: PageSetting, label: string): Promise<string[][]> {
   const dir = await transformersJsPage(exportDir);
-  const server = await startServer({ port: 0, isolate, ext: dir });
+  const server = await startServer({ port: 0, isolate: setting.isolate, ext: dir });
   try {
-    const { page, close } = await openPage(`${server.url}ext/index.html`, () => window.benchPage?.ready || !!window.benchPage?.error);
+    const url = `${server.url}ext/index.html?threads=${setting.isolate ? setting.threads : 1}`;
+    const { page, close } = await openPage(url, () => window.benchPage?.ready || !!window.benchPage?.error);
     try {
       const { error, backend, loadMs } = await page.evaluate(() => window.benchPage);
       if (error) throw new Error(`transformers.js page: ${error}`);
@@ -286,19 +300,20 @@ async function benchBrowserTransformersJs(exportDir: string, runs: number, isola
 }
 
 /** Every runtime in headless Chromium, one page after another, and whether their top-5 notes agree. */
-async function benchRuntimesBrowser(exports: Exports, runs: number, isolate: boolean): Promise<void> {
+async function benchRuntimesBrowser(exports: Exports, runs: number, setting: PageSetting): Promise<void> {
   if (!fs.existsSync(path.join(SCRIPTS_DIR, '..', 'web', 'dist', 'main.js'))) {
     console.error('web/dist is not built (the page Chromium loads): run npm run build:web, then bench again');
     process.exit(2);
   }
-  console.log(`chromium, the web page: query = tokenise + embed + rank the notes`);
+  const how = setting.isolate ? `cross-origin isolated, ${threadsText(setting.threads)} each` : 'not isolated, one thread each';
+  console.log(`chromium, the web page (${how}): query = tokenise + embed + rank the notes`);
   const tops: Record<string, string[][]> = {
-    'tfjs wasm, buckets': await benchBrowser(exports.tfjs, runs, isolate, 'tfjs wasm, buckets', '&runtime=tfjs'),
-    'tfjs wasm, fixed': await benchBrowser(exports.tfjs, runs, isolate, 'tfjs wasm, fixed', '&runtime=tfjs&buckets=0'),
+    'tfjs wasm, buckets': await benchBrowser(exports.tfjs, runs, setting, 'tfjs wasm, buckets', '&runtime=tfjs'),
+    'tfjs wasm, fixed': await benchBrowser(exports.tfjs, runs, setting, 'tfjs wasm, fixed', '&runtime=tfjs&buckets=0'),
   };
-  if (exports.onnx) tops['onnxruntime-web wasm'] = await benchBrowser(exports.onnx, runs, isolate, 'onnxruntime-web wasm', '&runtime=onnx');
-  if (exports.tflite) tops['litertjs wasm'] = await benchBrowser(exports.tflite, runs, isolate, 'litertjs wasm', '&runtime=litertjs');
-  if (exports.transformersJs) tops['transformers.js'] = await benchBrowserTransformersJs(exports.transformersJs, runs, isolate, 'transformers.js');
+  if (exports.onnx) tops['onnxruntime-web wasm'] = await benchBrowser(exports.onnx, runs, setting, 'onnxruntime-web wasm', '&runtime=onnx');
+  if (exports.tflite) tops['litertjs wasm'] = await benchBrowser(exports.tflite, runs, setting, 'litertjs wasm', '&runtime=litertjs');
+  if (exports.transformersJs) tops['transformers.js'] = await benchBrowserTransformersJs(exports.transformersJs, runs, setting, 'transformers.js');
   console.log(topFiveAgreement(tops));
 }
 
@@ -336,7 +351,12 @@ async function main(): Promise<void> {
     await benchNode(exports.tfjs, runs, texts);
     if (exports.onnx || exports.tflite || exports.transformersJs) await benchRuntimesNode(exports, runs);
   }
-  if (both || process.argv.includes('--browser')) await benchRuntimesBrowser(exports, runs, process.argv.includes('--isolate'));
+  if (both || process.argv.includes('--browser')) {
+    const isolate = !process.argv.includes('--no-isolate');
+    const counts = isolate ? (arg('--threads') ?? '1,2').split(',').map(Number) : [1];
+    if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--threads ${arg('--threads')}: thread counts ≥ 1, comma-separated`);
+    for (const threads of counts) await benchRuntimesBrowser(exports, runs, { isolate, threads });
+  }
 }
 
 main().catch((err) => {

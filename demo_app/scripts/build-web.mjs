@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 
 import * as esbuild from 'esbuild';
 
-// LiteRT.js's relaxed-SIMD build and its plain-SIMD fallback (loadLiteRt picks one; the threaded and JSPI builds,
-// which it loads only when asked, are left out).
-const LITERT_WASM_FILES = ['litert_wasm_internal.js', 'litert_wasm_internal.wasm', 'litert_wasm_compat_internal.js', 'litert_wasm_compat_internal.wasm'];
+// LiteRT.js's relaxed-SIMD build, its plain-SIMD fallback and its threaded build (loadLiteRt picks one; the page
+// asks for threads when it is cross-origin isolated); the JSPI build, which it loads only when asked, is left out.
+const LITERT_WASM_FILES = ['internal', 'compat_internal', 'threaded_internal'].flatMap((b) => [`litert_wasm_${b}.js`, `litert_wasm_${b}.wasm`]);
 const appDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = path.join(appDir, 'web', 'dist');
 const require = createRequire(import.meta.url);

@@ -1,8 +1,10 @@
 // A tiny static file server rooted at demo_app/ for the web page (web/dist/) and its assets (assets/).
-//   node scripts/serve-web.mjs [--port 8080] [--isolate]   then open http://localhost:8080/web/dist/
+//   node scripts/serve-web.mjs [--port 8080] [--no-isolate]   then open http://localhost:8080/web/dist/
 // --ext DIR serves DIR under /ext/ (open /web/dist/?model=/ext/ to try another export without preparing it).
-// --isolate sends COOP/COEP headers (cross-origin isolation), which lets TF.js use its multi-threaded wasm build.
-// Also imported by the browser test: startServer({ port: 0 }) -> { url, close }.
+// It sends the COOP/COEP headers of cross-origin isolation (Cross-Origin-Opener-Policy: same-origin,
+// Cross-Origin-Embedder-Policy: require-corp): the page then has SharedArrayBuffer and can run its wasm runtimes on
+// two threads (web/main.ts: where the machine has 4 logical cores or more, or with ?threads=2). Any server of the
+// page needs those two headers for threads; --no-isolate leaves them out (one thread). Also imported by the browser test and the bench: startServer({ port: 0, isolate }) -> { url, close }.
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -72,7 +74,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     const i = process.argv.indexOf(name);
     return i > 0 ? process.argv[i + 1] : undefined;
   };
-  startServer({ port: Number(arg('--port') ?? 8080), isolate: process.argv.includes('--isolate'), ext: arg('--ext') }).then(({ url }) =>
+  startServer({ port: Number(arg('--port') ?? 8080), isolate: !process.argv.includes('--no-isolate'), ext: arg('--ext') }).then(({ url }) =>
     console.log(`serving ${APP_DIR} at ${url}: open ${url}web/dist/`),
   );
 }

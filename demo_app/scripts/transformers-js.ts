@@ -1,17 +1,20 @@
 /**
  * transformers.js (@huggingface/transformers) searching the demo's notes, for the benchmark: an edgebert ONNX export
  * laid out with `edgebert export --layout transformers.js`, loaded by `pipeline('feature-extraction', model,
- * { dtype })` and called with the pooling and normalisation of edgebert's own vectors (read from the manifest, as
- * the export summary prints them). A query = the pipeline on the text (its own tokenizer) + rank the notes. The
- * caller passes its `pipeline` (transformers.js's Node build in Node, its web build in the page).
+ * { dtype })` and called with the options that give edgebert's own vectors: the ones its manifest records, as the
+ * export summary prints them (edgebert-runtime's transformersJsOptions reads them). A query = the pipeline on the
+ * text (its own tokenizer) + rank the notes. The caller passes its `pipeline` (transformers.js's Node build in Node,
+ * its web build in the page).
  */
+import { transformersJsOptions, type ExportManifest } from 'edgebert-runtime';
+
 import { noteText, topK } from '../src/core/search';
 import type { Note } from '../src/core/types';
 
 /** The onnxruntime-web build transformers.js's web build loads (the benchmark serves it beside its page). */
 export const ORT_WASM = 'ort-wasm-simd-threaded.asyncify';
 
-/** The call options that give edgebert's sentence vector. */
+/** The call options that give edgebert's sentence vector (the manifest's `target_details.transformers_js.pipeline_options`). */
 export interface PoolingOptions {
   pooling: 'mean' | 'cls';
   normalize: boolean;
@@ -26,25 +29,9 @@ export interface FeatureExtractor {
 export type PipelineFunction = (task: 'feature-extraction', model: string, options: object) => Promise<unknown>;
 
 /** The parts of a transformers.js-layout manifest read here. */
-export interface TransformersJsManifest {
-  name: string;
-  model: { pooling?: string; padding_side?: string; sentence_stack?: { pooling?: string; dense?: unknown[]; normalize?: boolean } };
-  target_details: { layout?: string; transformers_js?: { dtype: string } };
-}
-
-/** The pipeline options for edgebert's vector of `manifest`'s export, or one line why transformers.js cannot give it. */
-export function poolingOptions(manifest: TransformersJsManifest): PoolingOptions {
-  const stack = manifest.model.sentence_stack ?? {};
-  const pooling = stack.pooling ?? manifest.model.pooling;
-  const why =
-    manifest.target_details.layout !== 'transformers.js' ? 'it is not laid out for transformers.js (export with --layout transformers.js)'
-    : pooling !== 'mean' && pooling !== 'cls' ? `its pooling is '${pooling}'; transformers.js pools mean and cls`
-    : stack.dense?.length ? 'it has Dense layers after pooling'
-    : pooling === 'cls' && manifest.model.padding_side === 'left' ? 'it pads on the left (cls pooling)'
-    : '';
-  if (why) throw new Error(`transformers.js cannot compute ${manifest.name}'s sentence vector: ${why}`);
-  return { pooling: pooling as PoolingOptions['pooling'], normalize: stack.normalize ?? true };
-}
+export type TransformersJsManifest = Pick<ExportManifest, 'name' | 'target_details'> & {
+  target_details: { transformers_js?: { dtype: string } };
+};
 
 /** The notes searched with transformers.js: their vectors by the same pipeline, ranked by cosine as NoteIndex does. */
 export class TransformersJsSearch {
@@ -63,7 +50,7 @@ export class TransformersJsSearch {
     notes: Note[],
     sessionOptions?: object,
   ): Promise<TransformersJsSearch> {
-    const options = poolingOptions(manifest);
+    const options = transformersJsOptions(manifest) as unknown as PoolingOptions;
     const dtype = manifest.target_details.transformers_js?.dtype;
     const extractor = (await pipeline('feature-extraction', model, { dtype, ...(sessionOptions && { session_options: sessionOptions }) })) as FeatureExtractor;
     const vectors: Float32Array[] = [];

@@ -6,12 +6,16 @@
  * ../../assets/model/ (?backend=webgl: the WebGL backend, the browser twin of the app's rn-webgl; ?backend=cpu: plain
  * JS; either implies ?runtime=tfjs). The model, tokenizer, notes and their embeddings are fetched over HTTP from
  * ../../assets/ (override the model directory with ?model=URL-of-the-export-directory/).
+ * Threads: a cross-origin isolated page (served with the COOP/COEP headers `npm run web` sends) runs each wasm
+ * runtime on two threads where the machine has 4 logical cores or more (LiteRT.js's threaded build, onnxruntime-web's
+ * and TF.js's thread pools), on one on a smaller machine; ?threads=N sets another count. Without the headers there is
+ * no SharedArrayBuffer and every runtime runs one thread.
  * Build: node scripts/build-web.mjs; serve: npm run web.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-webgl';
-import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { setThreadsCount, setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { modelFileOf } from 'edgebert-runtime';
 
 import { Embedder, type ModelFiles } from '../src/core/model';
@@ -24,6 +28,8 @@ interface DemoState {
   ready: boolean;
   error: string | null;
   backend: string;
+  /** The wasm threads the runtime was given (1 unless the page is cross-origin isolated). */
+  threads: number;
   model: string;
   loadMs: number;
   /** Time of every search (tokenise + model + rank the notes), milliseconds. */
@@ -37,7 +43,7 @@ declare global {
   }
 }
 
-const state: DemoState = { ready: false, error: null, backend: '', model: '', loadMs: 0, queryMs: [], lastHits: [] };
+const state: DemoState = { ready: false, error: null, backend: '', threads: 1, model: '', loadMs: 0, queryMs: [], lastHits: [] };
 window.edgebertDemo = state;
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -48,6 +54,18 @@ const RUNTIME_EXPORTS = { litertjs: 'model-tflite-buckets/', onnx: 'model-onnx/'
 type RuntimeChoice = keyof typeof RUNTIME_EXPORTS;
 const runtime = (params.get('runtime') ?? (params.has('backend') || params.has('buckets') ? 'tfjs' : 'litertjs')) as RuntimeChoice;
 const modelBase = new URL(params.get('model') ?? RUNTIME_EXPORTS[runtime] ?? 'model/', assets);
+/**
+ * Wasm threads (?threads=N sets them): one where the page is not cross-origin isolated (no SharedArrayBuffer, so no
+ * wasm threads); else two where the machine has a core to spare for the second (4 logical cores or more), one on a
+ * 2-core machine, where the second thread waits for a core the browser and everything else also want (the page's
+ * query was 1.16x slower on two threads than on one on a busy 2-core machine: benchmarks/README.md).
+ */
+function defaultThreads(isolated: boolean, cores: number): number {
+  return isolated && cores >= 4 ? 2 : 1;
+}
+const threads = globalThis.crossOriginIsolated
+  ? Math.max(1, Math.floor(Number(params.get('threads') ?? defaultThreads(true, navigator.hardwareConcurrency || 1))) || 1)
+  : 1;
 
 async function getJson<T>(url: URL): Promise<T> {
   const res = await fetch(url);
@@ -82,14 +100,15 @@ async function runtimeFiles(manifest: ExportManifest): Promise<Pick<ModelFiles, 
   const modelUrl = new URL(modelFileOf(manifest as Parameters<typeof modelFileOf>[0]), modelBase).href;
   if (runtime === 'onnx') {
     const ort = (await import('onnxruntime-web/wasm')) as unknown as OrtWebModule;
-    return { runtime: await onnxWebRuntime(ort, modelUrl, here) };
+    return { runtime: await onnxWebRuntime(ort, modelUrl, here, threads) };
   }
   if (runtime === 'litertjs') {
     const litert = (await import('@litertjs/core')) as unknown as LiteRtModule;
-    return { runtime: await litertRuntime(litert, modelUrl, here) };
+    return { runtime: await litertRuntime(litert, modelUrl, here, threads) };
   }
   if (runtime !== 'tfjs') throw new Error(`?runtime=${runtime}: the page runs litertjs, onnx or tfjs`);
   setWasmPaths(here);
+  setThreadsCount(threads); // used by TF.js's threaded build, which it loads only in a cross-origin isolated page
   const backend = params.get('backend') ?? 'wasm';
   if (!(await tf.setBackend(backend))) throw new Error(`the ${backend} backend failed to initialise`);
   await tf.ready();
@@ -125,6 +144,7 @@ async function main(): Promise<void> {
   Object.assign(state, {
     ready: true,
     backend: runtime === 'tfjs' ? tf.getBackend() : embedder.runtimeName,
+    threads,
     model: `${manifest.name} (${manifest.quantization}, ${manifest.model.layers} layers)`,
     loadMs: performance.now() - start,
   });

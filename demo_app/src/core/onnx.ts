@@ -17,12 +17,15 @@ export interface OrtWebModule {
 }
 
 /**
- * The runtime of an ONNX export on onnxruntime-web's wasm backend, one thread (as TF.js's wasm backend runs here):
- * `model` is the bytes or the URL of its model.onnx; `wasmPaths` where the page serves ort's .wasm files.
+ * The runtime of an ONNX export on onnxruntime-web's wasm backend: `model` is the bytes or the URL of its
+ * model.onnx; `wasmPaths` where the page serves ort's .wasm files; `threads` its intra-op threads (more than one
+ * only in a cross-origin isolated page, where SharedArrayBuffer exists; onnxruntime-web falls back to one thread
+ * elsewhere). onnxruntime-web sets its threads once per page or process, at its first session.
  */
-export async function onnxWebRuntime(ort: OrtWebModule, model: Uint8Array | string, wasmPaths?: string): Promise<RuntimeFactory> {
-  ort.env.wasm.numThreads = 1;
+export async function onnxWebRuntime(ort: OrtWebModule, model: Uint8Array | string, wasmPaths?: string, threads = 1): Promise<RuntimeFactory> {
+  ort.env.wasm.numThreads = threads;
   if (wasmPaths) ort.env.wasm.wasmPaths = wasmPaths;
   const session = await ort.InferenceSession.create(model, { executionProviders: ['wasm'] });
-  return onnxruntime({ session, Tensor: ort.Tensor as OrtTensorClass, name: ONNX_RUNTIME_NAME });
+  const name = threads > 1 ? `${ONNX_RUNTIME_NAME.slice(0, -1)}, ${threads} threads)` : ONNX_RUNTIME_NAME;
+  return onnxruntime({ session, Tensor: ort.Tensor as OrtTensorClass, name });
 }

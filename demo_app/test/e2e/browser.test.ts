@@ -3,11 +3,14 @@
  * with the shared core on its default runtime (LiteRT.js, wasm, on the student's TFLite export), we type a query and
  * see the expected top result. On TF.js (?runtime=tfjs, wasm) and on onnxruntime-web (?runtime=onnx, the same
  * student's ONNX export) the default page must find the same top-5 notes, in the same order; on TF.js's WebGL backend
- * (Chromium's software GPU, SwiftShader) the page must rank as on TF.js wasm, with the same scores.
+ * (Chromium's software GPU, SwiftShader) the page must rank as on TF.js wasm, with the same scores. The page is served
+ * as `npm run web` serves it, cross-origin isolated, so LiteRT.js and onnxruntime-web are checked on two wasm threads
+ * (EDGEBERT_WEB_ISOLATE=0: without the headers, one thread).
  * CHROMIUM=/path/to/chromium overrides /usr/bin/chromium. Needs the exports and web/dist (scripts/prepare.sh).
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
@@ -18,6 +21,7 @@ import { NO_MODEL, failUnlessReady } from '../helpers';
 import { startServer } from '../../scripts/serve-web.mjs';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const ISOLATE = process.env.EDGEBERT_WEB_ISOLATE !== '0';
 const FLAGS = [
   '--headless',
   '--no-sandbox',
@@ -29,10 +33,11 @@ const FLAGS = [
 ];
 // WebGL without a GPU: Chromium's SwiftShader (software Vulkan under ANGLE), float32 shaders.
 const WEBGL_FLAGS = ['--headless', '--no-sandbox', '--use-gl=angle', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'];
-// The page's runtimes other than TF.js, each on the same student's export for it (scripts/prepare.sh writes them).
+// The page's runtimes other than TF.js, each on the same student's export for it (scripts/prepare.sh writes them),
+// on two wasm threads where the page is cross-origin isolated (LiteRT.js's threaded build, onnxruntime-web's pool).
 const OTHER_RUNTIMES = [
-  { runtime: 'LiteRT.js (the default)', query: '', target: 'TFLite', file: 'model-tflite-buckets/model.tflite', backend: 'litertjs (wasm)' },
-  { runtime: 'onnxruntime-web', query: '?runtime=onnx', target: 'ONNX', file: 'model-onnx/model.onnx', backend: 'onnxruntime-web (wasm)' },
+  { runtime: 'LiteRT.js (the default)', query: '?threads=2', target: 'TFLite', file: 'model-tflite-buckets/model.tflite', backend: 'litertjs (wasm)' },
+  { runtime: 'onnxruntime-web', query: '?runtime=onnx&threads=2', target: 'ONNX', file: 'model-onnx/model.onnx', backend: 'onnxruntime-web (wasm)' },
 ];
 const QUERIES = [
   { query: 'my bicycle tire is flat', top: 'bike' },
@@ -55,7 +60,7 @@ describe('web page in headless Chromium', { skip: skipReason() }, () => {
 
   before(async () => {
     assert.ok(fs.existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: run scripts/install.sh (apt-get install chromium)`);
-    server = await startServer({ port: 0, isolate: process.env.EDGEBERT_WEB_ISOLATE === '1' });
+    server = await startServer({ port: 0, isolate: ISOLATE });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
     page = await browser.newPage();
     page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
@@ -77,6 +82,12 @@ describe('web page in headless Chromium', { skip: skipReason() }, () => {
     }
     const state = await on.evaluate(() => window.edgebertDemo);
     assert.equal(state.error, null, `page error: ${state.error}\n${consoleLines.join('\n')}`);
+  }
+
+  /** The runtime name the page shows for `backend` (its one-thread name) with the threads the page gave it. */
+  async function backendOf(on: Page, backend: string): Promise<string> {
+    const threads = await on.evaluate(() => window.edgebertDemo.threads);
+    return threads === 1 ? backend : `${backend.slice(0, -1)}, ${threads} threads)`;
   }
 
   /** Search `text` on a ready page: its hits (id, score), best first. */
@@ -133,7 +144,7 @@ describe('web page in headless Chromium', { skip: skipReason() }, () => {
       otherPage.on('console', (m) => consoleLines.push(`${other.query} ${m.type()}: ${m.text()}`));
       try {
         await open(otherPage, other.query, 300_000);
-        assert.equal(await otherPage.evaluate(() => window.edgebertDemo.backend), other.backend);
+        assert.equal(await otherPage.evaluate(() => window.edgebertDemo.backend), await backendOf(otherPage, other.backend));
         const onTfjs = await topsOnTfjs();
         for (const [i, q] of QUERIES.entries()) {
           const hits = (await search(otherPage, q.query)).map((h) => h.id);
@@ -148,7 +159,9 @@ describe('web page in headless Chromium', { skip: skipReason() }, () => {
 
   test('typing a query shows the expected top result', { timeout: 240_000 }, async () => {
     await open(page, '', 180_000);
-    assert.equal(await page.evaluate(() => window.edgebertDemo.backend), 'litertjs (wasm)');
+    assert.equal(await page.evaluate(() => window.edgebertDemo.backend), await backendOf(page, 'litertjs (wasm)'));
+    // the page's own choice of threads: two where it is cross-origin isolated on 4 logical cores or more, else one
+    assert.equal(await page.evaluate(() => window.edgebertDemo.threads), ISOLATE && os.cpus().length >= 4 ? 2 : 1);
 
     for (const [i, q] of QUERIES.entries()) {
       await page.fill('#query', q.query);

@@ -86,8 +86,11 @@ def cut_tokenizer(work: Path, seq_len: int) -> None:
 
 
 def pipeline_options(manifest: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-    """The feature-extraction call options with which transformers.js computes the export's sentence_embedding from
-    last_hidden_state, or (None, why it cannot)."""
+    """The pipeline call options with which transformers.js computes what the export computes, or (None, why no
+    call does): feature-extraction's `pooling` and `normalize` (it pools last_hidden_state itself), text-classification's
+    `top_k: None` (every label, softmax scores)."""
+    if manifest.get("task") == "text-classification":
+        return {"top_k": None}, ""
     model = manifest.get("model") or {}
     stack = model.get("sentence_stack") or {}
     mode = stack.get("pooling") or model.get("pooling")
@@ -101,6 +104,24 @@ def pipeline_options(manifest: dict[str, Any]) -> tuple[dict[str, Any] | None, s
     return {"pooling": mode, "normalize": bool(embedding.get("normalized", stack.get("normalize", False)))}, ""
 
 
+def add_pipeline_options(manifest: dict[str, Any]) -> None:
+    """The manifest's `target_details.transformers_js.pipeline_options` (what a JavaScript app passes to the
+    pipeline's call: edgebert-runtime's `transformersJsOptions` reads it), null with `no_pipeline_options` saying why
+    when no call computes the export's output."""
+    details_ = manifest["target_details"]["transformers_js"]
+    options, why = pipeline_options(manifest)
+    details_["pipeline_options"] = options
+    if options is None:
+        details_["no_pipeline_options"] = why
+
+
+def _recorded_options(manifest: dict[str, Any], details_: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The call options the manifest records (exports made before it recorded them: computed from it)."""
+    if "pipeline_options" in details_:
+        return details_["pipeline_options"], details_.get("no_pipeline_options", "")
+    return pipeline_options(manifest)
+
+
 def snippet(manifest: dict[str, Any], name: str) -> list[str]:
     """What `edgebert export` prints for transformers.js: how to load this layout and the call that computes what
     edgebert computes, or one line saying why no call does; for edgebert's layout, how to get this one."""
@@ -111,19 +132,24 @@ def snippet(manifest: dict[str, Any], name: str) -> list[str]:
         return [f"transformers.js: export with --layout {TRANSFORMERS_JS} for the layout its pipeline() loads"]
     task, file = manifest.get("task"), onnx_file(manifest)
     loads = f"// {file} (dtype '{details_['dtype']}' in config.json)"
+    options, why = _recorded_options(manifest, details_)
     if task == "feature-extraction":
-        options, why = pipeline_options(manifest)
         if options is None:
             return [f"transformers.js: no snippet: its feature-extraction pipeline pools last_hidden_state itself and cannot compute this export's sentence_embedding ({why})"]
         call = [f"const extractor = await pipeline('feature-extraction', '{name}');  {loads}",
-                f"const embeddings = await extractor(['a note to search'], {{ pooling: '{options['pooling']}', normalize: {str(options['normalize']).lower()} }});"
+                f"const embeddings = await extractor(['a note to search'], {_js_object(options)});"
                 "  // Tensor [texts, dim]: edgebert's sentence_embedding"]  # fmt: skip
     else:
         call = [f"const classifier = await pipeline('text-classification', '{name}');  {loads}",
-                "const ranked = await classifier('a text to label', { top_k: null });  // [{ label, score }], every label, best first (softmax)"]  # fmt: skip
+                f"const ranked = await classifier('a text to label', {_js_object(options or {})});  // [{{ label, score }}], every label, best first (softmax)"]  # fmt: skip
     lines = [f"transformers.js {details_['version']} (npm install @huggingface/transformers): serve this folder as /models/{name}/, or upload it to the Hugging Face Hub and pass its id:",
              "import { env, pipeline } from '@huggingface/transformers';",
              "env.allowLocalModels = true;  // browsers: off by default (Node reads a folder path as it is)",
              "env.localModelPath = '/models/';", *call,
              f"// texts are cut at {details_['model_max_length']} tokens by dropping the rest, the final separator too (edgebert's runtimes keep it)"]  # fmt: skip
     return [lines[0]] + ["  " + line for line in lines[1:]]
+
+
+def _js_object(options: dict[str, Any]) -> str:
+    """`{ pooling: 'mean', normalize: true }`: call options as JavaScript."""
+    return "{ " + ", ".join(f"{k}: {json.dumps(v).replace(chr(34), chr(39))}" for k, v in options.items()) + " }"

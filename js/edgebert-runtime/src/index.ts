@@ -5,7 +5,7 @@
  */
 export { pickBucket, checkedLengths } from './buckets.js';
 export {
-  INPUT_NAMES, ManifestError, TASKS, TASK_OUTPUTS, modelFileOf, readManifest, requireTarget,
+  INPUT_NAMES, ManifestError, TASKS, TASK_OUTPUTS, modelFileOf, readManifest, requireTarget, transformersJsOptions,
   type Bucket, type ExportInfo, type ExportManifest, type InputDtype, type InputName, type InputSpec, type OutputSpec, type Task,
 } from './manifest.js';
 export { EdgeModel, type ModelFiles } from './model.js';

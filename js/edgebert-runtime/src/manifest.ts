@@ -25,6 +25,22 @@ export function modelFileOf(manifest: Pick<ExportManifest, 'target' | 'target_de
   return manifest?.target_details?.model_file ?? MODEL_FILES[manifest?.target ?? ''] ?? 'model';
 }
 
+/**
+ * The transformers.js pipeline call options that compute what an ONNX export laid out with `--layout transformers.js`
+ * computes, as its manifest records them (`target_details.transformers_js.pipeline_options`, written by `edgebert
+ * export`): feature-extraction's `{ pooling, normalize }` (the pipeline pools `last_hidden_state` itself),
+ * text-classification's `{ top_k: null }`. A ManifestError (one line) for an export in another layout, one whose
+ * output no call computes (the manifest says why) or one made before the manifest recorded them.
+ */
+export function transformersJsOptions(manifest: Pick<ExportManifest, 'name' | 'target_details'>): Record<string, unknown> {
+  const details = manifest.target_details?.transformers_js as { pipeline_options?: Record<string, unknown> | null; no_pipeline_options?: string } | undefined;
+  const cannot = `transformers.js cannot compute ${manifest.name}'s output`;
+  if (!details) fail(`${cannot}: it is not laid out for transformers.js (export with --layout transformers.js)`);
+  if (details.pipeline_options === undefined) fail(`${cannot} with options the manifest records: it records none (export it again)`);
+  if (details.pipeline_options === null) fail(`${cannot}: ${details.no_pipeline_options ?? 'no pipeline options do'}`);
+  return { ...details.pipeline_options };
+}
+
 /** The outputs each task reads (other outputs, e.g. `last_hidden_state`, are not fetched). */
 export const TASK_OUTPUTS: Record<Task, readonly string[]> = {
   'feature-extraction': ['sentence_embedding'],

@@ -40,8 +40,6 @@ export interface TransformersJsExport {
   dir: string;
   task: 'feature-extraction' | 'text-classification';
   seq_len: number;
-  /** The feature-extraction call options the export summary prints (`{ pooling, normalize }`). */
-  pipeline_options: Record<string, unknown>;
   labels: string[];
   cases: (TorchCase & { cut?: { input_ids: number[]; outputs: Record<string, number[]> } })[];
 }

@@ -5,10 +5,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { ManifestError, inputTensors, lowercaseOutside, pickBucket, rankLabels, readManifest, type ExportManifest } from '../src/index.js';
+import { ManifestError, inputTensors, lowercaseOutside, pickBucket, rankLabels, readManifest, transformersJsOptions, type ExportManifest } from '../src/index.js';
 import { onnxruntime } from '../src/adapters/onnxruntime.js';
 import { executorch, outputShape } from '../src/adapters/executorch.js';
 import { fastTflite } from '../src/adapters/fast-tflite.js';
+import { litertjs } from '../src/adapters/litertjs.js';
 import { namesTensor, tensorIndex } from '../src/adapters/tensor-names.js';
 import { readExportFiles } from '../src/node.js';
 
@@ -54,10 +55,99 @@ describe('readManifest', () => {
   }
 });
 
+describe('transformersJsOptions', () => {
+  const laidOut = (recorded: object): ExportManifest =>
+    manifest({ target_details: { layout: 'transformers.js', model_file: 'onnx/model.onnx', transformers_js: { version: '4.3.1', dtype: 'fp32', ...recorded } } });
+
+  test("reads the call options the export's manifest records", () => {
+    assert.deepEqual(transformersJsOptions(laidOut({ pipeline_options: { pooling: 'cls', normalize: false } })), { pooling: 'cls', normalize: false });
+    assert.deepEqual(transformersJsOptions(laidOut({ pipeline_options: { top_k: null } })), { top_k: null });
+  });
+
+  const refusals: [string, ExportManifest, RegExp][] = [
+    ["edgebert's own layout", manifest({ target_details: { layout: 'edgebert' } }), /tiny's output: it is not laid out for transformers.js \(export with --layout transformers.js\)/],
+    ['an output no call computes, saying why', laidOut({ pipeline_options: null, no_pipeline_options: "its pooling is 'max'" }), /tiny's output: its pooling is 'max'$/],
+    ['a manifest that records none', laidOut({}), /it records none \(export it again\)/],
+  ];
+  for (const [what, m, message] of refusals) {
+    test(`refuses ${what} in one line`, () => {
+      assert.throws(() => transformersJsOptions(m), (err: Error) => err instanceof ManifestError && message.test(err.message) && !err.message.includes('\n'));
+    });
+  }
+});
+
 test('an adapter refuses an export of another target, naming both', () => {
   const session = { inputNames: [], outputNames: [], run: async () => ({}) };
   const factory = onnxruntime({ session, Tensor: class { constructor() { throw new Error('unused'); } } as never });
   assert.throws(() => factory(readManifest(manifest({ target: 'tflite' }))), /onnxruntime adapter runs 'onnx' exports \(edgebert export --target onnx\); tiny is a 'tflite' export/);
+});
+
+test("the LiteRT.js adapter's name says its accelerator and its wasm threads", () => {
+  const info = readManifest(manifest({ target: 'tflite', static_shape: true, inputs: ['input_ids', 'attention_mask'].map((name) => ({ name, dtype: 'int32', shape: [1, 32] })) }));
+  const signature = {
+    getInputDetails: () => info.inputs.map(({ name }) => ({ name: `serving_default_${name}:0`, dtype: 'int32', shape: [1, 32] })),
+    getOutputDetails: () => [{ name: 'StatefulPartitionedCall:0_logits', dtype: 'float32', shape: [1, 2] }],
+    run: async () => ({}),
+  };
+  const named = (options: object) => {
+    const model = { signatures: { serving_default: signature }, options, delete() {} };
+    return (litertjs({ model: model as never, Tensor: Object as never })(info) as { name: string }).name;
+  };
+  assert.equal(named({ accelerator: 'wasm', cpuOptions: { numThreads: 1 } }), 'litertjs (wasm)');
+  assert.equal(named({ accelerator: 'wasm', cpuOptions: { numThreads: 2 } }), 'litertjs (wasm, 2 threads)');
+  assert.equal(named({ accelerator: 'webgpu', cpuOptions: { numThreads: 2 } }), 'litertjs (webgpu)');
+});
+
+test('the LiteRT.js adapter keeps the recurring inputs across calls and makes input_ids per call', async () => {
+  const info = readManifest(manifest({
+    target: 'tflite', static_shape: true, task: 'feature-extraction', seq_len: 4, buckets: [{ seq_len: 4, signature: 'serving_default' }],
+    inputs: ['input_ids', 'attention_mask', 'token_type_ids'].map((name) => ({ name, dtype: 'int32', shape: [1, 'bucket'] })),
+    outputs: [{ name: 'sentence_embedding', dtype: 'float32', shape: [1, 2] }],
+  }));
+  const live = new Set<FakeTensor>();
+  let made = 0;
+  class FakeTensor {
+    readonly type = { dtype: 'float32', layout: { dimensions: [1, 2] } };
+    constructor(readonly values: Int32Array | Float32Array, readonly shape: number[]) {
+      made++;
+      live.add(this);
+    }
+    async data() {
+      return this.values as Float32Array;
+    }
+    delete() {
+      assert.ok(live.delete(this), 'a tensor deleted twice');
+    }
+  }
+  const seen: string[] = [];
+  const signature = {
+    getInputDetails: () => info.inputs.map(({ name }) => ({ name: `serving_default_${name}:0`, dtype: 'int32', shape: [1, 4] })),
+    getOutputDetails: () => [{ name: 'StatefulPartitionedCall:0_sentence_embedding', dtype: 'float32', shape: [1, 2] }],
+    run: async (feeds: Record<string, FakeTensor>) => {
+      seen.push(Object.entries(feeds).map(([k, t]) => `${k.replace('serving_default_', '').replace(':0', '')}=${[...t.values]}`).join(' '));
+      const ids = feeds['serving_default_input_ids:0'].values;
+      return { 'StatefulPartitionedCall:0_sentence_embedding': new FakeTensor(Float32Array.of(ids[1], ids[2]), [1, 2]) };
+    },
+  };
+  const model = { signatures: { serving_default: signature }, options: { accelerator: 'wasm' }, delete() {} };
+  const runtime = litertjs({ model: model as never, Tensor: FakeTensor as never })(info) as Awaited<ReturnType<ReturnType<typeof litertjs>>>;
+  const feed = (ids: number[], mask: number[]) =>
+    [['input_ids', ids], ['attention_mask', mask], ['token_type_ids', [0, 0, 0, 0]]].map(([name, v]) => ({ name, dtype: 'int32', shape: [1, 4], data: Int32Array.from(v as number[]) })) as never;
+  const outs = [];
+  for (const [ids, mask] of [[[101, 7, 102, 0], [1, 1, 1, 0]], [[101, 8, 102, 0], [1, 1, 1, 0]], [[101, 9, 10, 102], [1, 1, 1, 1]]]) {
+    outs.push([...(await runtime.run(feed(ids, mask), ['sentence_embedding'])).sentence_embedding.data]);
+  }
+  assert.deepEqual(outs, [[7, 102], [8, 102], [9, 10]]);
+  assert.deepEqual(seen, [
+    'input_ids=101,7,102,0 attention_mask=1,1,1,0 token_type_ids=0,0,0,0',
+    'input_ids=101,8,102,0 attention_mask=1,1,1,0 token_type_ids=0,0,0,0',
+    'input_ids=101,9,10,102 attention_mask=1,1,1,1 token_type_ids=0,0,0,0',
+  ]);
+  // 3 calls: 3 input_ids and 3 outputs, deleted after each call; 2 masks and 1 token_type_ids kept until dispose
+  assert.equal(made, 9);
+  assert.equal(live.size, 3);
+  runtime.dispose();
+  assert.equal(live.size, 0);
 });
 
 test('the ONNX adapter refuses a session of another model', () => {

@@ -11,8 +11,10 @@
  * Every bucket of the export is a signature of the one `.tflite` (the manifest's `buckets[].signature`: `seq_16`, …,
  * `serving_default` for the longest): all of them run, and a text runs on the smallest that holds it. Inputs and
  * outputs are matched to the manifest by name. `runtime.name` says where it runs: `litertjs (wasm)`,
- * `litertjs (webgpu)`, or `litertjs (webgpu + wasm)` when LiteRT.js delegated part of the model to wasm (it falls
- * back to wasm entirely on a browser without JSPI: then the model's accelerator is `wasm`).
+ * `litertjs (wasm, 2 threads)` (the model compiled with `cpuOptions: { numThreads: 2 }`, on LiteRT.js's threaded
+ * build), `litertjs (webgpu)`, or `litertjs (webgpu + wasm)` when LiteRT.js delegated part of the model to wasm (it
+ * falls back to wasm entirely on a browser without JSPI: then the model's accelerator is `wasm`). A call makes one
+ * LiteRT.js tensor, its `input_ids`: `attention_mask` and `token_type_ids` recur from text to text and are kept.
  */
 import { requireTarget, type Bucket, type ExportInfo } from '../manifest.js';
 import type { InputTensor, OutputArray, OutputTensor, Runtime, RuntimeFactory } from '../runtime.js';
@@ -42,7 +44,7 @@ export interface LiteRtSignatureLike<T extends LiteRtTensorLike> {
 /** What the adapter uses of LiteRT.js's CompiledModel. */
 export interface LiteRtModelLike<T extends LiteRtTensorLike> {
   readonly signatures: Record<string, LiteRtSignatureLike<T>>;
-  readonly options?: { accelerator?: string };
+  readonly options?: { accelerator?: string; cpuOptions?: { numThreads?: number } };
   /** False when LiteRT.js delegated part of the model to wasm (JSPI browsers) instead of the accelerator asked for. */
   readonly isFullyAccelerated?: boolean;
   delete(): void;
@@ -95,6 +97,39 @@ async function outputOf(tensor: LiteRtTensorLike, name: string): Promise<OutputT
   return { data: data as OutputArray, shape: shapeOf(tensor.type.layout.dimensions) };
 }
 
+/**
+ * The inputs whose values recur from text to text, `attention_mask` and `token_type_ids` (a handful of patterns per
+ * length), kept as LiteRT.js tensors across calls instead of made and deleted each time: a call then makes one input
+ * tensor, its `input_ids`. LiteRT.js reads its inputs and never writes them. At most `limit` are kept (then all are
+ * deleted and the cache starts again).
+ */
+class RecurringInputs<T extends LiteRtTensorLike> {
+  private readonly kept = new Map<string, T>();
+
+  constructor(
+    private readonly make: (data: Int32Array, shape: number[]) => T,
+    private readonly limit = 256,
+  ) {}
+
+  get(name: string, data: Int32Array, shape: number[]): T {
+    const key = `${name}:${data.join(',')}`;
+    let tensor = this.kept.get(key);
+    if (!tensor) {
+      if (this.kept.size >= this.limit) this.clear();
+      tensor = this.make(Int32Array.from(data), shape);
+      this.kept.set(key, tensor);
+    }
+    return tensor;
+  }
+
+  clear(): void {
+    this.kept.forEach((t) => t.delete());
+    this.kept.clear();
+  }
+}
+
+const RECURRING: readonly string[] = ['attention_mask', 'token_type_ids'];
+
 /** The adapter: `litertjs({ model, Tensor })` → a RuntimeFactory for EdgeModel.load. */
 export function litertjs<T extends LiteRtTensorLike>({ model, Tensor }: LiteRtHandles<T>): RuntimeFactory {
   return (info: ExportInfo): Runtime => {
@@ -103,19 +138,29 @@ export function litertjs<T extends LiteRtTensorLike>({ model, Tensor }: LiteRtHa
     const runners = new Map(buckets.map((b) => [b.seqLen, bucketRunner(model, info, b)]));
     const accelerator = model.options?.accelerator;
     const partly = accelerator && accelerator !== 'wasm' && model.isFullyAccelerated === false ? ' + wasm' : '';
+    const threads = accelerator === 'wasm' ? (model.options?.cpuOptions?.numThreads ?? 1) : 1;
+    const threaded = threads > 1 ? `, ${threads} threads` : '';
+    const recurring = new RecurringInputs<T>((data, shape) => new Tensor(data, shape));
     return {
-      name: accelerator ? `${NAME} (${accelerator}${partly})` : NAME,
+      name: accelerator ? `${NAME} (${accelerator}${partly}${threaded})` : NAME,
       lengths: [...runners.keys()].sort((a, b) => a - b),
       async run(inputs: InputTensor[], outputs: readonly string[]) {
         const length = inputs[0].shape[1];
         const runner = runners.get(length);
         if (!runner) throw new Error(`${NAME}: no signature for length ${length} (the export's: ${[...runners.keys()].join(', ')})`);
-        const feeds = Object.fromEntries(
-          inputs.map((input, k) => {
-            if (!(input.data instanceof Int32Array)) throw new Error(`${NAME}: input '${input.name}' is ${input.dtype}; TFLite exports take int32`);
-            return [runner.inputNames[k], new Tensor(input.data, [...input.shape])];
-          }),
-        );
+        const made: T[] = [];
+        const feeds: Record<string, T> = {};
+        inputs.forEach((input, k) => {
+          if (!(input.data instanceof Int32Array)) throw new Error(`${NAME}: input '${input.name}' is ${input.dtype}; TFLite exports take int32`);
+          const shape = [...input.shape];
+          if (RECURRING.includes(input.name)) {
+            feeds[runner.inputNames[k]] = recurring.get(input.name, input.data, shape);
+          } else {
+            const tensor = new Tensor(input.data, shape);
+            made.push(tensor);
+            feeds[runner.inputNames[k]] = tensor;
+          }
+        });
         let results: Record<string, T> = {};
         try {
           results = await runner.signature.run(feeds);
@@ -123,11 +168,12 @@ export function litertjs<T extends LiteRtTensorLike>({ model, Tensor }: LiteRtHa
           for (const o of outputs) named[o] = await outputOf(results[runner.outputNames[tensorIndex(runner.outputNames, o, NAME)]], o);
           return named;
         } finally {
-          Object.values(feeds).forEach((t) => t.delete());
+          made.forEach((t) => t.delete());
           Object.values(results).forEach((t) => t.delete());
         }
       },
       dispose() {
+        recurring.clear();
         model.delete();
       },
     };

@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
+import { transformersJsOptions, type ExportManifest } from '../../src/index.js';
+import { readExportFiles } from '../../src/node.js';
 import { PACKAGE, openTestPage, type TestPage } from '../browser/chromium.js';
 import { exportsFor, type TransformersJsExport } from '../helpers.js';
 import { checkPipelineResults, describeDistance } from './check.js';
@@ -30,7 +32,8 @@ if (exports.length) {
 
     exports.forEach((exp, i) => {
       test(`${exp.name} on transformers.js (Chromium)`, async (t) => {
-        const request: PipelineRequest = { name: `export-${i}`, task: exp.task, texts: exp.cases.map((c) => c.text), options: exp.pipeline_options };
+        const options = transformersJsOptions(readExportFiles(exp.dir).manifest as ExportManifest); // as the export summary prints them
+        const request: PipelineRequest = { name: `export-${i}`, task: exp.task, texts: exp.cases.map((c) => c.text), options };
         const answer = await page.call<PipelineRequest, PipelineAnswer>(request);
         assert.equal(answer.device, 'wasm');
         t.diagnostic(describeDistance(exp, checkPipelineResults(exp, answer.results)));

@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import { env, pipeline } from '@huggingface/transformers';
 import * as ort from 'onnxruntime-node';
 
-import { EdgeModel } from '../../src/index.js';
+import { EdgeModel, transformersJsOptions, type ExportManifest } from '../../src/index.js';
 import { onnxruntime } from '../../src/adapters/onnxruntime.js';
 import { readExportFiles } from '../../src/node.js';
 import { exportsFor, type TransformersJsExport } from '../helpers.js';
@@ -40,7 +40,8 @@ if (exports.length) {
         const pipe = (await pipeline(exp.task, exp.dir)) as TextPipeline; // a folder path is read as it is
         try {
           assert.equal(pipe.model.sessions.model.config.device, 'cpu');
-          const distance = checkPipelineResults(exp, await pipelineResults(pipe, exp.task, texts, exp.pipeline_options), await edgebertRuntime(exp.dir, texts));
+          const options = transformersJsOptions(readExportFiles(exp.dir).manifest as ExportManifest); // as the export summary prints them
+          const distance = checkPipelineResults(exp, await pipelineResults(pipe, exp.task, texts, options), await edgebertRuntime(exp.dir, texts));
           t.diagnostic(describeDistance(exp, distance));
         } finally {
           await pipe.dispose();

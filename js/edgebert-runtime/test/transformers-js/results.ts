@@ -14,7 +14,8 @@ export interface PipelineResult {
 
 export type TextPipeline = FeatureExtractionPipeline | TextClassificationPipeline;
 
-/** Embeddings of all texts in one call (one padded batch, as a web app calls it), or each text's labels. */
+/** Embeddings of all texts in one call (one padded batch, as a web app calls it), or each text's labels; `options`: the
+ * call's (the manifest's `target_details.transformers_js.pipeline_options`). */
 export async function pipelineResults(pipe: TextPipeline, task: string, texts: string[], options: object): Promise<PipelineResult[]> {
   const ids = texts.map((text) => Array.from(pipe.tokenizer(text, { truncation: true }).input_ids.data as ArrayLike<bigint>, Number));
   if (task === 'feature-extraction') {
@@ -23,7 +24,7 @@ export async function pipelineResults(pipe: TextPipeline, task: string, texts: s
   }
   const results: PipelineResult[] = [];
   for (const [i, text] of texts.entries()) {
-    const ranked = (await (pipe as TextClassificationPipeline)(text, { top_k: null })) as { label: string; score: number }[];
+    const ranked = (await (pipe as TextClassificationPipeline)(text, options)) as { label: string; score: number }[];
     results.push({ ids: ids[i], ranked });
   }
   return results;
