@@ -252,7 +252,7 @@ def _resolve_models(run: _Run) -> None:
     a = run.a
     run.teacher_config = load_config(run.teacher_dir)
     layer_map = parse_layer_map(a.layer_map) if isinstance(a.layer_map, str) else a.layer_map
-    run.spec = StudentSpec(a.student_layers, a.student_hidden, a.student_heads, a.student_ffn, layer_map, a.embedding_dim)
+    run.spec = StudentSpec(a.student_layers, a.student_hidden, a.student_heads, a.student_ffn, layer_map, a.embedding_dim, a.layer_groups)
     check_student_family(a, run.teacher_config, run.family)
     if a.student_init is not None:
         run.init_dir, run.init_family, run.shape = _student_init_shape(a, run.teacher_config, run.family, layer_map)
