@@ -502,7 +502,9 @@ def _make_student(run: _Run) -> None:
         if relaid is not None:
             run.init_info["relayout"] = relaid
         factorised = f", factorised embeddings {shape.embedding_dim} ({run.s_family.name})" if shape.embedding_dim else ""
-        run.log(f"student: {shape.kind}-shaped {run.s_family.name}, {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
+        sharing = run.init_info.get("layer_sharing")
+        shared = f", {sharing['passes']} passes over {sharing['layer_modules']} shared layer module(s) from teacher layers {sharing['module_sources']}" if sharing else ""
+        run.log(f"student: {shape.kind}-shaped {run.s_family.name}, {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}{shared}")
         if run.classifier:
             _classifier_from_student(run)
     s_head_steps = _student_head_steps(a.student_head_steps, a.head_steps)
@@ -727,6 +729,7 @@ def _model_record(run: _Run) -> dict[str, Any]:
         "vocab_size": int(run.teacher_config.vocab_size),
         "parameters": sum(p.numel() for p in base.parameters()),
         "embedding_parameters": _embedding_parameters(base, s_family),
+        **({"shared_layers": {"layer_modules": s_family.distinct_layers(student.config), "passes": shape.layers}} if s_family.shares_layers(student.config) else {}),
         **({"weight_grid": run.init_info["weight_grid"]} if "weight_grid" in run.init_info else {}),
     }
 

@@ -158,20 +158,14 @@ def check_factorizable(teacher_config: Any, family: Family) -> None:
         )
 
 
-def shared_layout(teacher_config: Any, family: Family) -> bool:
-    """Whether the teacher shares layers (published ALBERT); UserError for partial sharing edgebert does not map.
-
-    A shared teacher's student keeps the shared layer (num_hidden_groups 1) and runs it for `--student-layers`
-    passes; its layer map names the teacher *passes* whose outputs the student's passes are matched with."""
-    if not family.shares_layers(teacher_config):
-        return False
-    if family.distinct_layers(teacher_config) != 1:
-        raise UserError(
-            f"{family.name} teachers with {family.distinct_layers(teacher_config)} layer groups shared over "
-            f"{getattr(teacher_config, family.size_fields[0])} layers cannot be distilled; edgebert handles one shared "
-            "layer (as published) or none"
-        )
-    return True
+def student_groups(teacher_config: Any, shape: StudentShape, family: Family) -> int:
+    """How many layer modules the student of a `family` with layer groups (ALBERT) holds: `--layer-groups`, else the
+    teacher's own when it shares layers and they divide the student's passes (published ALBERT: 1, the one shared
+    layer run for every pass), else one a pass."""
+    if shape.layer_groups is not None:
+        return shape.layer_groups
+    groups = family.distinct_layers(teacher_config)
+    return groups if family.shares_layers(teacher_config) and shape.layers % groups == 0 else shape.layers
 
 
 def student_family(shape: StudentShape, teacher_family: Family) -> Family:
@@ -188,9 +182,8 @@ def student_config(teacher_config: Any, shape: StudentShape, family: Family) -> 
     for name in family.per_layer_fields:  # each copied layer keeps its own entry (ModernBERT: its attention kind)
         if getattr(teacher_config, name, None) is not None:
             setattr(config, name, [getattr(teacher_config, name)[i] for i in shape.layer_map])
-    if family.layer_groups_field:  # --layer-groups, else keep a shared layer shared, else one layer module per student layer
-        groups = shape.layer_groups or (1 if shared_layout(teacher_config, family) else shape.layers)
-        setattr(config, family.layer_groups_field, groups)
+    if family.layer_groups_field:
+        setattr(config, family.layer_groups_field, student_groups(teacher_config, shape, family))
     config.pruned_heads = {}
     config.architectures = [family.mlm_class]
     config.tie_word_embeddings = True
@@ -306,20 +299,12 @@ def build_student(
             "projected_embeddings": projected,
             "random_tensors": len([k for k in report["random"] if k not in projected]),
         }
-    if family.layer_groups_field and shape.layer_groups is not None and family.shares_layers(config):
+    if family.layer_groups_field and family.shares_layers(config):
         from edgebert.distill.factorize import shared_record
 
-        init["layer_sharing"] = shared_record(family.pass_layers(config), shape.layer_map, True)
-    elif family.layer_groups_field and shared_layout(teacher.config, family):
-        init["layer_sharing"] = SHARED_STUDENT
+        init["layer_sharing"] = shared_record(family.pass_layers(config), shape.layer_map, shape.same_width)
     student.tie_weights()
     return student, shape, init
-
-
-SHARED_STUDENT = (
-    "the teacher's one shared layer, kept shared (num_hidden_groups 1) and run for num_hidden_layers passes; "
-    "layer_map lists the teacher passes the student's passes are matched with"
-)
 
 
 # ---------------------------------------------------------------------------------------------- --student-init
