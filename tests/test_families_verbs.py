@@ -127,7 +127,7 @@ def test_shared_albert_student_keeps_the_shared_layer(albert4: Path, corpus: Pat
     assert config["num_hidden_layers"] == layers and config["num_hidden_groups"] == 1
     init = report.manifest["distill"]["init"]
     assert init["random_tensors"] == 0
-    assert init["layer_sharing"] == {"layer_modules": 1, "passes": layers, "pass_modules": [0] * layers, "module_sources": [0], "init": SHARED_INIT}
+    assert init["layer_sharing"] == {"layer_modules": 1, "passes": layers, "pass_modules": [0] * layers, "module_sources": [3], "init": SHARED_INIT}
     assert report.manifest["model"]["heads_per_layer"] == [4]
 
 
