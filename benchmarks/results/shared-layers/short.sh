@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The short comparison that ran instead of commands.sh (which did not fit the time on a shared machine): the small
-# preset's [distill] settings at 300 steps instead of 2,000, without the teacher cache, one torch thread, on the
+# preset's [distill] settings at 600 steps instead of 2,000, without the teacher cache, one torch thread, on the
 # corpus files the pipeline writes into its work dir (WORK/corpus: the State of the Union passages' sentences, the
 # STS-B and SST-2 train sentences, one word-replacement variant of each, and the 1,000 STS-B train pairs the
 # checkpoint is chosen on). A = the output directory.
@@ -8,9 +8,9 @@ A=${A:?output directory}
 C=${C:?the pipeline work dir\'s corpus/ folder}
 D=../shared/data
 COMMON="--teacher default --corpus $D/corpus/sotu.txt.gz $C/stsb-train.txt $C/sst2-train.txt $C/augmented.txt
-  --embedding-dim 128 --steps 300 --batch-size 32 --seq-len 64 --lr 3e-4 --warmup-ratio 0.05 --group-by-length
+  --embedding-dim 128 --steps 600 --batch-size 32 --seq-len 64 --lr 3e-4 --warmup-ratio 0.05 --group-by-length
   --alpha-mlm 0 --alpha-ce 0 --alpha-cos 0 --alpha-pooled 1 --mlm-probability 0 --sentences --eval-sts $C/eval-sts.csv
-  --eval-steps 100 --save-steps 100 --logging-steps 50 --threads 1 --force"
+  --eval-steps 200 --save-steps 200 --logging-steps 50 --threads 1 --force"
 nice -n 10 .venv/bin/edgebert distill $COMMON --student-layers 6 --layer-groups 3 --out $A/shared
 nice -n 10 .venv/bin/edgebert distill $COMMON --student-layers 3 --out $A/unshared
 for s in shared unshared; do
