@@ -125,14 +125,15 @@ def test_the_shared_student_prunes_each_module_once_and_heals_from_itself(shared
     assert model.config.num_hidden_groups == GROUPS and model.config.intermediate_size == 128
 
 
-# Every target; the static ones (TFLite, TF.js) in float, whose files show a duplicated weight plainly.
-TARGETS = [("onnx", "int8"), ("tflite", "none"), ("tfjs", "none"), ("executorch", "none")]
+# Every target in float (a duplicated weight shows plainly in the file), and ONNX int8 (parity; it quantizes a shared
+# weight once, docs/export.md#shared-layers).
+TARGETS = [("onnx", "none"), ("onnx", "int8"), ("tflite", "none"), ("tfjs", "none"), ("executorch", "none")]
 
 
 @pytest.mark.parametrize(("target", "quantize"), TARGETS)
 def test_every_target_holds_parity_and_stores_each_shared_weight_once(shared_student: Path, tmp_path: Path, target: str, quantize: str) -> None:
-    """ONNX initializers, TFLite buffers, TF.js weights and ExecuTorch's constants each hold a shared module once
-    (all passes read it): the file is smaller than the weights of one more copy of the layer modules would make it."""
+    """ONNX initializers, TFLite buffers, TF.js weights and ExecuTorch's constants each hold a shared module once (all
+    its passes read it): a float file stays below the student's weights plus one more copy of its layer modules."""
     from safetensors.torch import load_file
 
     from edgebert.export import export
@@ -140,7 +141,9 @@ def test_every_target_holds_parity_and_stores_each_shared_weight_once(shared_stu
     report = export(target, model=shared_student, out=tmp_path / target, quantize=quantize, seq_len=SEQ_LEN, quiet=True)
     manifest = report.manifest
     assert manifest["parity"]["passed"], manifest["parity"]
-    weights = load_file(str(shared_student / "model.safetensors"))
-    layer_bytes = sum(t.numel() for k, t in weights.items() if ".albert_layer_groups." in k) * (1 if quantize == "int8" else 4)
-    total_bytes = sum(t.numel() * 4 for t in weights.values())
-    assert sum(manifest["files"].values()) < total_bytes + layer_bytes  # a second copy of the modules would exceed it
+    if quantize == "none":
+        assert manifest["parity"]["min_cosine"] >= 0.9999
+        weights = load_file(str(shared_student / "model.safetensors"))
+        module_bytes = sum(t.numel() * 4 for k, t in weights.items() if ".albert_layer_groups." in k)
+        total_bytes = sum(t.numel() * 4 for t in weights.values())
+        assert sum(manifest["files"].values()) < total_bytes + module_bytes  # a copy a pass would add 2 more modules
