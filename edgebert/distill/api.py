@@ -76,6 +76,8 @@ def distill(teacher: str | Path | None, corpus: str | Path | list[str | Path], o
     `embedding_dim` gives the student ALBERT-style factorised embeddings (vocab × E, then E × hidden; an
     AlbertModel without layer sharing, see edgebert/distill/factorize.py); its MLM head, which cannot be copied
     from the teacher's, is fitted with the body frozen for `student_head_steps` (default: `head_steps`) first.
+    `layer_groups` G makes such a student share its layers as ALBERT does: `student_layers` passes over G layer modules
+    (G divides the passes), each module started from the teacher layer matched with its last pass.
     With `eval_sts`, the student at initialisation competes with the checkpoints for "best" and is kept if none
     beats it.
 
@@ -729,9 +731,14 @@ def _model_record(run: _Run) -> dict[str, Any]:
         "vocab_size": int(run.teacher_config.vocab_size),
         "parameters": sum(p.numel() for p in base.parameters()),
         "embedding_parameters": _embedding_parameters(base, s_family),
-        **({"shared_layers": {"layer_modules": s_family.distinct_layers(student.config), "passes": shape.layers}} if s_family.shares_layers(student.config) else {}),
+        **({"shared_layers": _shared_layers(student.config, s_family)} if s_family.shares_layers(student.config) else {}),
         **({"weight_grid": run.init_info["weight_grid"]} if "weight_grid" in run.init_info else {}),
     }
+
+
+def _shared_layers(config: Any, family: Any) -> dict[str, int]:
+    """The manifest's `model.shared_layers`, as compress writes it: layer modules and passes."""
+    return {"layer_modules": family.distinct_layers(config), "passes": int(getattr(config, family.size_fields[0]))}
 
 
 def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 
 The student is transformers' `AlbertModel` with `embedding_size=E`, `num_hidden_groups=num_hidden_layers` and
 `inner_group_num=1`: no layer sharing, so every ALBERT layer is a post-LN BERT layer under other names
-(`families.ALBERT.layer_modules`) and takes a teacher layer by name mapping with shape asserts. The result is a
-standard HF model dir (`model_type: albert`) that AutoModel loads without remote code and TFAlbertModel mirrors.
+(`families.ALBERT.layer_modules`) and takes a teacher layer by name mapping with shape asserts. With `layer_groups`
+G < layers, ALBERT's cross-layer sharing: G modules, each run for layers / G consecutive passes and started from
+the teacher layer matched with its last pass (`module_sources`). The result is a standard HF model dir
+(`model_type: albert`) that AutoModel loads without remote code and TFAlbertModel mirrors.
 
 The embeddings are a low-rank factorisation of the teacher's that accounts for where the LayerNorms sit.
 BERT computes LN_H(w + p + t); ALBERT computes Linear(LN_E(w' + p' + t')). LN_H only sees the part of the
