@@ -299,7 +299,7 @@ def build_student(
             "projected_embeddings": projected,
             "random_tensors": len([k for k in report["random"] if k not in projected]),
         }
-    if family.layer_groups_field and family.shares_layers(config):
+    if family.layer_groups_field and (family.shares_layers(config) or family.shares_layers(teacher.config)):
         from edgebert.distill.factorize import shared_record
 
         init["layer_sharing"] = shared_record(family.pass_layers(config), shape.layer_map, shape.same_width)
