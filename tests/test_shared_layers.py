@@ -147,3 +147,13 @@ def test_every_target_holds_parity_and_stores_each_shared_weight_once(shared_stu
         module_bytes = sum(t.numel() * 4 for k, t in weights.items() if ".albert_layer_groups." in k)
         total_bytes = sum(t.numel() * 4 for t in weights.values())
         assert sum(manifest["files"].values()) < total_bytes + module_bytes  # a copy a pass would add 2 more modules
+
+
+def test_a_recipe_sets_layer_groups_and_a_bad_count_is_refused_before_any_teacher() -> None:
+    from edgebert.pipeline.recipe import parse_recipe
+
+    recipe = parse_recipe('extends = "small"\n[distill]\nstudent_layers = 6\nlayer_groups = 3\n')
+    assert recipe.distill.kwargs()["layer_groups"] == 3 and recipe.distill.embedding_dim == 128
+    with pytest.raises(UserError, match="distill.layer_groups 4 must divide student_layers 6") as info:
+        parse_recipe('extends = "small"\n[distill]\nstudent_layers = 6\nlayer_groups = 4\n')
+    assert "\n" not in str(info.value)

@@ -43,6 +43,8 @@ def check_numbers(
              "--student-ffn": student_ffn, "--embedding-dim": embedding_dim, "--layer-groups": layer_groups}  # fmt: skip
     for name, value in shape.items():
         v.optional_integer(name, value, 1)
+    if layer_groups is not None and student_layers is not None:
+        check_group_count(layer_groups, student_layers)
     for name, value in (("--eval-steps", eval_steps), ("--save-steps", save_steps), ("--logging-steps", logging_steps)):
         v.optional_integer(name, value, 1)
     v.optional_integer("--student-head-steps", student_head_steps, 0)
@@ -52,6 +54,12 @@ def check_numbers(
     v.optional_integer("--max-passages", max_passages, 1)
     v.seed("--seed", seed)
     v.optional_integer("--threads", threads, 1)
+
+
+def check_group_count(groups: int, layers: int) -> None:
+    """UserError unless `--layer-groups` divides the student's passes (ALBERT runs each module for layers / groups)."""
+    if not 1 <= groups <= layers or layers % groups:
+        raise UserError(f"--layer-groups {groups} must divide --student-layers {layers} (each layer module runs for layers / groups passes)")
 
 
 def check_losses(

@@ -135,8 +135,9 @@ def check_shareable(groups: int, layers: int, embedding_dim: int | None, family:
             f"--layer-groups shares layers as ALBERT does, and a {family.name} teacher's student is a {family.name} model; "
             "add --embedding-dim (e.g. 128) for an ALBERT student with factorised embeddings"
         )
-    if not 1 <= groups <= layers or layers % groups:
-        raise UserError(f"--layer-groups {groups} must divide --student-layers {layers} (each layer module runs for layers / groups passes)")
+    from edgebert.distill.checks import check_group_count
+
+    check_group_count(groups, layers)
 
 
 def check_factorizable(teacher_config: Any, family: Family) -> None:
