@@ -157,3 +157,11 @@ def test_a_recipe_sets_layer_groups_and_a_bad_count_is_refused_before_any_teache
     with pytest.raises(UserError, match="distill.layer_groups 4 must divide student_layers 6") as info:
         parse_recipe('extends = "small"\n[distill]\nstudent_layers = 6\nlayer_groups = 4\n')
     assert "\n" not in str(info.value)
+
+
+def test_a_student_family_that_cannot_share_is_refused(teacher_dir: Path, tiny_corpus: Path, tmp_path: Path) -> None:
+    from edgebert.distill import distill
+
+    with pytest.raises(UserError, match="a distilbert student \\(--student-family\\) cannot share them"):
+        distill(teacher_dir, tiny_corpus, tmp_path / "s", student_layers=2, student_family="distilbert", layer_groups=1, steps=1, quiet=True)
+    assert not (tmp_path / "s").exists()
