@@ -91,9 +91,9 @@ class DistillRecipe:
         None, "ALBERT-style factorised embeddings: vocab×E then E×hidden, from a truncated SVD of the teacher's tables", group="student"
     )
     layer_groups: int | None = option(
-        None, "ALBERT's cross-layer sharing: the student's layers run over this many layer modules, each stored once "
-        "(1: one module for every layer; must divide --student-layers); an ALBERT student, so with --embedding-dim "
-        "(or an ALBERT teacher)", group="student", metavar="G",
+        None, "ALBERT's cross-layer sharing: the student's layers run over this many layer modules, stored once (1: one "
+        "module for every layer; must divide --student-layers); an ALBERT student, so with --embedding-dim (or an "
+        "ALBERT teacher)", group="student", metavar="G",
     )  # fmt: skip
     student_family: str | None = option(
         None, "the student's family if not the teacher's (bert, distilbert, roberta, electra): the teacher re-laid "

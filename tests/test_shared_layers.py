@@ -1,6 +1,6 @@
 """Shared-layer students (`--layer-groups G`, ALBERT's cross-layer sharing): L passes over G layer modules, each module
 started from the teacher layer matched with its last pass; saved as a stock AlbertModel, distilled, pruned, healed
-and exported to every target with each shared weight stored once."""
+and exported to every target without a copy of the shared weights a pass."""
 
 from __future__ import annotations
 
@@ -132,8 +132,9 @@ TARGETS = [("onnx", "none"), ("onnx", "int8"), ("tflite", "none"), ("tfjs", "non
 
 @pytest.mark.parametrize(("target", "quantize"), TARGETS)
 def test_every_target_holds_parity_and_stores_each_shared_weight_once(shared_student: Path, tmp_path: Path, target: str, quantize: str) -> None:
-    """ONNX initializers, TFLite buffers, TF.js weights and ExecuTorch's constants each hold a shared module once (all
-    its passes read it): a float file stays below the student's weights plus one more copy of its layer modules."""
+    """ONNX initializers, TFLite buffers, TF.js weights and ExecuTorch's constants hold a shared module once, read by all
+    its passes (TFLite's query/key/value once per LayerNorm folded into them, docs/export.md#shared-layers): a float
+    file stays below the student's weights plus one more copy of its layer modules."""
     from safetensors.torch import load_file
 
     from edgebert.export import export
