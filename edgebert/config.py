@@ -90,6 +90,11 @@ class DistillRecipe:
     embedding_dim: int | None = option(
         None, "ALBERT-style factorised embeddings: vocab×E then E×hidden, from a truncated SVD of the teacher's tables", group="student"
     )
+    layer_groups: int | None = option(
+        None, "ALBERT's cross-layer sharing: the student's layers run over this many layer modules, stored once (1: one "
+        "module for every layer; must divide --student-layers); an ALBERT student, so with --embedding-dim (or an "
+        "ALBERT teacher)", group="student", metavar="G",
+    )  # fmt: skip
     student_family: str | None = option(
         None, "the student's family if not the teacher's (bert, distilbert, roberta, electra): the teacher re-laid "
         "into it, refused unless that is exact", group="student", metavar="FAMILY",
@@ -185,7 +190,8 @@ class DistillConfig(DistillRecipe):
 LOSS_OPTIONS = ("alpha_mlm", "alpha_ce", "alpha_cos", "alpha_pooled", "mlm_probability")
 # The options that shape a new student; `student_init` takes its model as it is and refuses each of them.
 STUDENT_SHAPE_OPTIONS = (
-    "student_layers", "student_hidden", "student_heads", "student_ffn", "embedding_dim", "student_head_steps", "student_family",
+    "student_layers", "student_hidden", "student_heads", "student_ffn", "embedding_dim", "layer_groups", "student_head_steps",
+    "student_family",
 )  # fmt: skip
 
 

@@ -313,7 +313,8 @@ BERT = Family(
 # ALBERT: factorised embeddings (vocab x embedding_size, then a Linear to hidden_size); layer group g holds one
 # post-LN BERT layer under other names (albert_layer_groups[g].albert_layers[0]; inner_group_num 1). As published,
 # num_hidden_groups is 1: the one layer runs num_hidden_layers times (`pass_layers`); edgebert's own factorised
-# students have num_hidden_groups == num_hidden_layers (no sharing, see edgebert/distill/factorize.py).
+# students have num_hidden_groups == num_hidden_layers (no sharing) unless `distill --layer-groups` asks for fewer
+# (see edgebert/distill/factorize.py).
 ALBERT = Family(
     name="albert",
     model_types=("albert",),

@@ -120,12 +120,14 @@ def test_compress_prunes_heads_and_ffn(family: str, zoo: dict[str, Path], corpus
 def test_shared_albert_student_keeps_the_shared_layer(albert4: Path, corpus: Path, tmp_path: Path, layers: int) -> None:
     """Published ALBERT (one layer, 4 passes): the student runs the same layer for fewer passes, recorded as such."""
     from edgebert.distill.api import distill
+    from edgebert.distill.factorize import SHARED_INIT
 
     report = distill(albert4, corpus, tmp_path / "student", student_layers=layers, **STEPS)
     config = json.loads((tmp_path / "student" / "config.json").read_text())
     assert config["num_hidden_layers"] == layers and config["num_hidden_groups"] == 1
     init = report.manifest["distill"]["init"]
-    assert init["random_tensors"] == 0 and "run for num_hidden_layers passes" in init["layer_sharing"]
+    assert init["random_tensors"] == 0
+    assert init["layer_sharing"] == {"layer_modules": 1, "passes": layers, "pass_modules": [0] * layers, "module_sources": [3], "init": SHARED_INIT}
     assert report.manifest["model"]["heads_per_layer"] == [4]
 
 

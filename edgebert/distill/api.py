@@ -76,6 +76,8 @@ def distill(teacher: str | Path | None, corpus: str | Path | list[str | Path], o
     `embedding_dim` gives the student ALBERT-style factorised embeddings (vocab × E, then E × hidden; an
     AlbertModel without layer sharing, see edgebert/distill/factorize.py); its MLM head, which cannot be copied
     from the teacher's, is fitted with the body frozen for `student_head_steps` (default: `head_steps`) first.
+    `layer_groups` G makes such a student share its layers as ALBERT does: `student_layers` passes over G layer modules
+    (G divides the passes), each module started from the teacher layer matched with its last pass.
     With `eval_sts`, the student at initialisation competes with the checkpoints for "best" and is kept if none
     beats it.
 
@@ -252,7 +254,7 @@ def _resolve_models(run: _Run) -> None:
     a = run.a
     run.teacher_config = load_config(run.teacher_dir)
     layer_map = parse_layer_map(a.layer_map) if isinstance(a.layer_map, str) else a.layer_map
-    run.spec = StudentSpec(a.student_layers, a.student_hidden, a.student_heads, a.student_ffn, layer_map, a.embedding_dim)
+    run.spec = StudentSpec(a.student_layers, a.student_hidden, a.student_heads, a.student_ffn, layer_map, a.embedding_dim, a.layer_groups)
     check_student_family(a, run.teacher_config, run.family)
     if a.student_init is not None:
         run.init_dir, run.init_family, run.shape = _student_init_shape(a, run.teacher_config, run.family, layer_map)
@@ -502,7 +504,9 @@ def _make_student(run: _Run) -> None:
         if relaid is not None:
             run.init_info["relayout"] = relaid
         factorised = f", factorised embeddings {shape.embedding_dim} ({run.s_family.name})" if shape.embedding_dim else ""
-        run.log(f"student: {shape.kind}-shaped {run.s_family.name}, {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}")
+        sharing = run.init_info.get("layer_sharing")
+        shared = f", {sharing['passes']} passes over {sharing['layer_modules']} shared layer module(s) from teacher layers {sharing['module_sources']}" if sharing else ""
+        run.log(f"student: {shape.kind}-shaped {run.s_family.name}, {shape.layers} layers × {shape.hidden} (heads {shape.heads}, ffn {shape.ffn}), layer map {shape.layer_map}{factorised}{shared}")
         if run.classifier:
             _classifier_from_student(run)
     s_head_steps = _student_head_steps(a.student_head_steps, a.head_steps)
@@ -727,8 +731,14 @@ def _model_record(run: _Run) -> dict[str, Any]:
         "vocab_size": int(run.teacher_config.vocab_size),
         "parameters": sum(p.numel() for p in base.parameters()),
         "embedding_parameters": _embedding_parameters(base, s_family),
+        **({"shared_layers": _shared_layers(student.config, s_family)} if s_family.shares_layers(student.config) else {}),
         **({"weight_grid": run.init_info["weight_grid"]} if "weight_grid" in run.init_info else {}),
     }
+
+
+def _shared_layers(config: Any, family: Any) -> dict[str, int]:
+    """The manifest's `model.shared_layers`, as compress writes it: layer modules and passes."""
+    return {"layer_modules": family.distinct_layers(config), "passes": int(getattr(config, family.size_fields[0]))}
 
 
 def _manifest(run: _Run, trainer: Any, train_metrics: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ def check_numbers(
     lr: Any = _D.lr, warmup_ratio: Any = _D.warmup_ratio, weight_decay: Any = _D.weight_decay, max_grad_norm: Any = _D.max_grad_norm,
     temperature: Any = _D.temperature, alpha_mlm: Any = None, alpha_ce: Any = None, alpha_cos: Any = None,
     alpha_pooled: Any = None, mlm_probability: Any = None, student_layers: Any = None, student_hidden: Any = None,
-    student_heads: Any = None, student_ffn: Any = None, embedding_dim: Any = None, student_head_steps: Any = None,
+    student_heads: Any = None, student_ffn: Any = None, embedding_dim: Any = None, layer_groups: Any = None, student_head_steps: Any = None,
     eval_steps: Any = None, save_steps: Any = None, logging_steps: Any = None, head_steps: Any = _D.head_steps,
     head_batch_size: Any = _D.head_batch_size, head_lr: Any = _D.head_lr, max_passages: Any = None, seed: Any = _D.seed,
     threads: Any = None, eval_labels: Any = None, alpha_sim: Any = _D.alpha_sim, **_: Any,
@@ -40,9 +40,11 @@ def check_numbers(
     check_losses(alpha_mlm, alpha_ce, alpha_cos, alpha_pooled, mlm_probability, alpha_sim=alpha_sim)
     validate.path_like("--eval-labels", eval_labels)
     shape = {"--student-layers": student_layers, "--student-hidden": student_hidden, "--student-heads": student_heads,
-             "--student-ffn": student_ffn, "--embedding-dim": embedding_dim}  # fmt: skip
+             "--student-ffn": student_ffn, "--embedding-dim": embedding_dim, "--layer-groups": layer_groups}  # fmt: skip
     for name, value in shape.items():
         v.optional_integer(name, value, 1)
+    if layer_groups is not None and student_layers is not None:
+        check_group_count(layer_groups, student_layers)
     for name, value in (("--eval-steps", eval_steps), ("--save-steps", save_steps), ("--logging-steps", logging_steps)):
         v.optional_integer(name, value, 1)
     v.optional_integer("--student-head-steps", student_head_steps, 0)
@@ -52,6 +54,12 @@ def check_numbers(
     v.optional_integer("--max-passages", max_passages, 1)
     v.seed("--seed", seed)
     v.optional_integer("--threads", threads, 1)
+
+
+def check_group_count(groups: int, layers: int) -> None:
+    """UserError unless `--layer-groups` divides the student's passes (ALBERT runs each module for layers / groups)."""
+    if not 1 <= groups <= layers or layers % groups:
+        raise UserError(f"--layer-groups {groups} must divide --student-layers {layers} (each layer module runs for layers / groups passes)")
 
 
 def check_losses(
@@ -91,7 +99,8 @@ def check_out(out: Path, force: bool, resume: bool) -> str | None:
 
 
 def check_student_family(a: Any, teacher_config: Any, family: Any) -> None:
-    """--student-family: a known family, re-layable from the teacher's, not with --embedding-dim / --student-init."""
+    """--student-family: a known family, re-layable from the teacher's, not with --embedding-dim / --student-init, and
+    one that shares layers when --layer-groups is given."""
     if a.student_family is None or a.student_family == family.name:
         return
     from edgebert.families import family_named
@@ -101,6 +110,8 @@ def check_student_family(a: Any, teacher_config: Any, family: Any) -> None:
     if a.embedding_dim is not None or a.student_init is not None:
         flag = "--embedding-dim" if a.embedding_dim is not None else "--student-init"
         raise UserError(f"--student-family {target.name} and {flag} do not go together (each decides the student's family)")
+    if a.layer_groups is not None and target.layer_groups_field is None:
+        raise UserError(f"--layer-groups shares layers as ALBERT does; a {target.name} student (--student-family) cannot share them")
     check_relayout(teacher_config, family, target)
 
 

@@ -2,8 +2,10 @@
 
 The student is transformers' `AlbertModel` with `embedding_size=E`, `num_hidden_groups=num_hidden_layers` and
 `inner_group_num=1`: no layer sharing, so every ALBERT layer is a post-LN BERT layer under other names
-(`families.ALBERT.layer_modules`) and takes a teacher layer by name mapping with shape asserts. The result is a
-standard HF model dir (`model_type: albert`) that AutoModel loads without remote code and TFAlbertModel mirrors.
+(`families.ALBERT.layer_modules`) and takes a teacher layer by name mapping with shape asserts. With `layer_groups`
+G < layers, ALBERT's cross-layer sharing: G modules, each run for layers / G consecutive passes and started from
+the teacher layer matched with its last pass (`module_sources`). The result is a standard HF model dir
+(`model_type: albert`) that AutoModel loads without remote code and TFAlbertModel mirrors.
 
 The embeddings are a low-rank factorisation of the teacher's that accounts for where the LayerNorms sit.
 BERT computes LN_H(w + p + t); ALBERT computes Linear(LN_E(w' + p' + t')). LN_H only sees the part of the
@@ -36,6 +38,7 @@ from edgebert.families import ALBERT, WEIGHT_ROLES, Family
 
 ROLES_COPIED_FROM_EMBEDDINGS = ("word", "position", "token_type")
 WORD_WEIGHTING = "sqrt(corpus token count) + 1"
+SHARED_INIT = "each layer module the teacher layer matched with its last pass"
 
 
 def principal_basis(table: torch.Tensor, dim: int) -> torch.Tensor:
@@ -168,13 +171,21 @@ def reconstructed_word_table(student_base: nn.Module, fact: EmbeddingFactorizati
 
 
 @torch.no_grad()
-def copy_layers(student_base: nn.Module, teacher_base: nn.Module, layer_map: list[int], student_family: Family, teacher_family: Family) -> list[str]:
-    """Student layer i ← teacher layer layer_map[i], role by role (`families.WEIGHT_ROLES`), shapes asserted."""
+def copy_layers(
+    student_base: nn.Module, teacher_base: nn.Module, layer_map: list[int], student_family: Family, teacher_family: Family,
+    pass_modules: list[int] | None = None,
+) -> list[str]:
+    """Student layer i ← teacher layer layer_map[i], role by role (`families.WEIGHT_ROLES`), shapes asserted.
+
+    `pass_modules` (a shared student's pass → layer module, `Family.pass_layers`; None: one module a pass): each
+    module starts from `module_sources(...)` (SHARED_INIT)."""
     s_layers, t_layers = student_family.layers(student_base), teacher_family.layers(teacher_base)
+    sources = module_sources(layer_map, pass_modules if pass_modules is not None else list(range(len(layer_map))))
     copied = []
-    for i, t in enumerate(layer_map):
+    for i, s_layer in enumerate(s_layers):
+        t = sources[i]
         for role in WEIGHT_ROLES:
-            s_mod, t_mod = student_family.module(s_layers[i], role), teacher_family.module(t_layers[t], role)
+            s_mod, t_mod = student_family.module(s_layer, role), teacher_family.module(t_layers[t], role)
             for name in ("weight", "bias"):
                 s_p, t_p = getattr(s_mod, name), getattr(t_mod, name)
                 assert s_p.shape == t_p.shape, f"layer {i} {role}.{name}: student {tuple(s_p.shape)} vs teacher layer {t} {tuple(t_p.shape)}"
@@ -185,8 +196,23 @@ def copy_layers(student_base: nn.Module, teacher_base: nn.Module, layer_map: lis
     return copied
 
 
-def factorized_config(teacher_config: Any, layers: int, hidden: int, heads: int, ffn: int, embedding_dim: int) -> Any:
-    """An AlbertConfig without layer sharing, everything else (activation, eps, positions, vocab) as the teacher's."""
+def module_sources(layer_map: list[int], pass_modules: list[int]) -> list[int]:
+    """For each layer module, the teacher layer it starts from: the one matched with the module's last pass (SHARED_INIT).
+
+    Measured on all-MiniLM-L6-v2 → E=128 students, STS-B train (1000 pairs spread over it) at init, uniform word
+    rows: 6 passes over 3 modules 0.674 from each group's last teacher layer, 0.641 from its first, 0.583 from the
+    mean of its layers' weights; 6 over 2: last 0.633, middle 0.600, first 0.574, mean 0.570; 6 over 1: last 0.606,
+    middle 0.594, mean 0.543, first 0.430; 3 over 1: last 0.649, mean 0.581, first 0.571 (the unshared 3-layer
+    student: 0.760)."""
+    last = {m: t for t, m in zip(layer_map, pass_modules)}  # later passes overwrite earlier ones
+    return [last[j] for j in range(len(last))]
+
+
+def factorized_config(
+    teacher_config: Any, layers: int, hidden: int, heads: int, ffn: int, embedding_dim: int, layer_groups: int | None = None
+) -> Any:
+    """An AlbertConfig with `layer_groups` layer modules shared by `layers` passes (None: one module a pass), everything
+    else (activation, eps, positions, vocab) as the teacher's."""
     from transformers import AlbertConfig
 
     return AlbertConfig(
@@ -194,7 +220,7 @@ def factorized_config(teacher_config: Any, layers: int, hidden: int, heads: int,
         embedding_size=embedding_dim,
         hidden_size=hidden,
         num_hidden_layers=layers,
-        num_hidden_groups=layers,
+        num_hidden_groups=layer_groups or layers,
         inner_group_num=1,
         num_attention_heads=heads,
         intermediate_size=ffn,
@@ -221,7 +247,7 @@ def build_factorized_student(
     import transformers
 
     family = ALBERT
-    config = factorized_config(teacher.config, shape.layers, shape.hidden, shape.heads, shape.ffn, shape.embedding_dim)
+    config = factorized_config(teacher.config, shape.layers, shape.hidden, shape.heads, shape.ffn, shape.embedding_dim, shape.layer_groups)
     config._attn_implementation = getattr(teacher.config, "_attn_implementation", None) or "eager"
     torch.manual_seed(seed)
     student = getattr(transformers, family.mlm_class)(config)
@@ -229,13 +255,16 @@ def build_factorized_student(
     fact = factorize_embeddings(s_base, t_base, family, teacher_family, word_weights)
     t_ffn = int(getattr(teacher.config, teacher_family.size_fields[3]))
     same_layers = shape.hidden == shape.teacher_hidden and shape.ffn == t_ffn
-    copied = copy_layers(s_base, t_base, shape.layer_map, family, teacher_family) if same_layers else []
+    pass_modules = family.pass_layers(config)
+    copied = copy_layers(s_base, t_base, shape.layer_map, family, teacher_family, pass_modules) if same_layers else []
     with torch.no_grad():
         student.get_parameter(family.mlm_bias_key).copy_(teacher.get_parameter(teacher_family.mlm_bias_key))
     student.tie_weights()
-    layer_tensors = sum(1 for n, _ in family.layers(s_base)[0].named_parameters()) * shape.layers
+    layer_tensors = sum(1 for n, _ in family.layers(s_base)[0].named_parameters()) * family.distinct_layers(config)
+    sharing = {"layer_sharing": shared_record(pass_modules, shape.layer_map, same_layers)} if family.shares_layers(config) else {}
     return student, {
         "kind": shape.kind,
+        **sharing,
         "factorized_embeddings": {
             "embedding_dim": shape.embedding_dim,
             "rank": int(fact.basis.shape[1]),
@@ -247,6 +276,18 @@ def build_factorized_student(
         "random_tensors": (layer_tensors - len(copied)) + 4,  # head dense (2) + head LayerNorm (2)
         "head": "bias copied; dense + LayerNorm random (fitted when head fitting is on)",
         "_factorization": fact,
+    }
+
+
+def shared_record(pass_modules: list[int], layer_map: list[int], copied: bool) -> dict[str, Any]:
+    """The manifest's record of a shared-layer student: its modules, their passes and where each module started."""
+    modules = sorted(set(pass_modules))
+    return {
+        "layer_modules": len(modules),
+        "passes": len(pass_modules),
+        "pass_modules": pass_modules,
+        "module_sources": module_sources(layer_map, pass_modules),
+        "init": SHARED_INIT if copied else "random (the student is narrower than the teacher)",
     }
 
 

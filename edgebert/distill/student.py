@@ -34,6 +34,7 @@ class StudentSpec:
     ffn: int | None = None
     layer_map: list[int] | None = None
     embedding_dim: int | None = None  # ALBERT-style factorised embeddings (vocab × E, then E × hidden)
+    layer_groups: int | None = None  # ALBERT-style cross-layer sharing: `layers` passes over this many layer modules
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,6 +52,7 @@ class StudentShape:
     teacher_layers: int
     teacher_hidden: int
     embedding_dim: int | None = None
+    layer_groups: int | None = None
     kind: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -119,7 +121,23 @@ def resolve_shape(teacher_config: Any, spec: StudentSpec, family: Family) -> Stu
             f"--embedding-dim {embedding_dim} must be between 2 and the student's hidden size {hidden} "
             "(a factorised embedding narrower than the hidden size is what saves bytes)"
         )
-    return StudentShape(layers, hidden, heads, ffn, layer_map, t_layers, t_hidden, embedding_dim)
+    groups = spec.layer_groups
+    if groups is not None:
+        check_shareable(groups, layers, embedding_dim, family)
+    return StudentShape(layers, hidden, heads, ffn, layer_map, t_layers, t_hidden, embedding_dim, groups)
+
+
+def check_shareable(groups: int, layers: int, embedding_dim: int | None, family: Family) -> None:
+    """UserError unless `--layer-groups` can share this student's layers: an ALBERT student (factorised embeddings, or
+    an ALBERT teacher's), and a group count that divides the passes (ALBERT runs each module for layers / groups)."""
+    if embedding_dim is None and family.layer_groups_field is None:
+        raise UserError(
+            f"--layer-groups shares layers as ALBERT does, and a {family.name} teacher's student is a {family.name} model; "
+            "add --embedding-dim (e.g. 128) for an ALBERT student with factorised embeddings"
+        )
+    from edgebert.distill.checks import check_group_count
+
+    check_group_count(groups, layers)
 
 
 def check_factorizable(teacher_config: Any, family: Family) -> None:
@@ -141,20 +159,14 @@ def check_factorizable(teacher_config: Any, family: Family) -> None:
         )
 
 
-def shared_layout(teacher_config: Any, family: Family) -> bool:
-    """Whether the teacher shares layers (published ALBERT); UserError for partial sharing edgebert does not map.
-
-    A shared teacher's student keeps the shared layer (num_hidden_groups 1) and runs it for `--student-layers`
-    passes; its layer map names the teacher *passes* whose outputs the student's passes are matched with."""
-    if not family.shares_layers(teacher_config):
-        return False
-    if family.distinct_layers(teacher_config) != 1:
-        raise UserError(
-            f"{family.name} teachers with {family.distinct_layers(teacher_config)} layer groups shared over "
-            f"{getattr(teacher_config, family.size_fields[0])} layers cannot be distilled; edgebert handles one shared "
-            "layer (as published) or none"
-        )
-    return True
+def student_groups(teacher_config: Any, shape: StudentShape, family: Family) -> int:
+    """How many layer modules the student of a `family` with layer groups (ALBERT) holds: `--layer-groups`, else the
+    teacher's own when it shares layers and they divide the student's passes (published ALBERT: 1, the one shared
+    layer run for every pass), else one a pass."""
+    if shape.layer_groups is not None:
+        return shape.layer_groups
+    groups = family.distinct_layers(teacher_config)
+    return groups if family.shares_layers(teacher_config) and shape.layers % groups == 0 else shape.layers
 
 
 def student_family(shape: StudentShape, teacher_family: Family) -> Family:
@@ -171,8 +183,8 @@ def student_config(teacher_config: Any, shape: StudentShape, family: Family) -> 
     for name in family.per_layer_fields:  # each copied layer keeps its own entry (ModernBERT: its attention kind)
         if getattr(teacher_config, name, None) is not None:
             setattr(config, name, [getattr(teacher_config, name)[i] for i in shape.layer_map])
-    if family.layer_groups_field:  # keep a shared layer shared; otherwise one layer module per student layer
-        setattr(config, family.layer_groups_field, 1 if shared_layout(teacher_config, family) else shape.layers)
+    if family.layer_groups_field:
+        setattr(config, family.layer_groups_field, student_groups(teacher_config, shape, family))
     config.pruned_heads = {}
     config.architectures = [family.mlm_class]
     config.tie_word_embeddings = True
@@ -183,9 +195,11 @@ def module_layer_map(teacher_config: Any, student_config_: Any, layer_map: list[
     """For each layer module of the student, the teacher layer module it is copied from.
 
     Student pass i is matched with teacher pass layer_map[i]; a module takes the teacher module run by the teacher
-    pass matched with the module's first pass (a shared teacher's one layer for a shared student: [0])."""
-    s_passes, t_passes = family.pass_layers(student_config_), family.pass_layers(teacher_config)
-    return [t_passes[layer_map[s_passes.index(j)]] for j in range(family.distinct_layers(student_config_))]
+    pass matched with the module's last pass (`factorize.module_sources`; a shared teacher's one layer: [0])."""
+    from edgebert.distill.factorize import module_sources
+
+    t_passes = family.pass_layers(teacher_config)
+    return [t_passes[t] for t in module_sources(layer_map, family.pass_layers(student_config_))]
 
 
 def teacher_key(student_key: str, layer_map: list[int], layers_prefix: str) -> str:
@@ -286,16 +300,12 @@ def build_student(
             "projected_embeddings": projected,
             "random_tensors": len([k for k in report["random"] if k not in projected]),
         }
-    if family.layer_groups_field and shared_layout(teacher.config, family):
-        init["layer_sharing"] = SHARED_STUDENT
+    if family.layer_groups_field and (family.shares_layers(config) or family.shares_layers(teacher.config)):
+        from edgebert.distill.factorize import shared_record
+
+        init["layer_sharing"] = shared_record(family.pass_layers(config), shape.layer_map, shape.same_width)
     student.tie_weights()
     return student, shape, init
-
-
-SHARED_STUDENT = (
-    "the teacher's one shared layer, kept shared (num_hidden_groups 1) and run for num_hidden_layers passes; "
-    "layer_map lists the teacher passes the student's passes are matched with"
-)
 
 
 # ---------------------------------------------------------------------------------------------- --student-init
@@ -348,7 +358,8 @@ def init_shape(init_config: Any, init_family: Family, teacher_config: Any, teach
         raise UserError(f"--layer-map {layer_map} names layers outside the teacher's 0..{t_layers - 1}")
     field_e = init_family.embedding_size_field
     embedding_dim = int(getattr(init_config, field_e)) if field_e else None
-    return StudentShape(layers, hidden, heads, ffn, layer_map, t_layers, t_hidden, embedding_dim)
+    groups = init_family.distinct_layers(init_config) if init_family.shares_layers(init_config) else None
+    return StudentShape(layers, hidden, heads, ffn, layer_map, t_layers, t_hidden, embedding_dim, groups)
 
 
 def heads_per_layer(config: Any, family: Family) -> list[int]:

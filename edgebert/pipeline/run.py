@@ -533,6 +533,8 @@ def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
     r, w = plan.recipe, plan.work
     d, c, v, e, b = r.distill, r.compress, r.vocab, r.export, r.bench
     layers = f"{d.student_layers} layers" if d.student_layers else "student shape from distill()'s defaults"
+    if d.layer_groups:
+        layers += f" sharing {d.layer_groups} layer module(s)"
     best = f"best on --eval-sts every {d.eval_steps or 'default'} steps" if d.eval_sts else "last checkpoint"
     mode = ""
     if plan.classifier:
