@@ -118,8 +118,6 @@ def check_student_family(a: Any, teacher_config: Any, family: Any) -> None:
 def check_init_tokenizer(init_dir: Path, teacher_tokenizer: Any) -> None:
     from edgebert.modelio import load_tokenizer
 
-    from edgebert.distill.student import check_same_tokenizer
-
     try:
         tokenizer = load_tokenizer(init_dir)
     except Exception as exc:  # noqa: BLE001
@@ -162,4 +160,21 @@ def check_init_head(init_dir: Path, init_family: Any, family: Any, head_needed: 
         raise UserError(
             f"--student-init {init_dir} has no masked-LM head and is a {init_family.name} model, unlike the {family.name} "
             "teacher, so the teacher's head cannot be copied in; use --alpha-mlm 0 --alpha-ce 0 (hidden-state losses only)"
+        )
+
+
+TOKENIZER_PROBE = "Hello, World! The QUICK brown fox: naïve café, 3.5% on 2024-01-15 😍."
+
+
+def check_same_tokenizer(student_tokenizer: Any, teacher_tokenizer: Any, init_dir: Any) -> None:
+    """UserError unless both tokenizers have the same vocabulary and split a probe sentence into the same ids."""
+    if student_tokenizer.get_vocab() != teacher_tokenizer.get_vocab():
+        raise UserError(
+            f"--student-init {init_dir} has a different tokenizer vocabulary from the teacher's; "
+            "teacher and student must share token ids"
+        )
+    if student_tokenizer(TOKENIZER_PROBE)["input_ids"] != teacher_tokenizer(TOKENIZER_PROBE)["input_ids"]:
+        raise UserError(
+            f"--student-init {init_dir} tokenizes text differently from the teacher (e.g. lower-casing or accents); "
+            "teacher and student must share a tokenizer"
         )

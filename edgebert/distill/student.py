@@ -18,6 +18,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from edgebert.distill.checks import check_group_count
 from edgebert.errors import UserError
 from edgebert.families import FAMILIES, Family
 from edgebert.distill.factorize import principal_basis
@@ -135,8 +136,6 @@ def check_shareable(groups: int, layers: int, embedding_dim: int | None, family:
             f"--layer-groups shares layers as ALBERT does, and a {family.name} teacher's student is a {family.name} model; "
             "add --embedding-dim (e.g. 128) for an ALBERT student with factorised embeddings"
         )
-    from edgebert.distill.checks import check_group_count
-
     check_group_count(groups, layers)
 
 
@@ -314,8 +313,6 @@ def build_student(
 # narrower. The hidden-state losses compare it with the teacher token by token, so the width and the tokenizer
 # must be the teacher's.
 
-TOKENIZER_PROBE = "Hello, World! The QUICK brown fox: naïve café, 3.5% on 2024-01-15 😍."
-
 
 def check_student_init(init_config: Any, init_family: Family, teacher_config: Any, teacher_family: Family, init_dir: Any) -> None:
     """UserError unless the model in `init_dir` can be distilled into from the teacher (masked-LM class, width)."""
@@ -327,20 +324,6 @@ def check_student_init(init_config: Any, init_family: Family, teacher_config: An
         raise UserError(
             f"--student-init {init_dir} has hidden size {s_hidden} but the teacher has {t_hidden}; a student started from "
             "a model dir must have the teacher's width (to build a narrower student use --student-hidden instead)"
-        )
-
-
-def check_same_tokenizer(student_tokenizer: Any, teacher_tokenizer: Any, init_dir: Any) -> None:
-    """UserError unless both tokenizers have the same vocabulary and split a probe sentence into the same ids."""
-    if student_tokenizer.get_vocab() != teacher_tokenizer.get_vocab():
-        raise UserError(
-            f"--student-init {init_dir} has a different tokenizer vocabulary from the teacher's; "
-            "teacher and student must share token ids"
-        )
-    if student_tokenizer(TOKENIZER_PROBE)["input_ids"] != teacher_tokenizer(TOKENIZER_PROBE)["input_ids"]:
-        raise UserError(
-            f"--student-init {init_dir} tokenizes text differently from the teacher (e.g. lower-casing or accents); "
-            "teacher and student must share a tokenizer"
         )
 
 
