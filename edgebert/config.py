@@ -400,6 +400,11 @@ class FinetuneRecipe:
         None, "with --held-out 0: keep the uniform average of epochs K..--epochs instead of the last epoch",
         group="training", metavar="K",
     )  # fmt: skip
+    refit: bool = option(
+        False, "after the held-out rows choose the epoch or soup, train again from the start on every row of --data "
+        "(the held-out ones too) for that many epochs and keep the same epoch or soup: the choice made on held-out "
+        "rows, the model trained on all of them", group="training",
+    )  # fmt: skip
 
 
 @dataclass

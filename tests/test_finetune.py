@@ -278,6 +278,29 @@ def test_without_held_out_rows_the_seed_soup_of_the_last_epochs_is_kept(embedder
     assert length(tmp_path / "out") == length(embedder) == 128
 
 
+def test_refit_trains_every_row_for_the_epochs_the_held_out_rows_chose(embedder: Path, toy_csv: Path, tmp_path: Path) -> None:
+    """--refit keeps the held-out choice (scores of the run that chose) and writes the weights of the same epoch or
+    soup trained on every row: the same weights as training on every row for that many epochs and taking it."""
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from edgebert.finetune import finetune
+
+    refit = finetune(embedder, toy_csv, tmp_path / "refit", held_out=0.2, refit=True, epochs=3, lr=1e-3, quiet=True).manifest
+    block, held = refit["finetune"], refit["metrics"]["held_out"]
+    first, last = block["kept"]["epochs"]
+    assert last >= 1 and block["refit"]["epochs"] == last and block["refit"]["kept"] == block["kept"]
+    assert block["refit"]["rows"] == 300 > block["data"]["training_rows"] and "refitted on every row" in held["scored"]
+    assert [r["seed"] for r in block["refit"]["runs"]] == [0]
+    again = tmp_path / "again"
+    finetune(embedder, toy_csv, again, held_out=0, epochs=last, soup_from=first if first < last else None, lr=1e-3, quiet=True)
+    texts = [row[0] for row in toy_rows(8, seed=9)]
+    encode = lambda d: SentenceTransformer(str(d), device="cpu", trust_remote_code=False).encode(texts)  # noqa: E731
+    assert np.abs(encode(tmp_path / "refit") - encode(again)).max() < 1e-5
+    with pytest.raises(UserError, match="--refit trains again on every row"):
+        finetune(embedder, toy_csv, tmp_path / "no", held_out=0, refit=True)
+
+
 def test_a_head_pruned_student_keeps_its_pruned_shape(embedder: Path, toy_csv: Path, tmp_path: Path) -> None:
     """Trained narrowed, saved at the stock shapes with the removed heads still exact zeros (edgebert's loader
     refuses them otherwise) and `config.pruned_heads` naming them."""

@@ -50,6 +50,11 @@ class TrainingData:
     read: int  # rows read from --data
     dropped: int = 0  # --data pairs also in --held-out-file, not trained on
     share: float = 0.0  # of --data held out (0 with --held-out-file or --held-out 0)
+    every: Rows | None = None  # every row of --data: what --refit trains on
+
+    @property
+    def all_rows(self) -> Rows:
+        return self.every or self.train
 
 
 @keyword_options(FinetuneConfig)
@@ -105,6 +110,8 @@ def check_options(o: FinetuneRecipe) -> None:
         raise UserError(f"--seeds {','.join(map(str, o.seeds))} names a seed twice; a seed soup averages different runs")
     validate.optional_number("--held-out", o.held_out, 0.0, 1.0, high_open=True)
     _check_held_out_choice(o)
+    if o.refit and o.held_out == 0:
+        raise UserError("--refit trains again on every row once held-out rows have chosen the epochs; --held-out 0 holds none out: drop one of them")
 
 
 def _check_held_out_choice(o: FinetuneRecipe) -> None:
@@ -171,12 +178,12 @@ def training_data(data: str | Path, o: FinetuneRecipe, flag: str = "--data") -> 
         held = read_rows("--held-out-file", o.held_out_file, same)
         check_held_out(held)
         train, dropped = without_pairs(rows, held)
-        return TrainingData(train, held, loss, len(rows), dropped)
+        return TrainingData(train, held, loss, len(rows), dropped, every=rows)
     share = HELD_OUT_SHARE if o.held_out is None else o.held_out
     train, held = split(rows, share)
     if held is not None:
         check_held_out(held)
-    return TrainingData(train, held, loss, len(rows), share=share)
+    return TrainingData(train, held, loss, len(rows), share=share, every=rows)
 
 
 # ------------------------------------------------------------------------------------------------ the run
@@ -186,41 +193,66 @@ def _run(model_dir: Path, d: TrainingData, o: FinetuneConfig, tmp: Path, out: Pa
     """Train, choose, save into `tmp` (the output's temporary directory); the manifest written."""
     from edgebert.finetune import metrics
     from edgebert.finetune.soup import Snapshots
-    from edgebert.finetune.train import choose, last_epochs, train_run, training_length
+    from edgebert.finetune.train import choose, last_epochs
     from edgebert.modeldir import save_model_dir, weights_bytes, write_manifest
     from edgebert.modelio import load_sentence_transformer
     from edgebert.progress import Stages
 
-    stages = Stages(total=len(o.seeds) + 3, quiet=o.quiet)
+    refit = o.refit and d.held is not None
+    stages = Stages(total=len(o.seeds) * (2 if refit else 1) + 3, quiet=o.quiet)
     log = None if o.quiet else (lambda line: stages.console.print(line, markup=False, soft_wrap=True))
     with stages.stage("loading the model"):
         model = load_sentence_transformer(model_dir)
         snapshots = Snapshots(tmp / SNAPSHOTS)
         snapshots.save(0, 0, model.state_dict())
         start = metrics.score(model.eval(), d.held) if d.held is not None else None
-    runs = []
-    with training_length(model, o.seq_len):
-        for run, seed in enumerate(o.seeds):
-            with stages.stage(f"training with seed {seed}: {o.epochs} epochs of {len(d.train):,} rows, {d.loss}"):
-                model.load_state_dict(snapshots.load(0, 0))
-                runs.append(train_run(model, d.train, d.loss, o, seed, run, snapshots, tmp / TRAINER, log))
+    runs = _train_seeds(model, d.train, d.loss, o, snapshots, tmp, stages, log)
     with stages.stage("choosing on the held-out rows" if d.held is not None else "taking the last epochs"):
         if d.held is not None:
             kept, state, scores = choose(model.eval(), d.held, snapshots, len(o.seeds), o.epochs, start)
         else:
             (kept, state), scores = last_epochs(snapshots, len(o.seeds), o.epochs, o.soup_from), {}
         model.load_state_dict(state)
+    refit_runs = None
     if kept.last == 0:
-        stages.note("no epoch nor soup beat the start on the held-out rows: the start's weights are kept")
+        stages.note("no epoch nor soup beat the start on the held-out rows: the start's weights are kept" + (", nothing to refit" if refit else ""))
+    elif refit:
+        refit_runs = _refit(model, d, o, kept, snapshots, tmp, stages, log)
     with stages.stage("writing the model"):
         shutil.rmtree(tmp / SNAPSHOTS)
         shutil.rmtree(tmp / TRAINER, ignore_errors=True)
         save_model_dir(tmp, model[0].auto_model, model.tokenizer, model_dir)
         reload = check_saved(model.eval(), tmp, (d.held or d.train).sentence1[:RELOAD_TEXTS])
-        manifest = _manifest(out, model_dir, model, d, o, kept, scores, runs, reload)
+        manifest = _manifest(out, model_dir, model, d, o, kept, scores, runs, reload, refit_runs)
         manifest["metrics"].update(model_bytes=weights_bytes(tmp), wall_time_s=round(time.perf_counter() - started, 2))
         write_manifest(tmp, manifest)
     return manifest
+
+
+def _train_seeds(
+    model: Any, rows: Rows, loss: str, o: FinetuneConfig, snapshots: Any, tmp: Path, stages: Any, log: Any, what: str = "training",
+) -> list[dict[str, Any]]:  # fmt: skip
+    """One training run per seed of `o.seeds`, each from the start's weights, every epoch saved in `snapshots`."""
+    from edgebert.finetune.train import train_run, training_length
+
+    runs = []
+    with training_length(model, o.seq_len):
+        for run, seed in enumerate(o.seeds):
+            with stages.stage(f"{what} with seed {seed}: {o.epochs} epochs of {len(rows):,} rows, {loss}"):
+                model.load_state_dict(snapshots.load(0, 0))
+                runs.append(train_run(model, rows, loss, o, seed, run, snapshots, tmp / TRAINER, log))
+    return runs
+
+
+def _refit(model: Any, d: TrainingData, o: FinetuneConfig, kept: Any, snapshots: Any, tmp: Path, stages: Any, log: Any) -> list[dict[str, Any]]:
+    """--refit: every row of --data trained on from the start, once per seed, for the epochs `kept` ends at (the
+    schedule the held-out rows chose), and `kept`'s epoch or soup of those runs loaded into `model`."""
+    from edgebert.finetune.soup import soup_of
+
+    again = dataclasses.replace(o, epochs=kept.last)
+    runs = _train_seeds(model, d.all_rows, d.loss, again, snapshots, tmp, stages, log, f"refitting ({kept.name})")
+    model.load_state_dict(soup_of(snapshots, len(o.seeds), kept.last, kept.first)[1])
+    return runs
 
 
 def check_saved(model: Any, directory: Path, texts: list[str]) -> dict[str, Any]:
@@ -238,9 +270,10 @@ def check_saved(model: Any, directory: Path, texts: list[str]) -> dict[str, Any]
 
 def _manifest(
     out: Path, model_dir: Path, model: Any, d: TrainingData, o: FinetuneConfig, kept: Any, scores: dict[Any, float | None],
-    runs: list[dict[str, Any]], reload: dict[str, Any],
+    runs: list[dict[str, Any]], reload: dict[str, Any], refit_runs: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """edgebert.json: step "finetune", parent the input model; the held-out scores under metrics and `finetune`."""
+    """edgebert.json: step "finetune", parent the input model; the held-out scores under metrics and `finetune` (with
+    --refit: the scores of the run that chose, and `finetune.refit` for the runs on every row that made the weights)."""
     from edgebert.distill.across import model_record
     from edgebert.finetune.metrics import metric_name
     from edgebert.finetune.soup import START
@@ -250,10 +283,14 @@ def _manifest(
     if d.held is not None:
         held = {"metric": metric_name(d.held), "rows": len(d.held), "student_init": scores[START],
                 "student_final": scores[kept], "kept": kept.name}  # fmt: skip
+        if refit_runs is not None:
+            held["scored"] = "the run that chose; the weights written were refitted on every row, these included"
+    final_runs = refit_runs if refit_runs is not None else runs
     manifest = new_manifest(
         "model", "finetune", out.name, model_dir.absolute(), read_manifest(model_dir), recipe=_recipe(o, d),
         model=model_record(model), outputs=embedding_outputs(model.get_embedding_dimension()),
-        metrics={"held_out": held, "train_loss": runs[-1]["train_loss"], "train_runtime_s": round(sum(r["train_runtime_s"] for r in runs), 2)},
+        metrics={"held_out": held, "train_loss": final_runs[-1]["train_loss"],
+                 "train_runtime_s": round(sum(r["train_runtime_s"] for r in runs + (refit_runs or [])), 2)},
     )  # fmt: skip
     manifest["finetune"] = {
         "data": {"path": d.train.source, "rows": d.read, "training_rows": len(d.train), "columns": list(d.train.columns)},
@@ -264,6 +301,7 @@ def _manifest(
         "loss": d.loss, "runs": runs,
         "candidates": [{**c.record(), "score": s} for c, s in sorted(scores.items(), key=lambda item: _order(item[0]))],
         "kept": kept.record(), "reload_check": reload,
+        "refit": None if refit_runs is None else {"rows": len(d.all_rows), "epochs": kept.last, "kept": kept.record(), "runs": refit_runs},
     }  # fmt: skip
     return manifest
 
