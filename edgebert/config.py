@@ -495,5 +495,9 @@ class PipelineConfig:
     )  # fmt: skip
     steps: int | None = option(None, "distillation steps (overrides the recipe's distill.steps)", group="overrides")
     teacher: str | None = option(None, "teacher dir or hub id (overrides the recipe's teacher)", group="overrides")
+    redistill_teacher: str | None = option(
+        None, "the second teacher's dir or hub id (overrides [redistill] teacher; a recipe without the section gets one "
+        "with distill's defaults)", group="overrides", metavar="MODEL",
+    )  # fmt: skip
     cache_dir: str | None = option(None, "where fitted teacher MLM heads are cached (default ~/.cache/edgebert)", group="overrides")
     quiet: bool = option(False, "only the final summary", group="overrides")

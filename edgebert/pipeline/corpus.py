@@ -78,6 +78,18 @@ def write_sts_subset(source: Path, limit: int | None, out: Path) -> Path:
     return _write_text_if_changed(out, buf.getvalue())
 
 
+def write_sample(source: Path, n: int | None, out: Path, sentences: bool, seed: int = 0) -> Path:
+    """At most `n` of `source`'s distinct texts (its sentences with `sentences`, as distill reads them), a seeded
+    sample kept in file order, one per line, into `out`; every text when `n` is None or covers them."""
+    from edgebert.data import load_corpus
+
+    texts = list(dict.fromkeys(" ".join(t.split()) for t in load_corpus([str(source)], sentences=sentences)))
+    if n is not None and n < len(texts):
+        keep = sorted(random.Random(seed).sample(range(len(texts)), n))
+        texts = [texts[i] for i in keep]
+    return _write_if_changed(out, [t for t in texts if t])
+
+
 def write_calibration(corpus: list[Path], n: int, out: Path, seed: int = 0) -> Path:
     """`n` passages sampled (seeded) from the prepared corpus, one per line, for compress's importance ranking."""
     from edgebert.data import load_corpus

@@ -1,9 +1,9 @@
 """Pipeline recipes: a TOML file parsed (tomllib) into dataclasses; an unknown key is a UserError naming it.
 
 Sections: top-level `name`, `description`, `teacher`, `corpus`; [distill] (the `distill()` keyword arguments),
-[compress] (optional pruning and healing), [vocab] (optional trimming), [finetune] (optional supervised training on
-labelled pairs), [export] (targets × quantizations), [bench] (what `edgebert bench` measures) and [targets] (what the
-run must reach). Relative paths in a recipe are resolved against the recipe file's directory.
+[compress] (optional pruning and healing), [vocab] (optional trimming), [redistill] (optional: a second sentence
+embedder distilled into the student across tokenizers), [finetune] (optional supervised training on labelled pairs),
+[export] (targets × quantizations), [bench] (what `edgebert bench` measures) and [targets] (what the run must reach). Relative paths in a recipe are resolved against the recipe file's directory.
 The shipped presets name no data: the corpus and the STS sets are inputs (`edgebert pipeline --corpus ... --eval-sts
 ... --sts ...`, see `edgebert.pipeline.inputs`), so a preset runs from an installed wheel.
 """
@@ -22,6 +22,7 @@ from typing import Any
 from edgebert.config import (
     STUDENT_SHAPE_OPTIONS, BenchRecipe, CompressRecipe, DistillRecipe, ExportRecipe, FinetuneRecipe, HealConfig, VocabConfig,
 )
+from edgebert.options import default as _default
 from edgebert.errors import UserError
 from edgebert.options import default
 from edgebert.sources import DEFAULT_MODEL
@@ -102,19 +103,69 @@ class VocabSection(VocabConfig):
     trim: bool = False
 
 
+def _distill_default(name: str) -> Any:
+    return _default(DistillRecipe, name)
+
+
+@dataclass
+class RedistillSection:
+    """A second sentence embedder distilled into the final student across tokenizers (`edgebert distill --student-init
+    STUDENT --across-tokenizers`: its sentence embeddings and in-batch similarities, whatever the two tokenizers),
+    after pruning, healing and vocabulary trimming and before the finetune stage; the student keeps its shape and
+    tokenizer. Off unless `teacher` (or `--redistill-teacher`) names the model: a directory (relative to the recipe)
+    or a hub id. It trains on the run's corpus (as [distill] prepares it, without its `augment` variants; at most
+    `texts_per_source` texts of each source, a seeded sample, when set) and keeps the checkpoint best on the run's
+    --eval-sts pairs; the other keys are distill's options of the same names and defaults."""
+
+    teacher: str | None = None
+    # each corpus source's texts (sentences with [distill] sentences) sampled down to this many: a large source kept
+    # from drowning small ones, and the second teacher's targets computed for fewer texts; None: every text
+    texts_per_source: int | None = None
+    alpha_pooled: float | None = _distill_default("alpha_pooled")
+    alpha_sim: float = _distill_default("alpha_sim")
+    steps: int = _distill_default("steps")
+    batch_size: int = _distill_default("batch_size")
+    grad_accum: int = _distill_default("grad_accum")
+    seq_len: int = _distill_default("seq_len")
+    lr: float = _distill_default("lr")
+    warmup_ratio: float = _distill_default("warmup_ratio")
+    weight_decay: float = _distill_default("weight_decay")
+    max_grad_norm: float = _distill_default("max_grad_norm")
+    save_steps: int | None = _distill_default("save_steps")
+    eval_steps: int | None = _distill_default("eval_steps")
+    logging_steps: int | None = _distill_default("logging_steps")
+    seed: int = _distill_default("seed")
+
+    @property
+    def enabled(self) -> bool:
+        return self.teacher is not None
+
+    def kwargs(self, student: str | Path, sentences: bool) -> dict[str, Any]:
+        """`distill()`'s keyword arguments, the data aside: this section's options, `student` as --student-init across
+        tokenizers, [distill]'s `sentences` (the corpus read as the first stage read it)."""
+        kwargs = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("teacher", "texts_per_source")}
+        return {**kwargs, "student_init": str(student), "across_tokenizers": True, "sentences": sentences}
+
+
 @dataclass
 class FinetuneSection(FinetuneRecipe):
-    """`edgebert finetune` on the final student (after distillation, pruning, healing and trimming; the exports ship
-    what it keeps), with FinetuneRecipe's options; the stage runs when `data` (or `--finetune-data`) names labelled
-    pairs: a csv, tsv or jsonl file relative to the recipe, or a dataset spec (its rows as they are, columns by name)."""
+    """`edgebert finetune` on the final student (after distillation, pruning, healing, trimming and redistillation; the
+    exports ship what it keeps), with FinetuneRecipe's options; the stage runs when `data` (or `--finetune-data`) names
+    labelled pairs: a csv, tsv or jsonl file relative to the recipe, or a dataset spec (its rows as they are, columns
+    by name). `held_out_eval_sts = true`: the epoch or soup is chosen on the run's --eval-sts pairs (those that chose
+    the distillation checkpoints; their pairs in `data` are not trained on, before a `refit`)."""
 
     data: str | None = None
+    held_out_eval_sts: bool = False
 
-    def kwargs(self, base: Path) -> dict[str, Any]:
-        """finetune()'s keyword arguments but the data (`held_out_file` made absolute against the recipe's `base`)."""
+    def kwargs(self, base: Path, eval_sts: Path | None = None) -> dict[str, Any]:
+        """finetune()'s keyword arguments but the data (`held_out_file` made absolute against the recipe's `base`;
+        the run's `eval_sts` pairs with `held_out_eval_sts`)."""
         kwargs = {f.name: getattr(self, f.name) for f in dataclasses.fields(FinetuneRecipe)}
         if self.held_out_file:
             kwargs["held_out_file"] = str(resolve_path(self.held_out_file, base))
+        if self.held_out_eval_sts and eval_sts is not None:
+            kwargs["held_out_file"] = str(eval_sts)
         return kwargs
 
 
@@ -162,6 +213,7 @@ class Recipe:
     distill: DistillSection = field(default_factory=DistillSection)
     compress: CompressSection = field(default_factory=CompressSection)
     vocab: VocabSection = field(default_factory=VocabSection)
+    redistill: RedistillSection = field(default_factory=RedistillSection)
     finetune: FinetuneSection = field(default_factory=FinetuneSection)
     export: ExportSection = field(default_factory=ExportSection)
     bench: BenchSection = field(default_factory=BenchSection)
@@ -179,9 +231,10 @@ class Recipe:
 
     def fingerprint(self) -> str:
         """What a resumed run must share with the run it resumes (everything but where the recipe came from; a
-        [finetune] section left as it is does not count, so a run without the stage keeps its fingerprint)."""
-        idle = self.finetune == FinetuneSection()
-        body = {k: v for k, v in self.as_dict().items() if k != "source" and not (k == "finetune" and idle)}
+        [finetune] or [redistill] section left as it is does not count, so a run without the stage keeps its
+        fingerprint)."""
+        idle = {k for k, section in (("finetune", FinetuneSection()), ("redistill", RedistillSection())) if getattr(self, k) == section}
+        body = {k: v for k, v in self.as_dict().items() if k != "source" and k not in idle}
         return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def heal_kwargs(self, pruned: str | Path) -> dict[str, Any]:
@@ -198,8 +251,8 @@ class Recipe:
         return kwargs
 
 
-SECTIONS = {"distill": DistillSection, "compress": CompressSection, "vocab": VocabSection, "finetune": FinetuneSection,
-            "export": ExportSection, "bench": BenchSection, "targets": TargetsSection}  # fmt: skip
+SECTIONS = {"distill": DistillSection, "compress": CompressSection, "vocab": VocabSection, "redistill": RedistillSection,
+            "finetune": FinetuneSection, "export": ExportSection, "bench": BenchSection, "targets": TargetsSection}  # fmt: skip
 TOP_LEVEL = {"name", "description", "teacher", "corpus"}
 EXTENDS = "extends"  # top-level key: a shipped preset this recipe starts from (its keys win, section by section)
 
@@ -282,8 +335,8 @@ def _validate(recipe: Recipe) -> None:
     if recipe.distill.steps < 1:
         raise UserError(f"recipe: distill.steps must be at least 1, got {recipe.distill.steps}")
     for section, check in (("distill", _check_distill), ("compress", _check_compress), ("vocab", _check_vocab),
-                           ("finetune", _check_finetune), ("export", _check_export), ("bench", _check_bench),
-                           ("targets", _check_targets)):  # fmt: skip
+                           ("redistill", _check_redistill), ("finetune", _check_finetune), ("export", _check_export),
+                           ("bench", _check_bench), ("targets", _check_targets)):  # fmt: skip
         try:
             check(getattr(recipe, section))
         except UserError as exc:
@@ -349,11 +402,25 @@ def _check_vocab(v: VocabSection) -> None:
     _check_args(v.min_count, v.max_size)
 
 
+def _check_redistill(r: RedistillSection) -> None:
+    """The [redistill] values, checked by distill()'s own checks."""
+    from edgebert import validate
+    from edgebert.distill.checks import check_numbers
+
+    validate.path_like("teacher", r.teacher)
+    validate.optional_integer("texts_per_source", r.texts_per_source, 1)
+    check_numbers(**r.kwargs("student", False))
+    if (r.alpha_pooled is not None and r.alpha_pooled <= 0) and r.alpha_sim <= 0:
+        raise UserError("alpha_pooled 0 with alpha_sim 0 leaves nothing to learn; give one of them a positive weight")
+
+
 def _check_finetune(f: FinetuneSection) -> None:
     """The [finetune] values, checked by finetune()'s own option checks (its data is checked with the inputs)."""
     from edgebert import validate
     from edgebert.finetune.api import check_options
 
+    if f.held_out_eval_sts and (f.held_out is not None or f.held_out_file is not None):
+        raise UserError("held_out_eval_sts chooses on the run's --eval-sts pairs: set it or held_out / held_out_file, not both")
     check_options(f)
     if f.data is not None:
         validate.path_like("data", f.data)
@@ -414,18 +481,18 @@ def _toml(text: str, where: str) -> dict[str, Any]:
         raise UserError(f"{where} is not valid TOML ({exc})") from exc
 
 
-def _extended(data: dict[str, Any], where: str) -> dict[str, Any]:
-    """`extends = "PRESET"`: the preset's tables with this recipe's keys laid over them, key by key within each
-    section (a key's value replaces the preset's whole value), except [targets]: a recipe that states its own
-    replaces the preset's (the targets judge a run, and a changed schedule or export list is another run); without
-    `extends`, `data` unchanged."""
+def _extended(data: dict[str, Any], where: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`extends = "PRESET"`: the preset's tables (its own `extends` applied first) with this recipe's keys laid over
+    them, key by key within each section (a key's value replaces the preset's whole value), except [targets]: a recipe
+    that states its own replaces the preset's (the targets judge a run, and a changed schedule or export list is
+    another run); without `extends`, `data` unchanged."""
     if EXTENDS not in data:
         return data
     name = data.pop(EXTENDS)
     path = preset_path(name, f"recipe: extends = {name!r} in {where} is not a shipped preset")
-    merged = _toml(path.read_text(encoding="utf-8"), str(path))
-    if EXTENDS in merged:
-        raise UserError(f"recipe: preset {name} extends another preset; a preset must be complete")
+    if name in seen:
+        raise UserError(f"recipe: presets {' -> '.join((*seen, name))} extend each other in a circle")
+    merged = _extended(_toml(path.read_text(encoding="utf-8"), str(path)), str(path), (*seen, name))
     for key, value in data.items():
         if key in SECTIONS and key != "targets" and isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = {**merged[key], **value}

@@ -1,4 +1,4 @@
-"""`run_pipeline(...)`: distill → compress → finetune → export (every target × quantization) → bench → report, resumable.
+"""`run_pipeline(...)`: distill → compress → (heal, vocab, redistill) → finetune → export (every target × quantization) → bench → report, resumable.
 
 Every stage writes into `<work>/<stage>/...` through the verbs' own APIs (so each output is complete once its
 `edgebert.json` / `report.json` exists) and is recorded in `<work>/pipeline-state.json` with its wall time. With
@@ -26,7 +26,7 @@ from edgebert import __version__
 from edgebert.artifact import atomic_output_dir, check_output_dir, report_json
 from edgebert.config import HELD_OUT_SHARE, BenchConfig, BenchRecipe, PipelineConfig
 from edgebert.errors import UserError, VerificationError, kept_on_interrupt
-from edgebert.pipeline.verdicts import TEACHER_LABEL, evaluate_targets, headline
+from edgebert.pipeline.verdicts import SECOND_TEACHER_LABEL, TEACHER_LABEL, evaluate_targets, headline
 from edgebert.heads import FEATURE_EXTRACTION, TEXT_CLASSIFICATION
 from edgebert.modeldir import MANIFEST, read_manifest
 from edgebert.options import checked, keyword_options
@@ -34,6 +34,7 @@ from edgebert.pipeline.inputs import Input, is_dataset_spec, resolve_input
 from edgebert.pipeline.recipe import ExportSection, FinetuneSection, Recipe, resolve_path, validate_recipe
 
 STATE_FILE = "pipeline-state.json"
+AUGMENTED_FILE = "augmented.txt"  # <work>/corpus/: [distill] augment's variants
 SCHEMA = "edgebert.pipeline/1"
 REPORT_FILES = ("report.json", "report.md", "report.png")
 
@@ -194,11 +195,22 @@ def run_trim_vocab(model: Path, out: Path, recipe: Recipe, corpus: list[Path], q
     trim_vocab(model, out, [str(p) for p in corpus], min_count=v.min_count, max_size=v.max_size, quiet=quiet)
 
 
-def run_finetune(model: Path, data: Path, out: Path, recipe: Recipe, quiet: bool) -> None:
-    """The recipe's [finetune] on the final student: its labelled pairs `data`, the epoch or soup best on held-out rows."""
+def run_redistill(
+    teacher: Path, corpus: list[Path], student: Path, out: Path, recipe: Recipe, eval_sts: Path | None, resume: bool,
+    cache_dir: Any, quiet: bool,
+) -> None:  # fmt: skip
+    """[redistill]: the second teacher's sentence embeddings distilled into `student` across tokenizers, on the run's
+    corpus, the checkpoint best on `eval_sts` kept (the student as it came competes)."""
+    kwargs = recipe.redistill.kwargs(student, recipe.distill.sentences)
+    _distill(str(teacher), corpus, out, kwargs, eval_sts, None, None, resume, cache_dir, quiet)
+
+
+def run_finetune(model: Path, data: Path, out: Path, recipe: Recipe, quiet: bool, eval_sts: Path | None = None) -> None:
+    """The recipe's [finetune] on the final student: its labelled pairs `data`, the epoch or soup best on held-out rows
+    (`eval_sts`: the run's checkpoint pairs, when the recipe chooses on them)."""
     from edgebert.finetune import finetune
 
-    finetune(model, data, out, **recipe.finetune.kwargs(recipe.base_dir), quiet=quiet)
+    finetune(model, data, out, **recipe.finetune.kwargs(recipe.base_dir, eval_sts), quiet=quiet)
 
 
 def run_export(
@@ -247,6 +259,9 @@ def _with_flags(recipe: Recipe, options: PipelineConfig) -> Recipe:
     if o.teacher is not None:
         validate.path_like("--teacher", o.teacher, optional=False)
         recipe.teacher = str(o.teacher)
+    if o.redistill_teacher is not None:
+        validate.path_like("--redistill-teacher", o.redistill_teacher, optional=False)
+        recipe.redistill.teacher = str(o.redistill_teacher)
     if o.corpus:
         recipe.corpus = [absolute("--corpus", c) for c in o.corpus]
     if o.sst2 is not None:
@@ -328,6 +343,10 @@ def _check_task_inputs(recipe: Recipe, classifier: bool) -> None:
         raise UserError("--eval-labels and targets.min_accuracy_retention need a sequence-classifier teacher")
     if classifier and recipe.finetune.data:
         raise UserError("the teacher is a sequence classifier: the finetune stage (--finetune-data, [finetune] data) trains sentence embedders")
+    if classifier and recipe.redistill.enabled:
+        raise UserError("the teacher is a sequence classifier: [redistill] (--redistill-teacher) distils sentence embedders")
+    if recipe.finetune.held_out_eval_sts and recipe.finetune.data and not recipe.distill.eval_sts:
+        raise UserError("[finetune] held_out_eval_sts chooses on the --eval-sts pairs: pass --eval-sts")
 
 
 def _check_teacher(teacher_dir: Path, classifier: bool, labelled: list[Input | None]) -> None:
@@ -415,9 +434,15 @@ def _check_finetune_data(data: Input | None, recipe: Recipe) -> None:
 
     if data is None:
         return
+    from edgebert.pipeline.corpus import write_sts_subset
+
     check_installed()
-    options = replace(recipe.finetune, **recipe.finetune.kwargs(recipe.base_dir))
+    eval_sts = Path(recipe.distill.eval_sts) if recipe.finetune.held_out_eval_sts and recipe.distill.eval_sts else None
     with tempfile.TemporaryDirectory() as scratch:
+        held = None  # the run's checkpoint pairs, as _prepare_data will write them (a dataset's: checked when converted)
+        if eval_sts is not None and eval_sts.is_file():
+            held = write_sts_subset(eval_sts, recipe.distill.eval_sts_limit, Path(scratch) / "eval-sts.csv")
+        options = replace(recipe.finetune, **recipe.finetune.kwargs(recipe.base_dir, held))
         training_data(data.materialize(Path(scratch)), options, flag=data.flag)
 
 
@@ -451,6 +476,7 @@ class Plan:
     export_calibration: Path | None = None  # int8-static exports' text (None: sampled from the corpus)
     finetune: Input | None = None  # the finetune stage's labelled pairs (None: no such stage)
     replace_out: bool = False  # --force, or --resume over this same run's own report
+    redistill_teacher: Path | None = None  # [redistill]'s teacher directory (None: no such stage)
 
     @property
     def classifier(self) -> bool:
@@ -497,6 +523,7 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
     task = teacher_task(teacher_dir)
     _check_task_inputs(recipe, task == TEXT_CLASSIFICATION)
     _check_teacher(teacher_dir, task == TEXT_CLASSIFICATION, [eval_labels, bench_labels])
+    redistill_teacher = _redistill_teacher(recipe)
     inputs = {
         "teacher": teacher_dir,
         "corpus": [c.path for c in corpus_inputs if c.path is not None],
@@ -508,13 +535,29 @@ def plan_pipeline(recipe: Recipe, out: str | Path, config: PipelineConfig | None
         "export.calibration": export_calibration,
         "--finetune-data": finetune.path if finetune else None,
         "finetune.held_out_file": recipe.finetune.kwargs(base).get("held_out_file"),
+        "[redistill] teacher": redistill_teacher,
         "recipe": recipe.source,
     }
     check_output_dir(out, replace_out, inputs)
     check_output_dir(work, True, inputs, "--work")  # overlap and writability; its contents are _check_work's
     work_action = _check_work(work, recipe, resume, force)
     return Plan(recipe, out, work, work_action, teacher, teacher_dir, corpus_inputs, eval_input, bench_input, calibration,
-                skipped_steps(recipe, task == TEXT_CLASSIFICATION, any(_is_sentence_set(c) for c in corpus_inputs)), inputs, task, eval_labels, bench_labels, export_calibration, finetune, replace_out)  # fmt: skip
+                skipped_steps(recipe, task == TEXT_CLASSIFICATION, any(_is_sentence_set(c) for c in corpus_inputs)), inputs, task, eval_labels, bench_labels, export_calibration, finetune, replace_out, redistill_teacher)  # fmt: skip
+
+
+def _redistill_teacher(recipe: Recipe) -> Path | None:
+    """[redistill]'s teacher resolved (downloaded when a hub id) and checked to be a sentence embedder; None when the
+    recipe has no such stage."""
+    from edgebert.distill.across import check_teacher_is_embedder
+    from edgebert.modelio import inspect_model_dir
+    from edgebert.sources import resolve_model
+
+    if not recipe.redistill.enabled:
+        return None
+    teacher = resolve_model(_resolve_teacher(str(recipe.redistill.teacher), recipe.base_dir))
+    inspect_model_dir(teacher)[1].require("distill")
+    check_teacher_is_embedder(teacher)
+    return teacher
 
 
 def _own_report(out: Path, work: Path) -> bool:
@@ -558,6 +601,13 @@ def planned_stages(plan: Plan) -> list[tuple[str, Path, str]]:
                        f"{f', on the {c.heal_weight_grid} weight grid' if c.heal_weight_grid else ''}; keeps the {heal_best}"))  # fmt: skip
     if v.trim:
         stages.append(("vocab", w / "vocab" / "student", f"trim to the corpus vocabulary, min count {v.min_count}, max size {v.max_size}"))
+    if plan.redistill_teacher is not None:
+        rd = r.redistill
+        rd_best = f"best on --eval-sts every {rd.eval_steps or 'default'} steps (the student as it came competes)" if d.eval_sts else "last checkpoint"
+        stages.append(("redistill", w / "redistill" / "student",
+                       f"distil {plan.redistill_teacher}'s sentence embeddings into the student across tokenizers (pooled "
+                       f"{rd.alpha_pooled if rd.alpha_pooled is not None else 'default'}, similarity {rd.alpha_sim:g}), {rd.steps} steps, "
+                       f"batch {rd.batch_size}, seq {rd.seq_len}, lr {rd.lr:g}; keeps the {rd_best}"))  # fmt: skip
     if plan.finetune is not None:
         stages.append(("finetune", w / "finetune" / "student", _finetune_settings(r.finetune)))
     for target in e.teacher_targets:
@@ -576,12 +626,15 @@ def _finetune_settings(f: FinetuneSection) -> str:
     """The dry run's line for the finetune stage: its training and what it keeps."""
     if f.held_out == 0:
         keeps = f"epoch {f.epochs}" if f.soup_from is None else f"the soup of epochs {f.soup_from}-{f.epochs}"
+    elif f.held_out_eval_sts:
+        keeps = "the epoch or soup best on the --eval-sts pairs"
     elif f.held_out_file:
         keeps = f"the epoch or soup best on the rows of {f.held_out_file}"
     else:
         keeps = f"the epoch or soup best on {HELD_OUT_SHARE if f.held_out is None else f.held_out:g} of the rows, held out"
     seeds = ",".join(map(str, f.seeds))
-    return f"loss {f.loss}, {f.epochs} epochs, batch {f.batch_size}, lr {f.lr:g}, seeds {seeds}; keeps {keeps}"
+    refit = "; then refitted on every row for the epochs chosen" if f.refit and f.held_out != 0 else ""
+    return f"loss {f.loss}, {f.epochs} epochs, batch {f.batch_size}, lr {f.lr:g}, seeds {seeds}; keeps {keeps}{refit}"
 
 
 def format_plan(plan: Plan) -> list[str]:
@@ -710,7 +763,7 @@ def _augmented(run: _Run, files: list[Path], data_dir: Path) -> Path:
     from edgebert.pipeline.corpus import write_augmented
 
     d = run.plan.recipe.distill
-    out = write_augmented(run.plan.teacher_dir, files, data_dir / "augmented.txt", d.augment, d.augment_p, d.augment_k, d.seed)
+    out = write_augmented(run.plan.teacher_dir, files, data_dir / AUGMENTED_FILE, d.augment, d.augment_p, d.augment_k, d.seed)
     run.log(f"augmented: {d.augment} variant(s) of each sentence of {', '.join(f.name for f in files)} (p {d.augment_p:g}, "
             f"{d.augment_k} neighbours) → {out}")  # fmt: skip
     return out
@@ -753,11 +806,31 @@ def _student_stages(run: _Run, data: _Data) -> Path:
         source = model
         run.stage("vocab", trimmed, lambda: run_trim_vocab(source, trimmed, recipe, data.prepared, run.quiet))
         model = trimmed
+    if plan.redistill_teacher is not None:
+        second, start, texts = work / "redistill" / "student", model, _redistill_corpus(run, data)
+        run.stage("redistill", second, lambda: run_redistill(
+            plan.redistill_teacher, texts, start, second, recipe, data.eval_sts, run.resume, run.cache_dir, run.quiet
+        ))  # fmt: skip
+        model = second
     if data.finetune is not None:
-        tuned, start, pairs = work / "finetune" / "student", model, data.finetune
-        run.stage("finetune", tuned, lambda: run_finetune(start, pairs, tuned, recipe, run.quiet))
+        tuned, begin, pairs = work / "finetune" / "student", model, data.finetune
+        run.stage("finetune", tuned, lambda: run_finetune(begin, pairs, tuned, recipe, run.quiet, data.eval_sts))
         model = tuned
     return model
+
+
+def _redistill_corpus(run: _Run, data: _Data) -> list[Path]:
+    """The redistill stage's text: the prepared corpus without [distill]'s augmented variants (word swaps made with the
+    first teacher's word table), each source sampled to `texts_per_source` texts into `<work>/corpus/redistill/` when
+    set."""
+    from edgebert.pipeline.corpus import write_sample
+
+    r, d = run.plan.recipe.redistill, run.plan.recipe.distill
+    sources = [p for p in data.prepared if p.name != AUGMENTED_FILE]
+    if r.texts_per_source is None:
+        return sources
+    folder = run.plan.work / "corpus" / "redistill"
+    return [write_sample(p, r.texts_per_source, folder / f"{i}-{p.name.split('.')[0]}.txt", d.sentences, r.seed) for i, p in enumerate(sources)]
 
 
 def _export_calibration(run: _Run, data: _Data) -> Path:
@@ -782,6 +855,8 @@ def _export_stages(run: _Run, model: Path, data: _Data) -> tuple[list[str], dict
 
     plan, e, work, quiet = run.plan, run.plan.recipe.export, run.plan.work, run.quiet
     bench_items = [f"{TEACHER_LABEL}={plan.teacher_dir}"]
+    if plan.redistill_teacher is not None:  # the second teacher beside the first, in PyTorch
+        bench_items.append(f"{SECOND_TEACHER_LABEL}={plan.redistill_teacher}")
     for target in e.teacher_targets:
         d = work / "export" / f"teacher-{target}"
         run.stage(f"export:teacher-{target}", d, lambda t=target, d=d: run_export(t, "none", plan.teacher_dir, d, replace(e, min_cosine=None), quiet))

@@ -9,6 +9,7 @@ from typing import Any
 from edgebert.pipeline.recipe import Recipe
 
 TEACHER_LABEL = "teacher"  # the bench label of the teacher (PyTorch), the reference; its exports are teacher-<target>
+SECOND_TEACHER_LABEL = "second-teacher"  # [redistill]'s teacher (PyTorch), benched beside the reference
 
 
 def _by_label(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
