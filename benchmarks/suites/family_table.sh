@@ -6,6 +6,9 @@
 #
 # DATA_DIR (default ../shared/data) holds stsb/dev.csv, sst2/train.tsv and corpus/sotu.txt.gz. WORK_DIR keeps the
 # models and exports (reused when present: delete a subdirectory to rebuild it); OUT_DIR receives the bench report.
+# ROWS (default: every row) limits the exports made, and so benched, to these TARGET:QUANTIZATION pairs, e.g.
+# ROWS="onnx:int8 tflite:int8" for the rows with integer kernels (the ones checked on ARM64 too); then
+# `family_summary.py OUT --previous OLD_TABLE` keeps the other rows of an earlier table, marked as such.
 # Models (none are committed):
 # - embedders with real weights: the packaged teacher (BERT) and its exact re-layouts into DistilBERT, RoBERTa and
 #   ELECTRA (relayout_teacher.py): each computes the teacher's embeddings, so each must keep the teacher's STS-B;
@@ -50,6 +53,7 @@ if [ -f "$REFUSED" ] && [ "${RETRY_REFUSED:-0}" != 1 ]; then mv "$REFUSED" "$PRE
 : > "$REFUSED"
 export_one() {  # NAME MODEL TARGET QUANT [TASK]
   local name=$1 model=$2 target=$3 quant=$4 task=${5:-}
+  if [ -n "${ROWS:-}" ] && [[ " $ROWS " != *" $target:$quant "* ]]; then return 0; fi
   [ -f "$X/$name/edgebert.json" ] && return 0
   if grep -q "^$name	" "$PREVIOUS"; then grep "^$name	" "$PREVIOUS" >> "$REFUSED"; log "refused in an earlier run: $name"; return 0; fi
   log "export $name"
