@@ -5,8 +5,8 @@
 # transformers.js (its pipeline('feature-extraction', dir, { dtype }) and tokenizer) on its ONNX int8 export laid out
 # with --layout transformers.js (called with the options its manifest records), in Node (one thread each) and in
 # headless Chromium (the pages cross-origin isolated as `npm run web` serves them: every runtime on one thread, then
-# every runtime on two threads); a query = tokenise + embed + rank the demo's 44 notes; and whether the five bench
-# queries' top-5 notes agree.
+# every runtime on two threads); a query = tokenise + embed + rank the demo's 44 notes; whether the five bench
+# queries' top-5 notes agree; and the student's LiteRT.js signatures each run alone in Chromium (bench.ts --signatures).
 #   student: the demo app's student (demo_app/scripts/prepare.sh --corpus ...: the `small` preset's shape on the
 #            demo's CI-sized schedule): STUDENT=the model dir its run's report/pipeline.json names as `student`
 #   teacher: the packaged all-MiniLM-L6-v2
@@ -63,4 +63,6 @@ node scripts/build-web.mjs  # the page with every runtime the bench opens
     node --import tsx scripts/bench.ts --model-dir "$A/$who-tfjs" --onnx-dir "$A/$who-onnx" --tflite-dir "$A/$who-tflite" \
       --transformers-js-dir "$A/$who-transformers-js" --runs "$RUNS" --threads 1,2
   done
+  # where the student's LiteRT.js query goes: each signature's run alone, one thread
+  node --import tsx scripts/bench.ts --tflite-dir "$A/student-tflite" --signatures --runs "$RUNS"
 } | tee "$OUT/runs.txt"
