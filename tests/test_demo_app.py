@@ -280,3 +280,41 @@ def test_prepared_export_is_the_small_students_bucketed_single_shard_tfjs_model(
     assert manifest["model"]["layers"] == small.distill.student_layers
     student = json.loads((Path(manifest["parent"]) / "config.json").read_text())
     assert student["embedding_size"] == small.distill.embedding_dim
+
+
+def _bash_array(script: Path, name: str) -> list[int]:
+    """The integers of a bash array assignment `NAME=(…)` in `script`."""
+    found = re.search(rf"^{name}=\(([^)]*)\)", script.read_text(), re.MULTILINE)
+    assert found, f"{script.relative_to(ROOT)} assigns no {name}=(…)"
+    return [int(n) for n in found.group(1).split() if not n.startswith("#")]
+
+
+def test_the_web_pages_litertjs_lengths_are_whole_xnnpack_tiles_and_the_bench_runs_them() -> None:
+    """LiteRT.js's wasm build runs the products in XNNPACK tiles of 4 tokens (x86): a length that is not a whole tile
+    costs what the next whole one does (10 what 12 does), so the web page's TFLite export has one signature per whole
+    tile count up to 32, from one tile (one- and two-word queries) on; the js-runtimes bench exports those lengths."""
+    page = _bash_array(APP / "scripts" / "prepare.sh", "LITERTJS_LENGTHS")
+    bench = _bash_array(ROOT / "benchmarks" / "results" / "js-runtimes" / "commands.sh", "LITERTJS_LENGTHS")
+    assert bench == page
+    assert page == sorted(set(page)) and page[0] == 4 and all(n % 4 == 0 for n in page), page
+    assert len(page) == 8, page  # as many signatures as before the tiles: the same file size
+
+
+def test_bench_times_each_litertjs_signature_and_names_the_int8_kernels(npm: str, tmp_path: Path) -> None:
+    """`npm run bench -- --signatures` on a TFLite export with buckets: each signature's run in Chromium on LiteRT.js,
+    back to back and after a pause, and what XNNPACK's probe of the relaxed int8 dot product found."""
+    from model_zoo import build_bert
+
+    from edgebert.export import export
+
+    if not CHROMIUM.exists():
+        missing_dependency(f"no Chromium at {CHROMIUM} (set CHROMIUM=...)")
+    out = tmp_path / "tflite"
+    export("tflite", model=build_bert(tmp_path / "embedder"), out=out, quiet=True, seq_len=[4, 8])
+    proc = _run(["node", "--import", "tsx", "scripts/bench.ts", "--tflite-dir", str(out), "--signatures", "--runs", "4"], APP, timeout=600)
+    assert proc.returncode == 0, _report(proc)
+    lines = proc.stdout.splitlines()
+    assert any(re.fullmatch(r"  (relaxed int8 dot product (saturates|exact)|no relaxed SIMD).*kernels.*", line) for line in lines), proc.stdout
+    for length, key in ((4, "seq_4"), (8, "serving_default")):
+        timed = [line for line in lines if line.startswith(f"  length {length:3d} ({key}): back to back median ")]
+        assert len(timed) == 1 and "after a 10 ms pause median " in timed[0] and timed[0].count("(n=10)") == 2  # 10 rounds of one, proc.stdout

@@ -14,6 +14,9 @@
  * block each), --no-isolate leaves the headers out (one thread: no SharedArrayBuffer).
  * --texts FILE (one text per line): Node runs --runs of its lines, evenly spaced over the file, once per mode
  * instead of the five queries below (e.g. STS-B sentences: the latency of a median-length sentence).
+ * --signatures (with a TFLite export, instead of the queries): in Chromium, each LiteRT.js signature's run alone
+ * (scripts/bench-litertjs-page.ts), the lengths interleaved round by round, back to back and after a 10 ms pause,
+ * on --threads' first count; and which int8 kernels this browser gives XNNPACK (its relaxed dot product probe).
  * "Query latency" = tokenise + one execute of the [1, bucket] graph + read back (what search() waits for); with
  * buckets (the query padded to the smallest bucket that holds it) and fixed (padded to the longest length).
  */
@@ -299,6 +302,56 @@ async function benchBrowserTransformersJs(exportDir: string, runs: number, setti
   }
 }
 
+/** What XNNPACK makes of this browser's relaxed int8 dot product (bench-litertjs-page.ts's probe). */
+function int8DotText(lanes: number[] | null): string {
+  if (!lanes) return 'no relaxed SIMD: XNNPACK runs its 16-bit int8 kernels (i32x4.dot_i16x8_s)';
+  const exact = [-65536, -98048, -98048, -130560];
+  return lanes.every((x, i) => x === exact[i])
+    ? `relaxed int8 dot product exact on XNNPACK's probe [${lanes}]: its relaxed dot product int8 kernels`
+    : `relaxed int8 dot product saturates on XNNPACK's probe [${lanes}], exact [${exact}]: XNNPACK runs its 16-bit int8 kernels (i32x4.dot_i16x8_s)`;
+}
+
+/**
+ * Each signature of a TFLite export on LiteRT.js in Chromium, run alone (no tokenising, no reading), the lengths
+ * interleaved round by round: `runs` runs each, back to back and after a 10 ms pause.
+ */
+async function benchSignatures(tfliteDir: string, runs: number, threads: number): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'edgebert-bench-litertjs-'));
+  try {
+    await esbuild.build({
+      entryPoints: [path.join(SCRIPTS_DIR, 'bench-litertjs-page.ts')], bundle: true, format: 'esm', platform: 'browser',
+      target: 'es2022', outfile: path.join(dir, 'page.js'), logLevel: 'error',
+    });
+    fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><meta charset="utf-8"><script type="module" src="page.js"></script>');
+    const wasmDir = path.join(path.dirname(createRequire(import.meta.url).resolve('@litertjs/core/package.json')), 'wasm');
+    for (const f of fs.readdirSync(wasmDir)) fs.symlinkSync(path.join(wasmDir, f), path.join(dir, f));
+    fs.symlinkSync(path.resolve(tfliteDir), path.join(dir, 'model'));
+    const server = await startServer({ port: 0, isolate: true, ext: dir });
+    try {
+      const { page, close } = await openPage(`${server.url}ext/index.html?threads=${threads}`, () => window.signaturePage?.ready || !!window.signaturePage?.error);
+      try {
+        const state = await page.evaluate(() => window.signaturePage);
+        if (state.error) throw new Error(`LiteRT.js page: ${state.error}`);
+        const rounds = 10;
+        const perRound = Math.max(1, Math.ceil(runs / rounds));
+        const warm = await page.evaluate(([r, n]) => window.benchSignatures(r, n, 0), [rounds, perRound] as const);
+        const paused = await page.evaluate(([r, n]) => window.benchSignatures(r, n, 10), [rounds, perRound] as const);
+        console.log(`chromium, LiteRT.js wasm (${threadsText(state.threads)}), each signature's run alone (${rounds} interleaved rounds of ${perRound}):`);
+        console.log(`  ${int8DotText(state.int8Dot)}`);
+        for (const { key, length } of state.signatures) {
+          console.log(`  length ${String(length).padStart(3)} (${key}): back to back ${summary(warm[key], 3)}; after a 10 ms pause ${summary(paused[key], 3)}`);
+        }
+      } finally {
+        await close();
+      }
+    } finally {
+      await server.close();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Every runtime in headless Chromium, one page after another, and whether their top-5 notes agree. */
 async function benchRuntimesBrowser(exports: Exports, runs: number, setting: PageSetting): Promise<void> {
   if (!fs.existsSync(path.join(SCRIPTS_DIR, '..', 'web', 'dist', 'main.js'))) {
@@ -336,6 +389,11 @@ function exportsArg(): Exports {
 async function main(): Promise<void> {
   const exports = exportsArg();
   const runs = Number(arg('--runs') ?? 20);
+  if (process.argv.includes('--signatures')) {
+    if (!exports.tflite) throw new Error('--signatures needs a TFLite export (--tflite-dir DIR)');
+    await benchSignatures(exports.tflite, runs, Number((arg('--threads') ?? '1').split(',')[0]));
+    return;
+  }
   const texts = readTexts(arg('--texts'), runs);
   const both = !process.argv.includes('--node') && !process.argv.includes('--browser');
   const m = readManifest(exports.tfjs);
