@@ -90,3 +90,45 @@ def test_a_bad_text_count_is_one_line(tiny_bert: Path, tmp_path: Path, monkeypat
     with pytest.raises(UserError, match="EDGEBERT_ARM64_TEXTS='many' is not a count of texts"):
         export("onnx", model=tiny_bert, out=tmp_path / "onnx", quantize="int8", seq_len=32, quiet=True)
     assert not (tmp_path / "onnx").exists()
+
+
+def test_every_arm64_child_of_an_export_runs_in_one_pool_the_slow_one_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LiteRT's four ARM64 paths (XNNPACK on three CPU models, the built-in kernels on one) share one batch: the first
+    path asked starts all four children, the built-in kernels' first (the slowest), as many at once as the host has
+    cores; the other paths take their results without another child."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from edgebert import arm64, cpu
+    from edgebert.targets import arm64_paths
+
+    started: list[tuple[str, str]] = []
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def run_jobs(jobs: list, model: str) -> SimpleNamespace:
+        with lock:
+            started.append((model, jobs[0].kernels))
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        outputs = [{"sentence_embedding": np.full((1, 4), float(len(started)), np.float32)} for _ in jobs[0].rows]
+        return SimpleNamespace(jobs=[SimpleNamespace(outputs=outputs)], wall_s=0.05, features="fp asimd")
+
+    monkeypatch.setattr(arm64, "run_jobs", run_jobs)
+    monkeypatch.setattr(arm64, "emulator_version", lambda: "10.0.13")
+    monkeypatch.setattr(cpu, "cores", lambda: 2)
+    paths = arm64_paths.tflite_paths(Path("model.tflite"), {8: "seq_8"}, {8: ["input_ids", "attention_mask"]}, "right")
+    feed = {"input_ids": np.ones((2, 5), np.int64), "attention_mask": np.ones((2, 5), np.int64)}
+    for name, path in paths.items():
+        out = path.runner.run_many([feed])[0]
+        assert out["sentence_embedding"].shape == (2, 4), name
+    assert started[0] == ("cortex-a76", "builtin") and len(started) == 4 and most[0] == 2
+    assert sorted(started[1:]) == [(model, "xnnpack") for model in sorted(ARM64_CPUS)]
+    meta = next(iter(paths.values())).runner.batch.meta
+    assert set(meta) == set(paths) and all(m["features"] == "fp asimd" for m in meta.values())

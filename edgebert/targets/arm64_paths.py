@@ -24,40 +24,49 @@ def not_checked(reason: str) -> dict[str, Any]:
 
 
 class _Batch:
-    """The emulated children of one export: the first path asked runs every CPU model on the same rows (one child
-    per model, side by side), the others take their results."""
+    """The emulated children of one export, one per ARM64 kernel path (a CPU model, and for LiteRT its kernels): the
+    first path asked runs every child on the same rows, as many side by side as the host has cores (the slow ones
+    first), and the others take their results."""
 
-    def __init__(self, cpus: tuple[str, ...]) -> None:
-        self.cpus = cpus
+    def __init__(self) -> None:
+        self.children: dict[str, tuple[str, Any]] = {}  # path name -> (CPU model, make_job(rows, signatures))
         self.key: tuple[Any, ...] | None = None
         self.outputs: dict[str, list[dict[str, np.ndarray]]] = {}
         self.meta: dict[str, dict[str, Any]] = {}
         self.feeds: list[dict[str, np.ndarray]] = []
 
-    def run(self, cpu: str, jobs_for: Any, key: tuple[Any, ...], feeds: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
-        """The rows of `feeds` (identified by `key`: the ids of their arrays) on `cpu`; the feeds are held while
-        their results are kept, so no other array can take one of those ids meanwhile."""
+    def add(self, name: str, cpu: str, make_job: Any, slow: bool = False) -> None:
+        """Path `name`'s child: `make_job` on CPU model `cpu`; a `slow` one starts first, so the pool ends together."""
+        self.children = {name: (cpu, make_job), **self.children} if slow else {**self.children, name: (cpu, make_job)}
+
+    def run(self, name: str, rows: list[Any], signatures: list[Any], key: tuple[Any, ...], feeds: list[Any]) -> list[dict[str, np.ndarray]]:
+        """Path `name`'s outputs for `rows` (of `feeds`, identified by `key`: the ids of their arrays); the feeds
+        are held while their results are kept, so no other array can take one of those ids meanwhile."""
         if key != self.key:
             from edgebert import cpu as host_cpu
 
-            def one(model: str) -> Any:
-                return arm64.run_jobs(jobs_for(), model)
+            def one(child: str) -> Any:
+                model, make_job = self.children[child]
+                return arm64.run_jobs([make_job(rows, signatures)], model)
 
-            with ThreadPoolExecutor(max(1, min(len(self.cpus), host_cpu.cores()))) as pool:
-                runs = dict(zip(self.cpus, pool.map(one, self.cpus)))
-            self.outputs = {model: run.jobs[0].outputs for model, run in runs.items()}
-            self.meta = {model: {"emulated_s": round(run.wall_s, 1), "features": run.features} for model, run in runs.items()}
+            order = list(self.children)
+            with ThreadPoolExecutor(max(1, min(len(order), host_cpu.cores()))) as pool:
+                runs = dict(zip(order, pool.map(one, order)))
+            self.outputs = {child: run.jobs[0].outputs for child, run in runs.items()}
+            self.meta = {child: {"emulated_s": round(run.wall_s, 1), "features": run.features} for child, run in runs.items()}
             self.key, self.feeds = key, feeds
-        return self.outputs[cpu]
+        return self.outputs[name]
 
 
 class Arm64Runner(Runner):
-    """One runtime's aarch64 build on one emulated CPU model. `prepare` maps a feed to its rows (one dict of arrays
-    per row, and for LiteRT the signature of each) and `finish` the rows' outputs back to the feed's outputs."""
+    """One runtime's aarch64 build on one emulated CPU model (kernel path `name`). `prepare` maps a feed to its rows
+    (one dict of arrays per row, and for LiteRT the signature of each) and `finish` the rows' outputs back to the
+    feed's outputs; the runner's child joins `batch` (`slow`: started first)."""
 
-    def __init__(self, batch: _Batch, cpu: str, make_job: Any, prepare: Any, finish: Any) -> None:
-        self.batch, self.cpu = batch, cpu
-        self.make_job, self.prepare, self.finish = make_job, prepare, finish
+    def __init__(self, batch: _Batch, name: str, cpu: str, make_job: Any, prepare: Any, finish: Any, slow: bool = False) -> None:
+        self.batch, self.name, self.cpu = batch, name, cpu
+        self.prepare, self.finish = prepare, finish
+        batch.add(name, cpu, make_job, slow)
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return self.run_many([inputs])[0]
@@ -67,13 +76,13 @@ class Arm64Runner(Runner):
         rows = [row for part in prepared for row in part[0]]
         signatures = [s for part in prepared for s in part[1]]
         key = tuple(id(v) for feed in feeds for v in feed.values()) + (len(feeds),)
-        outputs = iter(self.batch.run(self.cpu, lambda: [self.make_job(rows, signatures)], key, feeds))
+        outputs = iter(self.batch.run(self.name, rows, signatures, key, feeds))
         return [self.finish(feed, [next(outputs) for _ in part[0]]) for feed, part in zip(feeds, prepared)]
 
 
 def onnx_paths(path: Path) -> dict[str, KernelPath]:
     """onnxruntime's aarch64 build on each CPU model (`ARM64_CPUS`), dynamic shapes: each feed runs as it is."""
-    batch = _Batch(ARM64_CPUS)
+    batch = _Batch()
 
     def make_job(rows: list[dict[str, np.ndarray]], _: list[Any]) -> Any:
         return arm64.Job(path, "onnxruntime", rows)
@@ -85,18 +94,18 @@ def onnx_paths(path: Path) -> dict[str, KernelPath]:
         return {name: named_output(name, value) for name, value in outputs[0].items()}
 
     return {
-        path_name(model): KernelPath(description(model, "onnxruntime"), Arm64Runner(batch, model, make_job, prepare, finish), texts=arm64.texts())
+        path_name(model): KernelPath(description(model, "onnxruntime"), Arm64Runner(batch, path_name(model), model, make_job, prepare, finish), texts=arm64.texts())
         for model in ARM64_CPUS
     }
 
 
 def tflite_paths(path: Path, signatures: dict[int, str], input_names: dict[int, list[str]], side: str) -> dict[str, KernelPath]:
     """LiteRT's aarch64 build with its XNNPACK delegate on each CPU model, and its built-in kernels on the first
-    with a dot product: each row padded to its bucket's signature, as `TFLiteRunner` runs it."""
+    with a dot product: each row padded to its bucket's signature, as `TFLiteRunner` runs it. Every path's child runs
+    in one pool, the built-in kernels' (the slowest) first."""
     lengths = tuple(sorted(signatures))
-    paths = {}
+    paths, batch = {}, _Batch()
     for kernels, models in (("xnnpack", ARM64_CPUS), ("builtin", ARM64_CPUS[1:2])):
-        batch = _Batch(models)
 
         def make_job(rows: list[dict[str, np.ndarray]], names: list[Any], kernels: str = kernels) -> Any:
             return arm64.Job(path, "litert", rows, kernels=kernels, signature=names)
@@ -115,14 +124,15 @@ def tflite_paths(path: Path, signatures: dict[int, str], input_names: dict[int, 
         for model in models:
             name = path_name(model) + ("" if kernels == "xnnpack" else "-builtin")
             text = description(model, "LiteRT with XNNPACK" if kernels == "xnnpack" else "LiteRT built-in kernels")
-            paths[name] = KernelPath(text, Arm64Runner(batch, model, make_job, prepare, finish), texts=arm64.texts())
+            runner = Arm64Runner(batch, name, model, make_job, prepare, finish, slow=kernels == "builtin")
+            paths[name] = KernelPath(text, runner, texts=arm64.texts())
     return paths
 
 
 def executorch_paths(path: Path, names: tuple[list[str], list[str]], static_seq_len: int | None, side: str) -> dict[str, KernelPath]:
     """ExecuTorch's aarch64 runtime with its XNNPACK delegate on each CPU model: each feed runs as it is, or padded
     to the program's one length on `side` (a program of a fixed length), as `ExecuTorchRunner` runs it."""
-    batch = _Batch(ARM64_CPUS)
+    batch = _Batch()
 
     def make_job(rows: list[dict[str, np.ndarray]], _: list[Any]) -> Any:
         return arm64.Job(path, "executorch", rows, names=names)
@@ -136,7 +146,7 @@ def executorch_paths(path: Path, names: tuple[list[str], list[str]], static_seq_
         return {n: named_output(n, buckets.cut(v, width, side) if static_seq_len else v) for n, v in outputs[0].items()}
 
     return {
-        path_name(model): KernelPath(description(model, "ExecuTorch (XNNPACK)"), Arm64Runner(batch, model, make_job, prepare, finish), texts=arm64.texts())
+        path_name(model): KernelPath(description(model, "ExecuTorch (XNNPACK)"), Arm64Runner(batch, path_name(model), model, make_job, prepare, finish), texts=arm64.texts())
         for model in ARM64_CPUS
     }
 
@@ -157,6 +167,6 @@ def record(paths: dict[str, KernelPath], unchecked: str | None) -> dict[str, Any
     ran = {name: path for name, path in paths.items() if isinstance(path.runner, Arm64Runner)}
     if not ran:
         return None
-    children = {name: path.runner.batch.meta.get(path.runner.cpu, {}) for name, path in ran.items()}  # type: ignore[union-attr]
+    children = {name: path.runner.batch.meta.get(path.runner.name, {}) for name, path in ran.items()}  # type: ignore[union-attr]
     return {"checked": True, "emulator": f"qemu-aarch64 {arm64.emulator_version()}", "cpus": list(ARM64_CPUS),
             "texts_per_check": arm64.texts(), "paths": children}  # fmt: skip
