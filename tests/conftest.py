@@ -55,6 +55,23 @@ def _vocab() -> list[str]:
     return list(dict.fromkeys(specials + chars + pieces + WORDS))
 
 
+def tiny_recipe_head(teacher: Path, corpus: Path) -> str:
+    """The start of a pipeline recipe a test runs in seconds: `teacher`, `corpus` and a [distill] section of two
+    steps into a 1-layer student on unmasked text (the losses a head-less tiny teacher allows); a test appends its
+    own [distill] keys and sections."""
+    return f"""
+teacher = "{teacher}"
+corpus = ["{corpus}"]
+[distill]
+student_layers = 1
+steps = 2
+batch_size = 4
+seq_len = 16
+alpha_mlm = 0.0
+alpha_ce = 0.0
+"""
+
+
 def build_tiny_bert(directory: Path, layers: int = 2, hidden: int = 32, heads: int = 4, ffn: int = 64, seed: int = 0) -> Path:
     """Save a random BertModel + BertTokenizerFast to `directory` (config, safetensors, tokenizer)."""
     import torch

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import WORDS
+from conftest import WORDS, tiny_recipe_head
 from model_zoo import add_st_stack, build_bert
 
 from edgebert.errors import UserError
@@ -325,17 +325,7 @@ def test_the_pipeline_stage_trains_the_student_the_exports_ship_and_resumes(
     from edgebert.pipeline import format_plan, parse_recipe, plan_pipeline, run_pipeline
     from edgebert.pipeline import run as pipeline_run
 
-    recipe = parse_recipe(f"""
-teacher = "{tiny_bert}"
-corpus = ["{tiny_corpus}"]
-[distill]
-student_layers = 1
-steps = 2
-batch_size = 4
-seq_len = 16
-alpha_mlm = 0.0
-alpha_ce = 0.0
-[finetune]
+    recipe = parse_recipe(tiny_recipe_head(tiny_bert, tiny_corpus) + f"""[finetune]
 data = "{toy_csv}"
 epochs = 1
 lr = 1e-3

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import WORDS
+from conftest import WORDS, tiny_recipe_head
 
 from edgebert.errors import UserError
 from edgebert.pipeline import format_plan, load_preset, parse_recipe, plan_pipeline, run_pipeline
@@ -34,17 +34,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def recipe_text(teacher: Path, data: dict[str, Path], redistill: str = "") -> str:
-    return f"""
-teacher = "{teacher}"
-corpus = ["{data['corpus']}"]
-[distill]
-student_layers = 1
-steps = 2
-batch_size = 4
-seq_len = 16
-alpha_mlm = 0.0
-alpha_ce = 0.0
-eval_sts = "{data['sts']}"
+    return tiny_recipe_head(teacher, data["corpus"]) + f"""eval_sts = "{data['sts']}"
 eval_sts_limit = 10
 eval_steps = 2
 {redistill}
