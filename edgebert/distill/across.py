@@ -71,8 +71,13 @@ def check_across(a: Any) -> tuple[float, float]:
             raise UserError(f"{flag} is not available when teacher and --student-init have different tokenizers; drop it")
     if a.eval_labels:
         raise UserError("--eval-labels scores a classifier; across tokenizers distill trains sentence embedders (use --eval-sts)")
-    pooled = 1.0 if a.alpha_pooled is None else float(a.alpha_pooled)
-    sim = float(a.alpha_sim or 0.0)
+    return sentence_loss_weights(a.alpha_pooled, a.alpha_sim)
+
+
+def sentence_loss_weights(alpha_pooled: float | None, alpha_sim: float | None) -> tuple[float, float]:
+    """The (pooled, similarity) loss weights across tokenizers (pooled None: 1.0); UserError when neither is positive."""
+    pooled = 1.0 if alpha_pooled is None else float(alpha_pooled)
+    sim = float(alpha_sim or 0.0)
     if pooled <= 0 and sim <= 0:
         raise UserError("--alpha-pooled 0 with --alpha-sim 0 leaves nothing to learn; give one of them a positive weight")
     return pooled, sim

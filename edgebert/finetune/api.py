@@ -47,14 +47,14 @@ class TrainingData:
     train: Rows
     held: Rows | None
     loss: str
-    read: int  # rows read from --data
+    every: Rows  # every row read from --data: what --refit trains on
     dropped: int = 0  # --data pairs also in --held-out-file, not trained on
     share: float = 0.0  # of --data held out (0 with --held-out-file or --held-out 0)
-    every: Rows | None = None  # every row of --data: what --refit trains on
 
     @property
-    def all_rows(self) -> Rows:
-        return self.every or self.train
+    def read(self) -> int:
+        """Rows read from --data."""
+        return len(self.every)
 
 
 @keyword_options(FinetuneConfig)
@@ -178,12 +178,12 @@ def training_data(data: str | Path, o: FinetuneRecipe, flag: str = "--data") -> 
         held = read_rows("--held-out-file", o.held_out_file, same)
         check_held_out(held)
         train, dropped = without_pairs(rows, held)
-        return TrainingData(train, held, loss, len(rows), dropped, every=rows)
+        return TrainingData(train, held, loss, rows, dropped)
     share = HELD_OUT_SHARE if o.held_out is None else o.held_out
     train, held = split(rows, share)
     if held is not None:
         check_held_out(held)
-    return TrainingData(train, held, loss, len(rows), share=share, every=rows)
+    return TrainingData(train, held, loss, rows, share=share)
 
 
 # ------------------------------------------------------------------------------------------------ the run
@@ -250,7 +250,7 @@ def _refit(model: Any, d: TrainingData, o: FinetuneConfig, kept: Any, snapshots:
     from edgebert.finetune.soup import soup_of
 
     again = dataclasses.replace(o, epochs=kept.last)
-    runs = _train_seeds(model, d.all_rows, d.loss, again, snapshots, tmp, stages, log, f"refitting ({kept.name})")
+    runs = _train_seeds(model, d.every, d.loss, again, snapshots, tmp, stages, log, f"refitting ({kept.name})")
     model.load_state_dict(soup_of(snapshots, len(o.seeds), kept.last, kept.first)[1])
     return runs
 
@@ -301,7 +301,7 @@ def _manifest(
         "loss": d.loss, "runs": runs,
         "candidates": [{**c.record(), "score": s} for c, s in sorted(scores.items(), key=lambda item: _order(item[0]))],
         "kept": kept.record(), "reload_check": reload,
-        "refit": None if refit_runs is None else {"rows": len(d.all_rows), "epochs": kept.last, "kept": kept.record(), "runs": refit_runs},
+        "refit": None if refit_runs is None else {"rows": d.read, "epochs": kept.last, "kept": kept.record(), "runs": refit_runs},
     }  # fmt: skip
     return manifest
 

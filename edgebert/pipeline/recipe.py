@@ -140,11 +140,14 @@ class RedistillSection:
     def enabled(self) -> bool:
         return self.teacher is not None
 
+    def distill_options(self) -> dict[str, Any]:
+        """The section's keys that are distill()'s options (all but the teacher and the corpus sampling)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("teacher", "texts_per_source")}
+
     def kwargs(self, student: str | Path, sentences: bool) -> dict[str, Any]:
         """`distill()`'s keyword arguments, the data aside: this section's options, `student` as --student-init across
         tokenizers, [distill]'s `sentences` (the corpus read as the first stage read it)."""
-        kwargs = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("teacher", "texts_per_source")}
-        return {**kwargs, "student_init": str(student), "across_tokenizers": True, "sentences": sentences}
+        return {**self.distill_options(), "student_init": str(student), "across_tokenizers": True, "sentences": sentences}
 
 
 @dataclass
@@ -403,15 +406,15 @@ def _check_vocab(v: VocabSection) -> None:
 
 
 def _check_redistill(r: RedistillSection) -> None:
-    """The [redistill] values, checked by distill()'s own checks."""
+    """The [redistill] values, checked by distill()'s own checks (a cross-tokenizer run's loss weights too)."""
     from edgebert import validate
+    from edgebert.distill.across import sentence_loss_weights
     from edgebert.distill.checks import check_numbers
 
     validate.path_like("teacher", r.teacher)
     validate.optional_integer("texts_per_source", r.texts_per_source, 1)
-    check_numbers(**r.kwargs("student", False))
-    if (r.alpha_pooled is not None and r.alpha_pooled <= 0) and r.alpha_sim <= 0:
-        raise UserError("alpha_pooled 0 with alpha_sim 0 leaves nothing to learn; give one of them a positive weight")
+    check_numbers(**r.distill_options())
+    sentence_loss_weights(r.alpha_pooled, r.alpha_sim)
 
 
 def _check_finetune(f: FinetuneSection) -> None:

@@ -807,9 +807,10 @@ def _student_stages(run: _Run, data: _Data) -> Path:
         run.stage("vocab", trimmed, lambda: run_trim_vocab(source, trimmed, recipe, data.prepared, run.quiet))
         model = trimmed
     if plan.redistill_teacher is not None:
-        second, start, texts = work / "redistill" / "student", model, _redistill_corpus(run, data)
-        run.stage("redistill", second, lambda: run_redistill(
-            plan.redistill_teacher, texts, start, second, recipe, data.eval_sts, run.resume, run.cache_dir, run.quiet
+        second, start = work / "redistill" / "student", model
+        run.stage("redistill", second, lambda: run_redistill(  # its text sampled only when the stage runs
+            plan.redistill_teacher, _redistill_corpus(run, data), start, second, recipe, data.eval_sts, run.resume,
+            run.cache_dir, run.quiet,
         ))  # fmt: skip
         model = second
     if data.finetune is not None:
